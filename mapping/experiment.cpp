@@ -1,0 +1,23 @@
+#include "mapping/experiment.h"
+
+#include "models/hardware.h"
+
+namespace wafersim::mapping {
+
+const config::Schema& experiment_schema() {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    declare_hardware_params(s);
+    return s;
+  }();
+  return schema;
+}
+
+config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
+  config::LoadOptions options;
+  options.overrides = overrides;
+  options.presets["hardware"] = &embedded_hardware_presets();
+  return config::load_file(experiment_schema(), path, options);
+}
+
+}  // namespace wafersim::mapping

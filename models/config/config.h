@@ -1,0 +1,80 @@
+#pragma once
+// A loaded, validated configuration: every declared parameter has a typed value
+// and remembers where it came from (file:line:col, a default, or --set).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "models/config/embedded.h"
+#include "models/config/error.h"
+#include "models/config/schema.h"
+
+namespace wafersim::config {
+
+using Value = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+
+struct Entry {
+  Value value;
+  SourceLocation where;
+  bool from_default = false;
+};
+
+class Config {
+ public:
+  explicit Config(const Schema& schema) : schema_(&schema) {}
+
+  // Typed reads of a declared path; reading an undeclared path or the wrong type
+  // is a programming error (std::logic_error).
+  int64_t get_int(const std::string& path) const;  // Int, or IntOrAuto with "auto" as 0
+  double get_float(const std::string& path) const;  // Float (an Int value converts)
+  bool get_bool(const std::string& path) const;
+  const std::string& get_string(const std::string& path) const;  // String or Enum
+  const std::vector<int64_t>& get_int_list(const std::string& path) const;
+  bool is_default(const std::string& path) const;
+
+  const SourceLocation& where(const std::string& path) const;
+  // Throws ConfigError at the location of `path`'s value, naming the key.
+  [[noreturn]] void fail(const std::string& path, const std::string& message,
+                         int exit_code = kExitBadInput) const;
+
+  // Stores a value after checking type and range against the schema (throws ConfigError).
+  void set(const std::string& path, Value value, const SourceLocation& where, bool from_default = false);
+
+  // Name of the preset a section was built from ("wse3"), or "" for none.
+  const std::string& preset(const std::string& section) const;
+  void set_preset(const std::string& section, const std::string& name) { presets_[section] = name; }
+
+  // Resolved configuration as YAML, sections nested, keys in declaration order.
+  std::string to_yaml() const;
+  // FNV-1a 64 of to_yaml(), as 16 lowercase hex digits: identifies a resolved config.
+  std::string hash() const;
+
+  const Schema& schema() const { return *schema_; }
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  const Schema* schema_;
+  std::map<std::string, Entry> entries_;
+  std::map<std::string, std::string> presets_;
+};
+
+struct LoadOptions {
+  // "a.b.c=value" overrides applied after loading, in order; value is YAML ("[1, 2]" is a list).
+  std::vector<std::string> overrides;
+  // Sections that accept a preset name (or `preset:` key): section -> embedded table.
+  // A section value that is not a preset name is read as a path to a YAML file.
+  std::map<std::string, const std::vector<EmbeddedFile>*> presets;
+};
+
+// Loads an experiment file: strict, typed, every error a one-line ConfigError
+// naming file:line:col and key (unknown keys come with the closest valid key).
+Config load_file(const Schema& schema, const std::string& path, const LoadOptions& options);
+Config load_string(const Schema& schema, const std::string& yaml_text, const std::string& name,
+                   const LoadOptions& options);
+
+// Human-readable list of every parameter (path, type, unit, default, range, description).
+std::string describe_params(const Schema& schema, const std::string& prefix = "");
+
+}  // namespace wafersim::config

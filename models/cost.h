@@ -1,0 +1,31 @@
+#pragma once
+// Cost functions of the timing model (docs/ARCHITECTURE.md). The engine and the
+// analytic model both call these, so the two agree by construction.
+#include <cstdint>
+
+#include "models/dtype.h"
+#include "models/hardware.h"
+
+namespace wafersim {
+
+struct Work {
+  uint64_t flops = 0;
+  uint64_t read_bytes = 0;   // SRAM bytes read
+  uint64_t write_bytes = 0;  // SRAM bytes written
+};
+
+// overhead + max(ceil(flops / (2 * fmac)), ceil(read / read_bw), ceil(write / write_bw))
+uint64_t compute_cycles(const TileParams& tile, Dtype dtype, const Work& work);
+
+// ceil(bytes / link_bytes_per_cycle): paid once per message (cut-through).
+uint64_t serialization_cycles(const FabricParams& fabric, uint64_t bytes);
+
+// Contention-free point-to-point latency:
+// ramp_on + hops * t_hop + turns * t_turn + relays * relay + ceil(bytes / link) + ramp_off
+uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays,
+                        uint64_t bytes);
+
+// Contention-free latency between wafers: ramp_on + latency + ceil(bytes / bw) + ramp_off.
+uint64_t offwafer_message_cycles(const HardwareSpec& hw, uint64_t bytes);
+
+}  // namespace wafersim

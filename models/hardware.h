@@ -1,0 +1,57 @@
+#pragma once
+// The hardware a simulation runs on: one or more wafers of tiles on a 2D mesh.
+// Values come from a preset (models/presets/*.yaml) and the experiment file.
+#include <cstdint>
+#include <string>
+
+namespace wafersim {
+namespace config { class Config; class Schema; }
+
+struct TileParams {
+  uint64_t sram_bytes = 0;               // capacity per tile
+  uint64_t runtime_reserved_bytes = 0;   // taken by the runtime, never planned
+  uint32_t sram_read_bytes_per_cycle = 0;
+  uint32_t sram_write_bytes_per_cycle = 0;
+  uint32_t fmac_per_cycle_32bit = 0;     // fused multiply-adds per cycle by arithmetic width
+  uint32_t fmac_per_cycle_16bit = 0;
+  uint32_t fmac_per_cycle_8bit = 0;
+  uint32_t task_overhead_cycles = 0;     // fixed cost of starting any compute task
+};
+
+struct FabricParams {
+  uint32_t link_bytes_per_cycle = 0;     // per direction per link
+  uint32_t hop_latency_cycles = 0;
+  uint32_t turn_latency_cycles = 0;      // X-to-Y turn in a dimension-ordered route
+  uint32_t ramp_on_cycles = 0;           // core to router
+  uint32_t ramp_off_cycles = 0;          // router to core
+  uint32_t colors = 0;                   // routable colours per router
+  uint32_t colors_reserved = 0;          // of those, taken by the runtime
+  uint32_t relay_cycles = 0;             // cost of forwarding through a core when no colour is left
+};
+
+struct OffWaferParams {
+  uint64_t latency_cycles = 0;           // one off-wafer transfer, head latency
+  uint32_t bytes_per_cycle = 0;          // bandwidth per direction between neighbouring wafers
+};
+
+struct HardwareSpec {
+  std::string name;                      // preset name or "custom"
+  uint32_t grid_width = 0;               // tiles per wafer in x
+  uint32_t grid_height = 0;              // tiles per wafer in y
+  double clock_ghz = 0;
+  uint32_t wafers = 0;                   // 0 = "auto": the compiler picks the fewest that fit
+  TileParams tile;
+  FabricParams fabric;
+  OffWaferParams offwafer;
+
+  uint64_t tiles_per_wafer() const { return uint64_t(grid_width) * grid_height; }
+  uint64_t usable_sram_bytes() const { return tile.sram_bytes - tile.runtime_reserved_bytes; }
+  double cycles_to_us(double cycles) const { return cycles / (clock_ghz * 1e3); }
+};
+
+// Declares every hardware.* parameter.
+void declare_hardware_params(config::Schema& schema);
+// Reads hardware.* from a validated config (cross-field checks throw ConfigError).
+HardwareSpec hardware_from_config(const config::Config& config);
+
+}  // namespace wafersim

@@ -1,0 +1,88 @@
+#pragma once
+// The language of tile programs: what the compiler (mapping/) emits and the
+// engine (sim/) and the analytic model execute. A tile runs its program once
+// per iteration (one token of one sequence), tasks in order.
+#include <cstdint>
+#include <vector>
+
+#include "models/cost.h"
+#include "models/dtype.h"
+
+namespace wafersim {
+
+enum class Op : uint8_t {
+  Compute,           // work + work_per_position * positions held by this tile
+  Send,              // one message to the tile at (dx, dy) on wafer (own + dwafer); does not block
+  Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
+  Wait,              // block until `count` messages with `tag` of this iteration have arrived
+  SkipUnlessExpert,  // skip the next `count` tasks unless expert `expert` of MoE layer `moe_layer` is routed
+  Mark,              // record the time (and critical-path breakdown) this tile reaches here, in slot `mark`
+};
+
+enum class Dir : uint8_t { East, West, South, North };  // +x, -x, +y, -y
+
+// What the critical path spends its time on (metrics.breakdown).
+enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, kCount };
+
+struct Task {
+  Op op = Op::Compute;
+  Dir dir = Dir::East;
+  Category category = Category::Compute;  // of compute time, or of a message's transit time
+  Dtype dtype = Dtype::FP16;              // arithmetic rate of a Compute task
+  uint16_t tag = 0;                       // Send / Multicast / Wait
+  uint16_t layer = 0;                     // for per-layer statistics
+  uint32_t count = 0;                     // Wait: messages; Multicast: tiles; SkipUnlessExpert: tasks
+  int32_t dx = 0, dy = 0, dwafer = 0;     // Send destination relative to this tile
+  uint32_t relays = 0;                    // Send / Multicast: relay stages on the route (no colour left)
+  uint32_t bytes = 0;                     // Send / Multicast payload
+  uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert
+  uint32_t mark = 0;                      // Mark slot
+  Work work;                              // Compute: fixed work
+  // Compute: work that grows with the context. This tile holds the KV entries
+  // of positions p with p % kv_stride == kv_offset.
+  Work work_per_position;
+  uint32_t kv_stride = 1, kv_offset = 0;
+
+  bool operator==(const Task& other) const;
+};
+
+struct Program {
+  std::vector<Task> tasks;
+  bool operator==(const Program& other) const { return tasks == other.tasks; }
+};
+
+// Number of positions p < context with p % stride == offset (shift-balanced KV share).
+inline uint64_t positions_held(uint64_t context, uint32_t stride, uint32_t offset) {
+  return context > offset ? (context - offset + stride - 1) / stride : 0;
+}
+
+// What changes from one iteration to the next, supplied by the workload.
+class IterationInputs {
+ public:
+  virtual ~IterationInputs() = default;
+  // Positions attended in this iteration (prompt + tokens so far + 1).
+  virtual uint64_t context(uint64_t iteration) const = 0;
+  virtual bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const = 0;
+};
+
+// A message present before the simulation starts (the first token of each sequence).
+struct Injection {
+  uint64_t tile = 0;
+  uint16_t tag = 0;
+  uint64_t iteration = 0;
+};
+
+// Tile ids are wafer-major: id = (wafer * grid_height + y) * grid_width + x.
+struct ProgramSet {
+  static constexpr uint32_t kIdle = 0xffffffffu;
+  uint32_t wafers = 1, grid_width = 0, grid_height = 0;
+  std::vector<Program> programs;          // deduplicated templates
+  std::vector<uint32_t> tile_program;     // per tile: index into programs, or kIdle
+  uint64_t iterations = 0;                // every program runs this many times
+  std::vector<Injection> injections;
+  uint32_t marks = 0;                     // Mark slots used by the programs
+
+  uint64_t tiles() const { return uint64_t(wafers) * grid_width * grid_height; }
+};
+
+}  // namespace wafersim

@@ -1,0 +1,11 @@
+#include "sim/cli/commands.h"
+
+namespace wafersim::cli {
+
+void add_analytic_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("analytic", "(not available yet)");
+  command->allow_extras();
+  command->callback([] { throw CommandError(2, "'wafersim analytic' is not available in this version yet"); });
+}
+
+}  // namespace wafersim::cli

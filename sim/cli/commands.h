@@ -1,0 +1,38 @@
+#pragma once
+// Each `wafersim` subcommand lives in its own cmd_*.cpp and registers itself here.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace wafersim::cli {
+
+// Flags shared by the commands that read an experiment.
+struct CommonOptions {
+  std::vector<std::string> sets;  // --set a.b.c=value, repeatable
+  std::string json_path;          // --json FILE ("-" = stdout)
+  bool quiet = false;             // --quiet: no progress, no table
+};
+void add_common_options(CLI::App& command, CommonOptions& options);
+
+// A command's failure with the exit code to use (2 bad input, 3 does not fit).
+class CommandError : public std::runtime_error {
+ public:
+  CommandError(int exit_code, const std::string& message)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+void add_validate_command(CLI::App& app);
+void add_describe_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_analytic_command(CLI::App& app);
+void add_map_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace wafersim::cli

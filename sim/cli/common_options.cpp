@@ -1,0 +1,11 @@
+#include "sim/cli/commands.h"
+
+namespace wafersim::cli {
+
+void add_common_options(CLI::App& command, CommonOptions& options) {
+  command.add_option("--set", options.sets, "Override a parameter after loading: a.b.c=value (repeatable)");
+  command.add_option("--json", options.json_path, "Write machine-readable results to FILE ('-' = stdout)");
+  command.add_flag("--quiet", options.quiet, "No progress line and no table");
+}
+
+}  // namespace wafersim::cli
