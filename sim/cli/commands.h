@@ -29,6 +29,8 @@ class CommandError : public std::runtime_error {
 
 void add_validate_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
+// `describe model NAME`, registered under the describe command.
+void add_describe_model_subcommand(CLI::App& describe);
 void add_run_command(CLI::App& app);
 void add_analytic_command(CLI::App& app);
 void add_map_command(CLI::App& app);

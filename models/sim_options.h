@@ -1,0 +1,18 @@
+#pragma once
+// The sim.* section: how a simulation runs (not what it simulates).
+#include <cstdint>
+
+namespace wafersim {
+namespace config { class Config; class Schema; }
+
+struct SimOptions {
+  bool contention = true;          // link serialisation between messages; off = closed-form timing
+  uint64_t seed = 1;               // synthetic traffic and tie-breaking
+  uint32_t regions = 0;            // engine regions (SystemC modules); 0 = chosen from the grid
+  double progress_seconds = 2.0;   // progress line after this much wall time (stderr)
+};
+
+void declare_sim_params(config::Schema& schema);
+SimOptions sim_options_from_config(const config::Config& config);
+
+}  // namespace wafersim

@@ -1,0 +1,91 @@
+#pragma once
+// A decoder-only transformer, as read from a model file (workloads/models/*.yaml).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/dtype.h"
+
+namespace wafersim {
+namespace config { class Config; class Schema; }
+
+namespace workloads {
+
+enum class NormKind : uint8_t { RMSNorm, LayerNorm };
+enum class PositionKind : uint8_t { Rotary, Learned };
+enum class MlpKind : uint8_t { SwiGLU, Plain };  // plain = up, activation, down
+
+struct MoeSpec {
+  uint32_t n_experts = 0;          // 0 = dense model
+  uint32_t top_k = 0;
+  uint32_t n_shared_experts = 0;
+  uint32_t expert_ffn_dim = 0;
+  std::vector<uint32_t> layers;    // MoE layer indices (all layers when the file lists none)
+  bool router_bias = false;
+};
+
+struct ModelSpec {
+  std::string name;
+  uint32_t d_model = 0;
+  uint32_t n_layers = 0;
+  uint32_t n_heads = 0;
+  uint32_t n_kv_heads = 0;
+  uint32_t head_dim = 0;
+  uint32_t ffn_dim = 0;            // dense MLP width (0 for MoE-only models)
+  uint32_t vocab_size = 0;
+  uint32_t max_positions = 0;
+  NormKind norm = NormKind::RMSNorm;
+  PositionKind positions = PositionKind::Rotary;
+  MlpKind mlp = MlpKind::SwiGLU;
+  bool tied_embeddings = false;
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool qk_norm = false;            // per-head RMSNorm on Q and K
+  bool attention_sinks = false;    // one learned sink logit per head
+  uint32_t sliding_window = 0;     // tokens; 0 = every layer attends to the full context
+  uint32_t sliding_window_every = 0;  // when > 0: layers with index % every == 0 use the window
+  Dtype weight_dtype = Dtype::BF16;
+  Dtype moe_weight_dtype = Dtype::BF16;
+  Dtype kv_dtype = Dtype::BF16;
+  Dtype activation_dtype = Dtype::BF16;
+  MoeSpec moe;
+
+  bool is_moe_layer(uint32_t layer) const;
+  // Positions a layer attends to at a given context (the window, when it has one).
+  uint64_t attended_positions(uint32_t layer, uint64_t context) const;
+};
+
+// What one weight matrix of a layer is for.
+enum class MatrixRole : uint8_t { Q, K, V, O, Gate, Up, Down, Router, ExpertGate, ExpertUp, ExpertDown };
+
+struct MatrixSpec {
+  std::string name;                // "q_proj", "experts.17.down_proj"
+  MatrixRole role;
+  uint64_t d_in = 0, d_out = 0;
+  bool bias = false;
+  Dtype dtype = Dtype::BF16;
+  int32_t expert = -1;             // routed expert index; -1 for dense, attention and shared weights
+  uint64_t bytes() const;          // weights (+ bias) in dtype, scale blocks included
+  uint64_t params() const;
+};
+
+// Weight matrices of transformer layer `layer`, in execution order.
+std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer);
+// Parameters of a layer that are not matrices (norm weights, sinks), and their bytes.
+uint64_t layer_vector_params(const ModelSpec& model, uint32_t layer);
+// KV-cache bytes one position adds to one layer: 2 * n_kv_heads * head_dim * kv bytes.
+uint64_t kv_bytes_per_position(const ModelSpec& model);
+
+struct ParamCounts {
+  uint64_t total = 0;
+  uint64_t active = 0;             // per token: routed top-k experts, attention, LM head; no input embedding
+  uint64_t weight_bytes = 0;       // all weights in their dtypes
+};
+ParamCounts count_params(const ModelSpec& model);
+
+void declare_model_params(config::Schema& schema);     // model.*
+ModelSpec model_from_config(const config::Config& config);  // cross-field checks throw ConfigError
+
+}  // namespace workloads
+}  // namespace wafersim

@@ -1,0 +1,38 @@
+#pragma once
+// What is asked of the model: how many sequences, how long a prompt, how many tokens.
+#include <cstdint>
+
+namespace wafersim {
+namespace config { class Config; class Schema; }
+
+namespace workloads {
+
+struct WorkloadSpec {
+  uint32_t batch = 1;              // sequences decoded together (in flight in the layer pipeline)
+  uint64_t prompt_tokens = 0;      // KV cache filled to this length before decode starts
+  uint64_t decode_tokens = 1;      // tokens generated per sequence
+  uint64_t seed = 1;               // MoE routing and anything else random
+
+  uint64_t max_context() const { return prompt_tokens + decode_tokens; }
+};
+
+void declare_workload_params(config::Schema& schema);  // workload.*
+WorkloadSpec workload_from_config(const config::Config& config);
+
+// Seeded top-k expert choice: the same (seed, sequence, token, layer) always
+// routes to the same experts, independent of call order.
+class ExpertRouter {
+ public:
+  ExpertRouter(uint64_t seed, uint32_t n_experts, uint32_t top_k);
+  // Sorted list of `top_k` distinct experts, written to `out` (size top_k).
+  void route(uint64_t sequence, uint64_t token, uint32_t moe_layer, uint32_t* out) const;
+  bool routed(uint64_t sequence, uint64_t token, uint32_t moe_layer, uint32_t expert) const;
+  uint32_t top_k() const { return top_k_; }
+
+ private:
+  uint64_t seed_;
+  uint32_t n_experts_, top_k_;
+};
+
+}  // namespace workloads
+}  // namespace wafersim
