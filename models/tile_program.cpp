@@ -15,7 +15,8 @@ bool Task::operator==(const Task& o) const {
          layer == o.layer && count == o.count && dx == o.dx && dy == o.dy && dwafer == o.dwafer &&
          relays == o.relays && bytes == o.bytes && expert == o.expert && moe_layer == o.moe_layer &&
          mark == o.mark && same_work(work, o.work) && same_work(work_per_position, o.work_per_position) &&
-         kv_stride == o.kv_stride && kv_offset == o.kv_offset;
+         kv_stride == o.kv_stride && kv_offset == o.kv_offset && kv_window == o.kv_window &&
+         iteration_delta == o.iteration_delta;
 }
 
 }  // namespace wafersim

@@ -39,9 +39,17 @@ struct Task {
   uint32_t mark = 0;                      // Mark slot
   Work work;                              // Compute: fixed work
   // Compute: work that grows with the context. This tile holds the KV entries
-  // of positions p with p % kv_stride == kv_offset.
+  // of positions p with p % kv_stride == kv_offset; kv_offset == kTileKvOffset
+  // means "this tile's entry of ProgramSet::tile_kv_offset", so tiles that differ
+  // only in their share of the cache can share one program. A layer with a
+  // sliding window (kv_window > 0) attends to at most kv_window positions.
+  static constexpr uint32_t kTileKvOffset = 0xffffffffu;
   Work work_per_position;
-  uint32_t kv_stride = 1, kv_offset = 0;
+  uint32_t kv_stride = 1, kv_offset = 0, kv_window = 0;
+  // Send: the message belongs to iteration (current + iteration_delta); the
+  // loop from the LM head back to the embedding feeds the sequence's next token.
+  // A message for an iteration past the last is dropped.
+  uint32_t iteration_delta = 0;
 
   bool operator==(const Task& other) const;
 };
@@ -81,8 +89,17 @@ struct ProgramSet {
   uint64_t iterations = 0;                // every program runs this many times
   std::vector<Injection> injections;
   uint32_t marks = 0;                     // Mark slots used by the programs
+  std::vector<uint32_t> tile_kv_offset;   // per tile (may be empty): see Task::kTileKvOffset
 
   uint64_t tiles() const { return uint64_t(wafers) * grid_width * grid_height; }
 };
+
+// Positions whose KV entries `tile` reads in a Compute task at `context`.
+// Engine and analytic model both call this.
+inline uint64_t task_positions(const Task& task, const ProgramSet& set, uint64_t tile, uint64_t context) {
+  if (task.kv_window > 0 && context > task.kv_window) context = task.kv_window;
+  const uint32_t offset = task.kv_offset == Task::kTileKvOffset ? set.tile_kv_offset[tile] : task.kv_offset;
+  return positions_held(context, task.kv_stride, offset);
+}
 
 }  // namespace wafersim
