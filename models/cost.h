@@ -14,6 +14,14 @@ struct Work {
   uint64_t write_bytes = 0;  // SRAM bytes written
 };
 
+// Componentwise sum and multiple of work (a task's fixed part plus its per-position part).
+inline Work operator+(const Work& a, const Work& b) {
+  return {a.flops + b.flops, a.read_bytes + b.read_bytes, a.write_bytes + b.write_bytes};
+}
+inline Work operator*(const Work& work, uint64_t factor) {
+  return {work.flops * factor, work.read_bytes * factor, work.write_bytes * factor};
+}
+
 // overhead + max(ceil(flops / (2 * fmac)), ceil(read / read_bw), ceil(write / write_bw))
 uint64_t compute_cycles(const TileParams& tile, Dtype dtype, const Work& work);
 
