@@ -52,6 +52,7 @@ struct ModelSpec {
   MoeSpec moe;
 
   bool is_moe_layer(uint32_t layer) const;
+  bool has_sliding_window(uint32_t layer) const;
   // Positions a layer attends to at a given context (the window, when it has one).
   uint64_t attended_positions(uint32_t layer, uint64_t context) const;
 };
@@ -65,6 +66,7 @@ struct MatrixSpec {
   uint64_t d_in = 0, d_out = 0;
   bool bias = false;
   Dtype dtype = Dtype::BF16;
+  Dtype bias_dtype = Dtype::BF16;  // biases stay in the model's weight dtype (never block-scaled)
   int32_t expert = -1;             // routed expert index; -1 for dense, attention and shared weights
   uint64_t bytes() const;          // weights (+ bias) in dtype, scale blocks included
   uint64_t params() const;
@@ -72,17 +74,28 @@ struct MatrixSpec {
 
 // Weight matrices of transformer layer `layer`, in execution order.
 std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer);
-// Parameters of a layer that are not matrices (norm weights, sinks), and their bytes.
+// Parameters of a layer that are not matrices (norm weights, q/k norm weights,
+// sinks); stored in weight_dtype.
 uint64_t layer_vector_params(const ModelSpec& model, uint32_t layer);
+// Parameters of the norm after the last layer.
+uint64_t final_norm_params(const ModelSpec& model);
 // KV-cache bytes one position adds to one layer: 2 * n_kv_heads * head_dim * kv bytes.
 uint64_t kv_bytes_per_position(const ModelSpec& model);
+// KV-cache bytes held by all layers at `context` positions (windowed layers keep the window only).
+uint64_t kv_bytes_at_context(const ModelSpec& model, uint64_t context);
 
 struct ParamCounts {
   uint64_t total = 0;
-  uint64_t active = 0;             // per token: routed top-k experts, attention, LM head; no input embedding
+  // Active: the weights one token is multiplied by (attention, router, shared and
+  // top_k routed experts, dense MLP, norms, LM head). The input embedding table
+  // (and a learned position table) is only looked up, so it is excluded, as model
+  // cards do; with tied embeddings the table counts once, as the LM head.
+  uint64_t active = 0;
   uint64_t weight_bytes = 0;       // all weights in their dtypes
 };
 ParamCounts count_params(const ModelSpec& model);
+// One sentence stating the convention above, for reports.
+const char* active_params_convention();
 
 void declare_model_params(config::Schema& schema);     // model.*
 ModelSpec model_from_config(const config::Config& config);  // cross-field checks throw ConfigError

@@ -7,10 +7,12 @@ namespace config { class Config; class Schema; }
 
 namespace workloads {
 
+struct ModelSpec;
+
 struct WorkloadSpec {
   uint32_t batch = 1;              // sequences decoded together (in flight in the layer pipeline)
-  uint64_t prompt_tokens = 0;      // KV cache filled to this length before decode starts
-  uint64_t decode_tokens = 1;      // tokens generated per sequence
+  uint64_t prompt_tokens = 1024;   // KV cache filled to this length before decode starts
+  uint64_t decode_tokens = 16;     // tokens generated per sequence
   uint64_t seed = 1;               // MoE routing and anything else random
 
   uint64_t max_context() const { return prompt_tokens + decode_tokens; }
@@ -18,6 +20,10 @@ struct WorkloadSpec {
 
 void declare_workload_params(config::Schema& schema);  // workload.*
 WorkloadSpec workload_from_config(const config::Config& config);
+// Throws ConfigError (at workload.decode_tokens) when the longest context exceeds
+// the model's max_positions.
+void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload,
+                                  const ModelSpec& model);
 
 // Seeded top-k expert choice: the same (seed, sequence, token, layer) always
 // routes to the same experts, independent of call order.
@@ -25,8 +31,11 @@ class ExpertRouter {
  public:
   ExpertRouter(uint64_t seed, uint32_t n_experts, uint32_t top_k);
   // Sorted list of `top_k` distinct experts, written to `out` (size top_k).
+  // `token` is the token's position in its sequence; `moe_layer` is the
+  // transformer layer index of the MoE layer.
   void route(uint64_t sequence, uint64_t token, uint32_t moe_layer, uint32_t* out) const;
   bool routed(uint64_t sequence, uint64_t token, uint32_t moe_layer, uint32_t expert) const;
+  uint32_t n_experts() const { return n_experts_; }
   uint32_t top_k() const { return top_k_; }
 
  private:

@@ -1,0 +1,372 @@
+#include "workloads/graph.h"
+
+#include <map>
+#include <stdexcept>
+
+#include "workloads/workload_spec.h"
+
+namespace wafersim::workloads {
+
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::Embedding: return "embedding";
+    case OpKind::PositionEmbedding: return "position_embedding";
+    case OpKind::Norm: return "norm";
+    case OpKind::MatMul: return "matmul";
+    case OpKind::QkNorm: return "qk_norm";
+    case OpKind::Rotary: return "rotary";
+    case OpKind::KvAppend: return "kv_append";
+    case OpKind::AttentionScores: return "attention_scores";
+    case OpKind::Softmax: return "softmax";
+    case OpKind::AttentionValues: return "attention_values";
+    case OpKind::ResidualAdd: return "residual_add";
+    case OpKind::Activation: return "activation";
+    case OpKind::TopK: return "top_k";
+    case OpKind::ExpertCombine: return "expert_combine";
+    case OpKind::Sample: return "sample";
+  }
+  return "?";
+}
+
+void GraphTotals::add(const Op& op) {
+  flops += op.flops;
+  weight_bytes_read += op.weight_bytes_read;
+  kv_bytes_read += op.kv_bytes_read;
+  kv_bytes_written += op.kv_bytes_written;
+  activation_bytes_in += op.activation_bytes_in;
+  activation_bytes_out += op.activation_bytes_out;
+}
+
+GraphTotals graph_totals(const Graph& graph) {
+  GraphTotals totals;
+  for (const Op& op : graph.ops) totals.add(op);
+  return totals;
+}
+
+GraphTotals layer_totals(const Graph& graph, int32_t layer) {
+  GraphTotals totals;
+  for (const Op& op : graph.ops)
+    if (op.layer == layer) totals.add(op);
+  return totals;
+}
+
+namespace {
+
+constexpr uint64_t kTokenIdBytes = 4;
+
+// What attention does in one layer, summed over the batch; decode and prefill
+// differ only in these figures.
+struct AttentionWork {
+  uint64_t score_pairs = 0;         // (query, key position) pairs scored
+  uint64_t positions_read = 0;      // distinct cached positions read
+  std::vector<uint64_t> scores_shape;
+};
+
+// Which tokens a layer's rows are: (sequence, position) for each row.
+struct Row {
+  uint64_t sequence;
+  uint64_t position;
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const ModelSpec& model, Graph& graph, std::vector<Row> rows, uint64_t seed)
+      : model_(model),
+        graph_(graph),
+        rows_(std::move(rows)),
+        router_(seed, model.moe.n_experts, model.moe.top_k) {}
+
+  // Embedding, then every layer; returns the op holding the residual stream.
+  uint32_t build_layers(const std::vector<AttentionWork>& attention) {
+    const uint64_t n = rows_.size();
+    const uint64_t d = model_.d_model;
+    Op embed = make("embedding", OpKind::Embedding, -1, {n}, {n, d});
+    embed.weight_bytes_read = weight_bytes(n * d);  // only the rows looked up
+    embed.activation_bytes_in = n * kTokenIdBytes;
+    embed.activation_bytes_out = act(n * d);
+    uint32_t stream = push(std::move(embed));
+    if (model_.positions == PositionKind::Learned) {
+      Op pos = make("position_embedding", OpKind::PositionEmbedding, -1, {n, d}, {n, d});
+      pos.flops = n * d;
+      pos.weight_bytes_read = weight_bytes(n * d);
+      pos.activation_bytes_in = act(n * d);
+      pos.activation_bytes_out = act(n * d);
+      pos.deps = {stream};
+      stream = push(std::move(pos));
+    }
+    for (uint32_t layer = 0; layer < model_.n_layers; ++layer) stream = build_layer(layer, attention[layer], stream);
+    return stream;
+  }
+
+  // Final norm, LM head and argmax over the rows `head_rows` (indices into the rows).
+  void build_head(uint32_t stream, uint64_t head_rows) {
+    const uint64_t d = model_.d_model;
+    const uint32_t normed = norm("final_norm", -1, head_rows, stream);
+    const uint64_t vocab = model_.vocab_size;
+    Op head = make("lm_head", OpKind::MatMul, -1, {head_rows, d}, {head_rows, vocab});
+    head.tokens = head_rows;
+    head.flops = head_rows * 2 * d * vocab;
+    head.weight_bytes_read = weight_bytes(d * vocab);
+    head.activation_bytes_in = act(head_rows * d);
+    head.activation_bytes_out = act(head_rows * vocab);
+    head.deps = {normed};
+    const uint32_t logits = push(std::move(head));
+    Op sample = make("sample", OpKind::Sample, -1, {head_rows, vocab}, {head_rows});
+    sample.flops = head_rows * vocab;
+    sample.activation_bytes_in = act(head_rows * vocab);
+    sample.activation_bytes_out = head_rows * kTokenIdBytes;
+    sample.deps = {logits};
+    push(std::move(sample));
+  }
+
+ private:
+  uint64_t act(uint64_t elements) const { return dtype_bytes(model_.activation_dtype, elements); }
+  uint64_t weight_bytes(uint64_t elements) const { return dtype_bytes(model_.weight_dtype, elements); }
+
+  Op make(std::string name, OpKind kind, int32_t layer, std::vector<uint64_t> in, std::vector<uint64_t> out) const {
+    Op op;
+    op.name = layer >= 0 ? "layers." + std::to_string(layer) + "." + name : std::move(name);
+    op.kind = kind;
+    op.layer = layer;
+    op.input_shape = std::move(in);
+    op.output_shape = std::move(out);
+    op.tokens = rows_.size();
+    return op;
+  }
+
+  uint32_t push(Op op) {
+    graph_.ops.push_back(std::move(op));
+    return uint32_t(graph_.ops.size() - 1);
+  }
+
+  uint32_t norm(const std::string& name, int32_t layer, uint64_t n, uint32_t input) {
+    const uint64_t d = model_.d_model;
+    const bool layernorm = model_.norm == NormKind::LayerNorm;
+    Op op = make(name, OpKind::Norm, layer, {n, d}, {n, d});
+    op.tokens = n;
+    op.flops = n * d * (layernorm ? ElementwiseFlops::kLayerNorm : ElementwiseFlops::kRmsNorm);
+    op.weight_bytes_read = weight_bytes(layernorm ? 2 * d : d);
+    op.activation_bytes_in = act(n * d);
+    op.activation_bytes_out = act(n * d);
+    op.deps = {input};
+    return push(std::move(op));
+  }
+
+  uint32_t residual(const std::string& name, int32_t layer, uint32_t stream, uint32_t branch) {
+    const uint64_t n = rows_.size(), d = model_.d_model;
+    Op op = make(name, OpKind::ResidualAdd, layer, {n, d}, {n, d});
+    op.flops = n * d;
+    op.activation_bytes_in = act(2 * n * d);
+    op.activation_bytes_out = act(n * d);
+    op.deps = {stream, branch};
+    return push(std::move(op));
+  }
+
+  uint32_t matmul(const std::vector<MatrixSpec>& matrices, uint32_t index, int32_t layer, uint64_t n,
+                  std::vector<uint32_t> deps) {
+    const MatrixSpec& m = matrices[index];
+    Op op = make(m.name, OpKind::MatMul, layer, {n, m.d_in}, {n, m.d_out});
+    op.matrix = int32_t(index);
+    op.expert = m.expert;
+    op.tokens = n;
+    op.flops = n * (2 * m.d_in * m.d_out + (m.bias ? m.d_out : 0));
+    op.weight_bytes_read = m.bytes();
+    op.activation_bytes_in = act(n * m.d_in);
+    op.activation_bytes_out = act(n * m.d_out);
+    op.deps = std::move(deps);
+    return push(std::move(op));
+  }
+
+  // Index of the first matrix named `name` in a layer's list.
+  static uint32_t find(const std::vector<MatrixSpec>& matrices, const std::string& name) {
+    for (uint32_t i = 0; i < matrices.size(); ++i)
+      if (matrices[i].name == name) return i;
+    throw std::logic_error("graph: no matrix " + name);
+  }
+
+  // Gate/up, activation and down of one feed-forward block; returns the down projection.
+  uint32_t ffn(const std::vector<MatrixSpec>& matrices, const std::string& prefix, int32_t layer, uint64_t n,
+               uint64_t width, std::vector<uint32_t> inputs, int32_t expert) {
+    const bool gated = model_.mlp == MlpKind::SwiGLU;
+    std::vector<uint32_t> activation_deps;
+    if (gated) activation_deps.push_back(matmul(matrices, find(matrices, prefix + "gate_proj"), layer, n, inputs));
+    activation_deps.push_back(matmul(matrices, find(matrices, prefix + "up_proj"), layer, n, inputs));
+    Op op = make(prefix + "act", OpKind::Activation, layer, {n, width}, {n, width});
+    op.expert = expert;
+    op.tokens = n;
+    op.flops = n * width * (gated ? ElementwiseFlops::kSwiGlu : ElementwiseFlops::kGelu);
+    op.activation_bytes_in = act((gated ? 2 : 1) * n * width);
+    op.activation_bytes_out = act(n * width);
+    op.deps = activation_deps;
+    const uint32_t activated = push(std::move(op));
+    return matmul(matrices, find(matrices, prefix + "down_proj"), layer, n, {activated});
+  }
+
+  uint32_t build_layer(uint32_t layer_index, const AttentionWork& work, uint32_t stream) {
+    const int32_t layer = int32_t(layer_index);
+    const std::vector<MatrixSpec> matrices = layer_matrices(model_, layer_index);
+    const uint64_t n = rows_.size(), hd = model_.head_dim;
+    const uint64_t q_width = model_.n_heads * hd, kv_width = model_.n_kv_heads * hd;
+
+    const uint32_t attn_in = norm("attn_norm", layer, n, stream);
+    uint32_t q = matmul(matrices, find(matrices, "q_proj"), layer, n, {attn_in});
+    uint32_t k = matmul(matrices, find(matrices, "k_proj"), layer, n, {attn_in});
+    const uint32_t v = matmul(matrices, find(matrices, "v_proj"), layer, n, {attn_in});
+    const uint64_t qk_elements = n * (q_width + kv_width);
+    if (model_.qk_norm) {
+      Op op = make("qk_norm", OpKind::QkNorm, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
+      op.flops = qk_elements * ElementwiseFlops::kRmsNorm;
+      op.weight_bytes_read = weight_bytes(2 * hd);
+      op.activation_bytes_in = act(qk_elements);
+      op.activation_bytes_out = act(qk_elements);
+      op.deps = {q, k};
+      q = k = push(std::move(op));
+    }
+    if (model_.positions == PositionKind::Rotary) {
+      Op op = make("rotary", OpKind::Rotary, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
+      op.flops = qk_elements * ElementwiseFlops::kRotary;
+      op.activation_bytes_in = act(qk_elements);
+      op.activation_bytes_out = act(qk_elements);
+      op.deps = q == k ? std::vector<uint32_t>{q} : std::vector<uint32_t>{q, k};
+      q = k = push(std::move(op));
+    }
+
+    const uint64_t position_bytes = kv_bytes_per_position(model_);
+    const uint64_t key_bytes = position_bytes / 2, value_bytes = position_bytes - key_bytes;
+    Op append = make("kv_append", OpKind::KvAppend, layer, {n, 2 * kv_width}, {n, 2 * kv_width});
+    append.kv_bytes_written = n * position_bytes;
+    append.activation_bytes_in = act(2 * n * kv_width);
+    append.deps = {k, v};
+    const uint32_t cached = push(std::move(append));
+
+    const uint64_t heads = model_.n_heads;
+    Op scores = make("attention_scores", OpKind::AttentionScores, layer, {n, q_width}, work.scores_shape);
+    scores.flops = 2 * heads * hd * work.score_pairs;
+    scores.kv_bytes_read = work.positions_read * key_bytes;
+    scores.activation_bytes_in = act(n * q_width);
+    scores.activation_bytes_out = act(heads * work.score_pairs);
+    scores.deps = {q, cached};
+    const uint32_t logits = push(std::move(scores));
+
+    const uint64_t sink_logits = model_.attention_sinks ? heads * n : 0;
+    Op softmax = make("softmax", OpKind::Softmax, layer, work.scores_shape, work.scores_shape);
+    softmax.flops = (heads * work.score_pairs + sink_logits) * ElementwiseFlops::kSoftmax;
+    softmax.weight_bytes_read = model_.attention_sinks ? weight_bytes(heads) : 0;
+    softmax.activation_bytes_in = act(heads * work.score_pairs);
+    softmax.activation_bytes_out = act(heads * work.score_pairs);
+    softmax.deps = {logits};
+    const uint32_t probabilities = push(std::move(softmax));
+
+    Op values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, q_width});
+    values.flops = 2 * heads * hd * work.score_pairs;
+    values.kv_bytes_read = work.positions_read * value_bytes;
+    values.activation_bytes_in = act(heads * work.score_pairs);
+    values.activation_bytes_out = act(n * q_width);
+    values.deps = {probabilities, cached};
+    const uint32_t attended = push(std::move(values));
+
+    const uint32_t out = matmul(matrices, find(matrices, "o_proj"), layer, n, {attended});
+    stream = residual("attn_residual", layer, stream, out);
+
+    const uint32_t mlp_in = norm("mlp_norm", layer, n, stream);
+    uint32_t mlp_out = 0;
+    if (!model_.is_moe_layer(layer_index))
+      mlp_out = ffn(matrices, "", layer, n, model_.ffn_dim, {mlp_in}, -1);
+    else
+      mlp_out = moe(matrices, layer_index, mlp_in);
+    return residual("mlp_residual", layer, stream, mlp_out);
+  }
+
+  uint32_t moe(const std::vector<MatrixSpec>& matrices, uint32_t layer_index, uint32_t mlp_in) {
+    const int32_t layer = int32_t(layer_index);
+    const MoeSpec& spec = model_.moe;
+    const uint64_t n = rows_.size(), d = model_.d_model, k = spec.top_k;
+
+    const uint32_t router_logits = matmul(matrices, find(matrices, "router"), layer, n, {mlp_in});
+    Op topk = make("top_k", OpKind::TopK, layer, {n, spec.n_experts}, {n, k});
+    topk.flops = n * (spec.n_experts + ElementwiseFlops::kSoftmax * k);
+    topk.activation_bytes_in = act(n * spec.n_experts);
+    topk.activation_bytes_out = act(n * k) + n * k * kTokenIdBytes;  // weights and expert indices
+    topk.deps = {router_logits};
+    const uint32_t choice = push(std::move(topk));
+
+    std::vector<uint32_t> combine_deps = {choice};
+    for (uint32_t s = 0; s < spec.n_shared_experts; ++s)
+      combine_deps.push_back(
+          ffn(matrices, "shared_experts." + std::to_string(s) + ".", layer, n, spec.expert_ffn_dim, {mlp_in}, -1));
+
+    // Tokens per expert, from the seeded router; experts no token chose do not run.
+    std::map<uint32_t, uint64_t> tokens_per_expert;
+    std::vector<uint32_t> chosen(k);
+    for (const Row& row : rows_) {
+      router_.route(row.sequence, row.position, layer_index, chosen.data());
+      for (uint32_t expert : chosen) ++tokens_per_expert[expert];
+    }
+    for (const auto& [expert, tokens] : tokens_per_expert)
+      combine_deps.push_back(ffn(matrices, "experts." + std::to_string(expert) + ".", layer, tokens,
+                                 spec.expert_ffn_dim, {mlp_in, choice}, int32_t(expert)));
+
+    const uint64_t shared = spec.n_shared_experts;
+    Op combine = make("expert_combine", OpKind::ExpertCombine, layer, {n, k + shared, d}, {n, d});
+    combine.flops = n * d * (2 * k + shared);
+    combine.activation_bytes_in = act(n * (k + shared) * d) + act(n * k);
+    combine.activation_bytes_out = act(n * d);
+    combine.deps = combine_deps;
+    return push(std::move(combine));
+  }
+
+  const ModelSpec& model_;
+  Graph& graph_;
+  std::vector<Row> rows_;
+  ExpertRouter router_;
+};
+
+}  // namespace
+
+Graph build_decode_graph(const ModelSpec& model, const DecodeStep& step) {
+  if (step.batch == 0 || step.context == 0) throw std::invalid_argument("decode step needs batch and context >= 1");
+  Graph graph;
+  graph.batch = step.batch;
+  graph.context = step.context;
+  std::vector<Row> rows;
+  for (uint64_t s = 0; s < step.batch; ++s) rows.push_back({s, step.context - 1});
+
+  std::vector<AttentionWork> attention(model.n_layers);
+  for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
+    const uint64_t positions = model.attended_positions(layer, step.context);
+    attention[layer].score_pairs = step.batch * positions;
+    attention[layer].positions_read = step.batch * positions;
+    attention[layer].scores_shape = {step.batch, model.n_heads, positions};
+  }
+  GraphBuilder builder(model, graph, std::move(rows), step.seed);
+  builder.build_head(builder.build_layers(attention), step.batch);
+  return graph;
+}
+
+Graph build_prefill_graph(const ModelSpec& model, const PrefillStep& step) {
+  if (step.batch == 0 || step.prompt_tokens == 0)
+    throw std::invalid_argument("prefill needs batch and prompt_tokens >= 1");
+  Graph graph;
+  graph.prefill = true;
+  graph.batch = step.batch;
+  graph.prompt_tokens = step.prompt_tokens;
+  const uint64_t p = step.prompt_tokens;
+  std::vector<Row> rows;
+  for (uint64_t s = 0; s < step.batch; ++s)
+    for (uint64_t position = 0; position < p; ++position) rows.push_back({s, position});
+
+  std::vector<AttentionWork> attention(model.n_layers);
+  for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
+    // Token i attends to min(i + 1, window) positions.
+    uint64_t pairs = 0;
+    for (uint64_t position = 0; position < p; ++position) pairs += model.attended_positions(layer, position + 1);
+    attention[layer].score_pairs = step.batch * pairs;
+    attention[layer].positions_read = step.batch * p;
+    attention[layer].scores_shape = {step.batch, model.n_heads, p, model.attended_positions(layer, p)};
+  }
+  GraphBuilder builder(model, graph, std::move(rows), step.seed);
+  builder.build_head(builder.build_layers(attention), step.batch);
+  return graph;
+}
+
+}  // namespace wafersim::workloads
