@@ -1,6 +1,7 @@
 #include "mapping/experiment.h"
 
 #include "models/hardware.h"
+#include "models/sim_options.h"
 
 namespace wafersim::mapping {
 
@@ -8,6 +9,7 @@ const config::Schema& experiment_schema() {
   static const config::Schema schema = [] {
     config::Schema s;
     declare_hardware_params(s);
+    declare_sim_params(s);
     return s;
   }();
   return schema;

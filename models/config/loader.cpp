@@ -1,0 +1,311 @@
+// Experiment files: sections, presets, nested keys, --set overrides and defaults.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "models/config/config.h"
+#include "models/config/source_text.h"
+#include "models/config/text.h"
+#include "models/config/value_text.h"
+
+namespace wafersim::config {
+
+namespace {
+
+const char* node_kind(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsNull()) return "nothing";
+  return "a scalar";
+}
+
+std::optional<int64_t> parse_int(const std::string& text) {
+  if (text.empty() || text.size() > 24) return std::nullopt;
+  size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (start == text.size()) return std::nullopt;
+  for (size_t i = start; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;
+  return int64_t(value);
+}
+
+std::optional<double> parse_float(const std::string& text) {
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  bool digit = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') digit = true;
+    else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') return std::nullopt;
+  }
+  if (!digit) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(const std::string& text) {
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return std::nullopt;
+}
+
+// A YAML node as the value a parameter declares, or a ConfigError at `where`.
+Value convert(const ParamSpec& spec, const YAML::Node& node, const SourceLocation& where, const std::string& file) {
+  auto wrong = [&](const std::string& got) {
+    return ConfigError(where, spec.path, spec.path + " expects " + type_phrase(spec) + ", got " + got);
+  };
+  if (node.IsNull()) throw ConfigError(where, spec.path, spec.path + " has no value; expected " + type_phrase(spec));
+  if (spec.type == ParamType::IntList) {
+    if (!node.IsSequence()) throw wrong(node.IsScalar() ? quoted(node.Scalar()) : node_kind(node));
+    std::vector<int64_t> list;
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node& element = node[i];
+      std::optional<int64_t> number;
+      if (element.IsScalar() && element.Tag() != "!") number = parse_int(element.Scalar());
+      if (!number)
+        // Overrides have no lines: their elements are reported at the override itself.
+        throw ConfigError(where.line > 0 ? location_of(file, element.Mark()) : where, spec.path,
+                          spec.path + "[" + std::to_string(i) + "] expects an integer, got " +
+                              (element.IsScalar() ? quoted(element.Scalar()) : node_kind(element)));
+      list.push_back(*number);
+    }
+    return list;
+  }
+  if (!node.IsScalar()) throw wrong(node_kind(node));
+  const std::string& text = node.Scalar();
+  // A quoted "5" is a string: numbers and flags must be written plain.
+  const bool plain = node.Tag() != "!";
+  switch (spec.type) {
+    case ParamType::Int:
+      if (auto number = parse_int(text); number && plain) return *number;
+      break;
+    case ParamType::IntOrAuto:
+      if (text == "auto") return text;
+      if (auto number = parse_int(text); number && plain) return *number;
+      break;
+    case ParamType::Float:
+      if (auto number = parse_float(text); number && plain) return *number;
+      break;
+    case ParamType::Bool:
+      if (auto flag = parse_bool(text); flag && plain) return *flag;
+      break;
+    case ParamType::String:
+    case ParamType::Enum:
+      return text;
+    case ParamType::IntList:
+      break;
+  }
+  throw wrong(plain ? quoted(text) : "the string " + quoted(text));
+}
+
+std::string folder_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+bool looks_like_path(const std::string& name) {
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return name.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
+}
+
+bool file_exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+class Loader {
+ public:
+  Loader(const Schema& schema, const LoadOptions& options, std::string name)
+      : schema_(schema), options_(options), name_(std::move(name)), config_(schema) {}
+
+  Config load(const std::string& text) {
+    const YAML::Node root = parse_config_text(text, name_);
+    const std::string sections = join(schema_.child_keys(""));
+    if (root.IsNull())
+      throw ConfigError(SourceLocation{name_, 1, 0}, "", "empty file; expected a mapping of sections (" + sections + ")");
+    if (!root.IsMap())
+      throw ConfigError(location_of(name_, root.Mark()), "",
+                        std::string("top level must be a mapping of sections (") + sections + "), got " +
+                            node_kind(root));
+    for (const auto& pair : root) load_section(pair.first, pair.second);
+    for (const std::string& text_override : options_.overrides) apply_override(text_override);
+    fill_defaults();
+    return std::move(config_);
+  }
+
+ private:
+  std::string key_name(const YAML::Node& key, const std::string& file, const std::string& within) {
+    if (!key.IsScalar())
+      throw ConfigError(location_of(file, key.Mark()), within,
+                        std::string("keys must be plain names, got ") + node_kind(key) +
+                            (within.empty() ? "" : " in " + within));
+    return key.Scalar();
+  }
+
+  void load_section(const YAML::Node& key_node, const YAML::Node& value) {
+    const std::string section = key_name(key_node, name_, "");
+    const SourceLocation where = location_of(name_, key_node.Mark());
+    if (section.find('.') != std::string::npos || !schema_.is_section(section))
+      throw ConfigError(where, section,
+                        "unknown section " + quoted(section) + did_you_mean(section, schema_.child_keys("")));
+    section_where_[section] = where;
+    auto presets = options_.presets.find(section);
+    if (presets != options_.presets.end() && value.IsScalar()) {
+      apply_preset(section, *presets->second, value, name_);
+      return;
+    }
+    if (value.IsNull()) return;
+    if (!value.IsMap())
+      throw ConfigError(location_of(name_, value.Mark()), section,
+                        "section '" + section + "' expects " +
+                            (presets != options_.presets.end() ? "a preset name, a path or a mapping"
+                                                               : "a mapping of keys") +
+                            ", got " + node_kind(value));
+    if (presets != options_.presets.end() && value["preset"])
+      apply_preset(section, *presets->second, value["preset"], name_);
+    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end());
+  }
+
+  void apply_preset(const std::string& section, const std::vector<EmbeddedFile>& table, const YAML::Node& value,
+                    const std::string& file) {
+    const SourceLocation where = location_of(file, value.Mark());
+    if (!value.IsScalar())
+      throw ConfigError(where, section + ".preset",
+                        section + ".preset expects a preset name or a path, got " + node_kind(value));
+    const std::string& name = value.Scalar();
+    if (const EmbeddedFile* embedded = find_embedded(table, name)) {
+      apply_preset_text(section, embedded->text, embedded->path);
+      config_.set_preset(section, name);
+      return;
+    }
+    std::string path = (name.empty() || name[0] == '/') ? name : folder_of(file) + name;
+    if (!looks_like_path(name) && !file_exists(path)) {
+      std::vector<std::string> known;
+      for (const EmbeddedFile& preset : table) known.push_back(preset.name);
+      throw ConfigError(where, section,
+                        "unknown " + section + " preset " + quoted(name) + " (known: " + join(known) + ")" +
+                            did_you_mean(name, known));
+    }
+    std::string text;
+    try {
+      text = read_config_file(path);
+    } catch (const ConfigError& e) {
+      // Report at the reference, naming the file that could not be read.
+      std::string reason = e.what();
+      throw ConfigError(where, section, section + " preset file " + reason);
+    }
+    apply_preset_text(section, text, path);
+  }
+
+  void apply_preset_text(const std::string& section, const std::string& text, const std::string& file) {
+    const YAML::Node root = parse_config_text(text, file);
+    if (root.IsNull()) return;
+    if (!root.IsMap())
+      throw ConfigError(location_of(file, root.Mark()), section,
+                        "a " + section + " preset holds a mapping of " + section + " keys, got " + node_kind(root));
+    apply_mapping(section, root, file, /*skip_preset=*/false);
+  }
+
+  void apply_mapping(const std::string& prefix, const YAML::Node& mapping, const std::string& file, bool skip_preset) {
+    for (const auto& pair : mapping) {
+      const std::string key = key_name(pair.first, file, prefix);
+      if (skip_preset && key == "preset") continue;
+      const std::string path = prefix + "." + key;
+      const YAML::Node& value = pair.second;
+      const SourceLocation key_where = location_of(file, pair.first.Mark());
+      if (const ParamSpec* spec = schema_.find(path)) {
+        const SourceLocation where = value.IsNull() ? key_where : location_of(file, value.Mark());
+        config_.set(path, convert(*spec, value, where, file), where);
+      } else if (schema_.is_section(path)) {
+        if (value.IsNull()) continue;
+        if (!value.IsMap())
+          throw ConfigError(location_of(file, value.Mark()), path,
+                            path + " is a group of keys (" + join(schema_.child_keys(path)) +
+                                ") and expects a mapping, got " +
+                                (value.IsScalar() ? quoted(value.Scalar()) : node_kind(value)));
+        apply_mapping(path, value, file, false);
+      } else {
+        throw ConfigError(key_where, path,
+                          "unknown key " + quoted(key) + " in " + prefix + did_you_mean(key, schema_.child_keys(prefix)));
+      }
+    }
+  }
+
+  void apply_override(const std::string& text) {
+    const SourceLocation where{"--set " + text, 0, 0};
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw ConfigError(where, "", "malformed override; expected --set a.b.c=value");
+    const std::string path = text.substr(0, equals);
+    const ParamSpec* spec = schema_.find(path);
+    if (!spec) {
+      if (schema_.is_section(path))
+        throw ConfigError(where, path, quoted(path) + " is a section; --set needs a parameter such as " +
+                                           path + "." + schema_.child_keys(path).front());
+      std::vector<std::string> all;
+      for (const ParamSpec& param : schema_.params()) all.push_back(param.path);
+      throw ConfigError(where, path, "unknown parameter " + quoted(path) + did_you_mean(path, all));
+    }
+    YAML::Node value;
+    try {
+      value = YAML::Load(text.substr(equals + 1));
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(where, path, "cannot read the value of " + path + ": " + e.msg);
+    }
+    config_.set(path, convert(*spec, value, where, where.file), where);
+  }
+
+  void fill_defaults() {
+    const SourceLocation from_default{"default", 0, 0};
+    for (const ParamSpec& spec : schema_.params()) {
+      if (config_.entries().count(spec.path)) continue;
+      if (spec.default_value) {
+        try {
+          config_.set(spec.path, convert(spec, YAML::Load(*spec.default_value), from_default, "default"),
+                      from_default, true);
+        } catch (const std::exception& e) {
+          throw std::logic_error("declared default of '" + spec.path + "' is invalid: " + e.what());
+        }
+        continue;
+      }
+      const std::string section = spec.path.substr(0, spec.path.find('.'));
+      auto present = section_where_.find(section);
+      if (present == section_where_.end())
+        throw ConfigError(SourceLocation{name_, 1, 0}, spec.path,
+                          "missing required value " + spec.path + ": the experiment has no '" + section +
+                              "' section");
+      throw ConfigError(present->second, spec.path,
+                        "missing required value " + spec.path + " (no default) in section '" + section +
+                            "' starting here");
+    }
+  }
+
+  const Schema& schema_;
+  const LoadOptions& options_;
+  std::string name_;
+  Config config_;
+  std::map<std::string, SourceLocation> section_where_;
+};
+
+}  // namespace
+
+Config load_file(const Schema& schema, const std::string& path, const LoadOptions& options) {
+  const std::string text = read_config_file(path);
+  return Loader(schema, options, path).load(text);
+}
+
+Config load_string(const Schema& schema, const std::string& yaml_text, const std::string& name,
+                   const LoadOptions& options) {
+  return Loader(schema, options, name).load(yaml_text);
+}
+
+}  // namespace wafersim::config

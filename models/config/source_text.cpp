@@ -1,0 +1,141 @@
+#include "models/config/source_text.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "models/config/text.h"
+
+namespace wafersim::config {
+
+SourceLocation location_of(const std::string& file, const YAML::Mark& mark) {
+  if (mark.line < 0) return SourceLocation{file, 1, 0};
+  return SourceLocation{file, mark.line + 1, mark.column + 1};
+}
+
+std::string read_config_file(const std::string& path) {
+  const SourceLocation where{path, 0, 0};
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw ConfigError(where, "", std::string("cannot read: ") + std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) throw ConfigError(where, "", "cannot read: is a directory");
+  if (!S_ISREG(info.st_mode)) throw ConfigError(where, "", "cannot read: not a regular file");
+  if (size_t(info.st_size) > kMaxConfigFileBytes)
+    throw ConfigError(where, "", "larger than 1 MiB; not an experiment file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(where, "", std::string("cannot read: ") + std::strerror(errno));
+  // Read at most one byte past the limit: the file may have grown since stat.
+  std::string text(kMaxConfigFileBytes + 1, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  if (in.bad()) throw ConfigError(where, "", "cannot read: input/output error");
+  text.resize(size_t(in.gcount()));
+  if (text.size() > kMaxConfigFileBytes) throw ConfigError(where, "", "larger than 1 MiB; not an experiment file");
+  return text;
+}
+
+namespace {
+
+// Length of the UTF-8 sequence starting at text[i], or 0 when it is invalid.
+size_t utf8_sequence_length(const std::string& text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length;
+  uint32_t code;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2, code = lead & 0x1f;
+  else if (lead >= 0xe0 && lead <= 0xef) length = 3, code = lead & 0x0f;
+  else if (lead >= 0xf0 && lead <= 0xf4) length = 4, code = lead & 0x07;
+  else return 0;
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3f);
+  }
+  bool overlong = (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+  bool surrogate = code >= 0xd800 && code <= 0xdfff;
+  if (overlong || surrogate || code > 0x10ffff) return 0;
+  return length;
+}
+
+void check_is_text(const std::string& text, const std::string& name) {
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    bool control = c < 0x20 && c != '\n' && c != '\r' && c != '\t';
+    size_t length = utf8_sequence_length(text, i);
+    if (control || c == 0x7f || length == 0) throw ConfigError(SourceLocation{name, 1, 0}, "", "not a text file");
+    i += length;
+  }
+}
+
+// yaml-cpp accepts some tab indentation silently, which YAML forbids and which
+// makes the nesting the reader sees differ from the one the parser sees.
+void check_no_tab_indentation(const std::string& text, const std::string& name) {
+  int line = 1;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    size_t i = start;
+    while (i < end && (text[i] == ' ' || text[i] == '\t')) ++i;
+    bool content = i < end && text[i] != '#' && text[i] != '\r';
+    size_t tab = text.find('\t', start);
+    if (content && tab < i)
+      throw ConfigError(SourceLocation{name, line, int(tab - start) + 1}, "",
+                        "tab character in indentation; YAML indents with spaces");
+    start = end + 1;
+    ++line;
+  }
+}
+
+constexpr size_t kMaxNodesWalked = 1000000;
+
+// yaml-cpp keeps both entries of a repeated key and lookups see only the first,
+// so a repeated key would silently lose a value.
+void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, const std::string& where,
+                             size_t& budget) {
+  // Aliases make a small file a large tree; stop before walking it all.
+  if (++budget > kMaxNodesWalked)
+    throw ConfigError(SourceLocation{name, 1, 0}, "", "too many YAML nodes (aliases expanding?)");
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      check_no_duplicate_keys(node[i], name, where + "[" + std::to_string(i) + "]", budget);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> first_line;
+  for (const auto& pair : node) {
+    const YAML::Node& key = pair.first;
+    if (key.IsScalar()) {
+      SourceLocation here = location_of(name, key.Mark());
+      auto [previous, inserted] = first_line.emplace(key.Scalar(), here.line);
+      if (!inserted)
+        throw ConfigError(here, key.Scalar(),
+                          "duplicate key " + quoted(key.Scalar()) + (where.empty() ? " at top level" : " in " + where) +
+                              " (first given at line " + std::to_string(previous->second) + ")");
+    }
+    std::string child = key.IsScalar() ? key.Scalar() : "?";
+    check_no_duplicate_keys(pair.second, name, where.empty() ? child : where + "." + child, budget);
+  }
+}
+
+}  // namespace
+
+YAML::Node parse_config_text(const std::string& text, const std::string& name) {
+  if (text.size() > kMaxConfigFileBytes)
+    throw ConfigError(SourceLocation{name, 0, 0}, "", "larger than 1 MiB; not an experiment file");
+  check_is_text(text, name);
+  check_no_tab_indentation(text, name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(location_of(name, e.mark), "", "malformed YAML: " + e.msg);
+  }
+  size_t budget = 0;
+  check_no_duplicate_keys(root, name, "", budget);
+  return root;
+}
+
+}  // namespace wafersim::config
