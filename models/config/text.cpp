@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -60,6 +61,8 @@ std::optional<std::string> closest(const std::string& word, const std::vector<st
     bool contained = std::min(word.size(), candidate.size()) >= 3 &&
                      (candidate.find(word) != std::string::npos || word.find(candidate) != std::string::npos);
     if (!typo && !contained) continue;
+    // A name the user started typing ranks before any typo.
+    if (candidate.compare(0, word.size(), word) == 0) distance = 0;
     if (!best || distance < best_distance) {
       best = candidate;
       best_distance = distance;
@@ -75,6 +78,11 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 std::string format_number(double value) {
   char buffer[40];
+  // Whole numbers print in full ("1000000", not "1e+06"): they are often ranges and sizes.
+  if (value == std::floor(value) && std::fabs(value) < 1e16) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    return buffer;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
     if (std::strtod(buffer, nullptr) == value) break;

@@ -1,11 +1,104 @@
+#include <iostream>
+
+#include "mapping/experiment.h"
+#include "models/config/text.h"
+#include "models/config/value_text.h"
+#include "models/hardware.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/output.h"
 
 namespace wafersim::cli {
 
+namespace {
+
+const config::Schema& hardware_schema() {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    declare_hardware_params(s);
+    return s;
+  }();
+  return schema;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const EmbeddedFile& preset : embedded_hardware_presets()) names.push_back(preset.name);
+  return names;
+}
+
+config::Config load_preset(const EmbeddedFile& preset) {
+  config::LoadOptions options;
+  options.presets["hardware"] = &embedded_hardware_presets();
+  return config::load_string(hardware_schema(), std::string("hardware: ") + preset.name + "\n", preset.path, options);
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+void list_presets() {
+  Table table({{"preset", "", false},
+               {"grid", "tiles", true},
+               {"tiles", "", true},
+               {"SRAM/tile", "bytes", true},
+               {"SRAM/wafer", "GiB", true},
+               {"clock", "GHz", true},
+               {"file", "", false}});
+  for (const EmbeddedFile& preset : embedded_hardware_presets()) {
+    const HardwareSpec hw = hardware_from_config(load_preset(preset));
+    table.add_row({preset.name, std::to_string(hw.grid_width) + " x " + std::to_string(hw.grid_height),
+                   std::to_string(hw.tiles_per_wafer()), std::to_string(hw.tile.sram_bytes),
+                   fixed(double(hw.tiles_per_wafer() * hw.tile.sram_bytes) / double(1ull << 30), 2),
+                   config::format_number(hw.clock_ghz), preset.path});
+  }
+  std::cout << table.str();
+}
+
+void show_preset(const std::string& name) {
+  const EmbeddedFile* preset = find_embedded(embedded_hardware_presets(), name);
+  if (!preset)
+    throw CommandError(2, "unknown hardware preset " + config::quoted(name) + " (known: " +
+                              config::join(preset_names()) + ")" + config::did_you_mean(name, preset_names()));
+  const config::Config config = load_preset(*preset);
+  const HardwareSpec hw = hardware_from_config(config);
+  std::cout << name << " (" << preset->path << "): " << hw.grid_width << " x " << hw.grid_height << " = "
+            << hw.tiles_per_wafer() << " tiles, " << hw.usable_sram_bytes() << " of " << hw.tile.sram_bytes
+            << " bytes SRAM usable per tile, clock " << config::format_number(hw.clock_ghz) << " GHz\n\n";
+  Table table({{"parameter", "", false}, {"value", "", true}, {"unit", "", false}});
+  for (const config::ParamSpec& spec : hardware_schema().params())
+    table.add_row({spec.path, config::value_text(config.entries().at(spec.path).value), spec.unit});
+  std::cout << table.str();
+}
+
+void show_params(const std::string& prefix) {
+  const std::string text = config::describe_params(mapping::experiment_schema(), prefix);
+  if (text.empty()) {
+    std::vector<std::string> paths;
+    for (const config::ParamSpec& spec : mapping::experiment_schema().params()) paths.push_back(spec.path);
+    throw CommandError(2, "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
+  }
+  std::cout << text;
+}
+
+}  // namespace
+
 void add_describe_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("describe", "(not available yet)");
-  command->allow_extras();
-  command->callback([] { throw CommandError(2, "'wafersim describe' is not available in this version yet"); });
+  CLI::App* describe = app.add_subcommand("describe", "Describe hardware presets, models and every parameter");
+  describe->require_subcommand(1);
+
+  auto hardware_name = std::make_shared<std::string>();
+  CLI::App* hardware = describe->add_subcommand("hardware", "List hardware presets, or show one preset's parameters");
+  hardware->add_option("NAME", *hardware_name, "Preset name (wse3, wse2, tiny)");
+  hardware->callback([hardware_name] { hardware_name->empty() ? list_presets() : show_preset(*hardware_name); });
+
+  auto prefix = std::make_shared<std::string>();
+  CLI::App* params = describe->add_subcommand("params", "Every parameter: type, unit, default, range, description");
+  params->add_option("PREFIX", *prefix, "Only parameters whose path starts with this (e.g. hardware.fabric)");
+  params->callback([prefix] { show_params(*prefix); });
+
+  add_describe_model_subcommand(*describe);
 }
 
 }  // namespace wafersim::cli

@@ -1,11 +1,48 @@
+#include <iostream>
+#include <memory>
+
+#include "mapping/experiment.h"
+#include "models/hardware.h"
+#include "models/sim_options.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/output.h"
+#include "sim/engine/version.h"
 
 namespace wafersim::cli {
 
+namespace {
+
+struct ValidateOptions {
+  std::string file;
+  bool print = false;
+  CommonOptions common;
+};
+
+void validate(const ValidateOptions& options) {
+  const config::Config config = mapping::load_experiment_config(options.file, options.common.sets);
+  // Building the typed specs runs the cross-field checks.
+  hardware_from_config(config);
+  sim_options_from_config(config);
+
+  const std::string verdict = options.file + ": ok (config hash " + config.hash() + ")";
+  if (options.print) std::cout << "# " << verdict << "\n" << config.to_yaml();
+  else if (!options.common.quiet) std::cout << verdict << "\n";
+  if (!options.common.json_path.empty())
+    write_json(options.common.json_path, {{"file", options.file},
+                                          {"valid", true},
+                                          {"config_hash", config.hash()},
+                                          {"version", version()}});
+}
+
+}  // namespace
+
 void add_validate_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("validate", "(not available yet)");
-  command->allow_extras();
-  command->callback([] { throw CommandError(2, "'wafersim validate' is not available in this version yet"); });
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* command = app.add_subcommand("validate", "Check an experiment file; --print shows the resolved configuration");
+  command->add_option("FILE", options->file, "Experiment YAML file")->required();
+  command->add_flag("--print", options->print, "Print the resolved configuration as YAML");
+  add_common_options(*command, options->common);
+  command->callback([options] { validate(*options); });
 }
 
 }  // namespace wafersim::cli

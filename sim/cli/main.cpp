@@ -1,5 +1,6 @@
 // wafersim: command-line entry point. The SystemC library supplies main() and
 // calls sc_main, so this is where the program starts.
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "models/config/error.h"
+#include "models/config/text.h"
 #include "sim/cli/commands.h"
 
 // The SystemC banner would be printed before sc_main runs; the variable must be
@@ -30,24 +32,38 @@ extern "C" int sc_main(int argc, char* argv[]) {
   cli::add_describe_command(app);
   cli::add_bench_command(app);
 
+  // Every failure is exactly one line on stderr, so scripts can show or grep it.
+  auto report = [](const char* kind, const std::string& message) {
+    std::cerr << kind << ": " << config::one_line(message) << "\n";
+  };
   try {
+    // CLI11 would call an unknown command an unexpected argument; name it instead.
+    if (argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> names;
+      for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+        names.push_back(command->get_name());
+      if (std::find(names.begin(), names.end(), argv[1]) == names.end())
+        throw cli::CommandError(config::kExitBadInput, "unknown command " + config::quoted(argv[1]) + " (commands: " +
+                                                           config::join(names) + ")" +
+                                                           config::did_you_mean(argv[1], names));
+    }
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    report("error", std::string(e.what()) + " (see wafersim --help)");
     return config::kExitBadInput;
   } catch (const config::ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    report("error", e.what());
     return e.exit_code();
   } catch (const config::DoesNotFitError& e) {
-    std::cerr << "does not fit: " << e.what() << "\n";
+    report("does not fit", e.what());
     return config::kExitDoesNotFit;
   } catch (const cli::CommandError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    report("error", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    report("internal error", e.what());
     return config::kExitInternal;
   }
   return config::kExitOk;

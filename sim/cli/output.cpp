@@ -1,0 +1,92 @@
+#include "sim/cli/output.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
+#include "sim/cli/commands.h"
+
+namespace wafersim::cli {
+
+namespace {
+
+[[noreturn]] void cannot_write(const std::string& path, int error) {
+  throw CommandError(2, "cannot write " + path + ": " + std::strerror(error));
+}
+
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t written = ::write(fd, text.data() + done, text.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    done += size_t(written);
+  }
+  return true;
+}
+
+}  // namespace
+
+void write_json(const std::string& path, const nlohmann::json& document) {
+  const std::string text = document.dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  // The temporary sits next to the target so the rename stays on one file system.
+  std::string temporary = path + ".tmp-XXXXXX";
+  int fd = ::mkstemp(temporary.data());
+  if (fd < 0) cannot_write(path, errno);
+  bool ok = write_all(fd, text) && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
+  int error = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error = errno;
+  }
+  if (ok && ::rename(temporary.c_str(), path.c_str()) != 0) {
+    ok = false;
+    error = errno;
+  }
+  if (!ok) {
+    ::unlink(temporary.c_str());
+    cannot_write(path, error);
+  }
+}
+
+void Table::add_row(std::vector<std::string> cells) {
+  if (cells.size() > columns_.size()) throw std::logic_error("table row has more cells than columns");
+  cells.resize(columns_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::str() const {
+  std::vector<std::string> headers;
+  for (const Column& column : columns_)
+    headers.push_back(column.unit.empty() ? column.title : column.title + " (" + column.unit + ")");
+  std::vector<size_t> widths(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = headers[c].size();
+    for (const auto& row : rows_) widths[c] = std::max(widths[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string padding(widths[c] - cells[c].size(), ' ');
+      out += (c ? "  " : "") + (columns_[c].align_right ? padding + cells[c] : cells[c] + padding);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(headers);
+  for (const auto& row : rows_) out += line(row);
+  return out;
+}
+
+}  // namespace wafersim::cli
