@@ -1,0 +1,148 @@
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <systemc>
+
+#include "sim/engine/region.h"
+#include "sim/engine/validate.h"
+#include "sim/engine/world.h"
+
+namespace wafersim::sim {
+
+namespace {
+
+constexpr uint32_t kMaxAutoRegions = 64;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+uint32_t region_count(const World& world, const EngineOptions& options) {
+  const uint32_t wanted = options.regions != 0 ? options.regions : kMaxAutoRegions;
+  return std::max<uint32_t>(1, std::min(wanted, world.rows));
+}
+
+// A tile still running at the end: blocked in a Wait, or never resumed.
+void report_deadlock(const World& world) {
+  uint64_t stuck = 0, first = 0;
+  for (uint64_t tile = 0; tile < world.set.tiles(); ++tile) {
+    if (world.set.tile_program[tile] == ProgramSet::kIdle || world.iteration[tile] >= world.iterations) continue;
+    if (stuck++ == 0) first = tile;
+  }
+  if (stuck == 0) return;
+  const uint32_t row = world.row[first];
+  const std::string tile_name =
+      fmt::format("tile (x {}, y {}) on wafer {}", world.x[first], row % world.height, row / world.height);
+  const Task& task = world.program_of(uint32_t(first)).tasks[world.pc[first]];
+  if (task.op == Op::Wait)
+    throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
+                                  "{} messages (task {})",
+                                  stuck, tile_name, task.tag, world.iteration[first],
+                                  task.count - world.pending[first], task.count, world.pc[first]));
+  throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} stopped at task {} of iteration {}", stuck,
+                                tile_name, world.pc[first], world.iteration[first]));
+}
+
+void collect_busy(const World& world, EngineResult& result) {
+  if (result.end_cycle == 0) return;
+  const double end = double(result.end_cycle);
+  double compute_sum = 0;
+  uint64_t compute_peak = 0;
+  for (uint64_t tile = 0; tile < world.set.tiles(); ++tile) {
+    if (world.set.tile_program[tile] == ProgramSet::kIdle) continue;
+    compute_sum += double(world.compute_busy[tile]);
+    compute_peak = std::max(compute_peak, world.compute_busy[tile]);
+  }
+  if (result.tiles_active > 0) result.compute_busy_mean = compute_sum / double(result.tiles_active) / end;
+  result.compute_busy_peak = double(compute_peak) / end;
+  if (!world.options.contention) return;
+  // Links that exist: (width - 1) per row each way in x, (height - 1) per column and wafer each way in y.
+  const double links = 2.0 * world.rows * (world.width - 1) + 2.0 * world.width * world.set.wafers * (world.height - 1);
+  double link_sum = 0;
+  uint64_t link_peak = 0;
+  for (const std::vector<LinkState>* direction : {&world.east, &world.west, &world.south, &world.north})
+    for (const LinkState& link : *direction) {
+      link_sum += double(link.busy_cycles);
+      link_peak = std::max(link_peak, link.busy_cycles);
+    }
+  if (links > 0) result.link_busy_mean = link_sum / links / end;
+  result.link_busy_peak = double(link_peak) / end;
+}
+
+}  // namespace
+
+uint64_t peak_rss_bytes() {
+  std::FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return 0;
+  char line[256];
+  uint64_t kib = 0;
+  while (std::fgets(line, sizeof line, status) != nullptr)
+    if (std::sscanf(line, "VmHWM: %lu kB", &kib) == 1) break;
+  std::fclose(status);
+  return kib * 1024;
+}
+
+EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
+                          const EngineOptions& options) {
+  static bool simulated = false;
+  if (simulated) throw EngineError("one simulation per process: SystemC cannot elaborate a second mesh");
+  simulated = true;
+
+  const auto build_start = std::chrono::steady_clock::now();
+  validate_programs(hw, programs);
+
+  // The world and the modules live until the process ends: tearing down
+  // hundreds of thousands of sc_objects one by one would cost more than the run.
+  World* world = new World(hw, programs, inputs, options);
+  const uint32_t regions = region_count(*world, options);
+  std::vector<Region*> modules;
+  world->region_of_row.resize(world->rows);
+  const uint64_t width = world->width;
+  for (uint32_t r = 0; r < regions; ++r) {
+    const uint32_t first_row = uint32_t(uint64_t(r) * world->rows / regions);
+    const uint32_t end_row = uint32_t(uint64_t(r + 1) * world->rows / regions);
+    std::fill(world->region_of_row.begin() + first_row, world->region_of_row.begin() + end_row, r);
+    const std::string name = fmt::format("r{}", r);
+    modules.push_back(new Region(name.c_str(), *world, r, uint32_t(first_row * width), uint32_t(end_row * width)));
+  }
+  for (Region* from : modules)
+    for (Region* to : modules) from->out(to->in);
+
+  for (uint64_t tile = 0; tile < programs.tiles(); ++tile) {
+    if (programs.tile_program[tile] == ProgramSet::kIdle) continue;
+    ++world->tiles_active;
+    modules[world->region_of(uint32_t(tile))]->start_tile(uint32_t(tile));
+  }
+  for (const Injection& injection : programs.injections) {
+    Message message;
+    message.tile = uint32_t(injection.tile);
+    message.iteration = uint32_t(injection.iteration);
+    message.tag = injection.tag;
+    modules[world->region_of(message.tile)]->inject(message);
+  }
+
+  EngineResult result;
+  result.build_seconds = seconds_since(build_start);
+  world->run_start = world->last_progress = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  result.run_seconds = seconds_since(world->run_start);
+
+  report_deadlock(*world);
+  result.end_cycle = world->end_cycle;
+  result.events = world->events;
+  result.link_hops = world->link_hops;
+  result.tiles_simulated = programs.tiles();
+  result.tiles_active = world->tiles_active;
+  result.marks = world->marks;
+  collect_busy(*world, result);
+  result.peak_rss_bytes = peak_rss_bytes();
+  return result;
+}
+
+}  // namespace wafersim::sim

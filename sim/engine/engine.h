@@ -1,0 +1,68 @@
+#pragma once
+// The SystemC mesh engine: runs a ProgramSet on every tile of the wafer(s).
+// One simulation per process: SystemC elaborates once, so run_programs may be
+// called only once in a process (a second call throws EngineError).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/tile_program.h"
+
+namespace wafersim::sim {
+
+constexpr size_t kCategories = size_t(Category::kCount);
+
+// Reported every progress_seconds of wall time while the simulation runs.
+struct Progress {
+  uint64_t cycle = 0;          // simulated cycle reached
+  uint64_t events = 0;         // events processed so far
+  uint64_t tiles_finished = 0;
+  uint64_t tiles_active = 0;
+  double seconds = 0;          // wall time since the run started
+};
+
+struct EngineOptions {
+  bool contention = true;      // links serialise messages; off = closed-form timing
+  uint32_t regions = 0;        // SystemC region modules; 0 = chosen from the grid
+  std::function<void(const Progress&)> progress;
+  double progress_seconds = 2.0;
+};
+
+// Where a tile reached a Mark: the cycle and its critical-path breakdown.
+struct MarkRecord {
+  uint64_t cycle = 0;
+  uint64_t path[kCategories] = {};
+};
+
+struct EngineResult {
+  uint64_t end_cycle = 0;        // the last tile finishes its last iteration
+  uint64_t events = 0;           // tasks processed + message deliveries
+  uint64_t link_hops = 0;        // directed links crossed by messages
+  uint64_t tiles_simulated = 0;
+  uint64_t tiles_active = 0;
+  // [slot][iteration]; when several tiles mark one slot in one iteration the
+  // latest cycle is kept (a slot marked by a whole layer records its end).
+  std::vector<std::vector<MarkRecord>> marks;
+  double compute_busy_mean = 0, compute_busy_peak = 0;  // fraction of end_cycle, over active tiles
+  double link_busy_mean = 0, link_busy_peak = 0;        // fraction of end_cycle, over all links (contention on)
+  double build_seconds = 0, run_seconds = 0;
+  uint64_t peak_rss_bytes = 0;
+};
+
+// A ProgramSet the engine cannot run (a route off the grid, a deadlock, a second
+// simulation in one process): a bug in whoever built the programs.
+class EngineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
+                          const EngineOptions& options);
+
+// Peak resident memory of this process so far (VmHWM), 0 where unknown.
+uint64_t peak_rss_bytes();
+
+}  // namespace wafersim::sim

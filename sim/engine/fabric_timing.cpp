@@ -1,0 +1,110 @@
+#include "sim/engine/fabric_timing.h"
+
+#include <algorithm>
+
+#include "models/cost.h"
+
+namespace wafersim::sim {
+
+namespace {
+
+// The head reaches a link at `head`; it may enter once the link is free, and
+// the body holds the link for `serialization` cycles (cut-through).
+inline uint64_t cross(LinkState& link, uint64_t head, uint64_t serialization, uint64_t* wait) {
+  const uint64_t start = std::max(head, link.busy_until);
+  *wait += start - head;
+  link.busy_until = start + serialization;
+  link.busy_cycles += serialization;
+  return start;
+}
+
+inline uint64_t cross_ramp(uint64_t& busy_until, uint64_t head, uint64_t serialization, uint64_t* wait) {
+  const uint64_t start = std::max(head, busy_until);
+  *wait += start - head;
+  busy_until = start + serialization;
+  return start;
+}
+
+// Walks `count` links of one straight leg; returns the head after the last.
+inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t step, uint32_t count, uint64_t head,
+                         uint64_t serialization, uint64_t hop, uint64_t first_extra, uint64_t* wait) {
+  LinkState* base = links.data();
+  for (int64_t i = 0, index = first; i < count; ++i, index += step) {
+    head = cross(base[index], head, serialization, wait) + hop + first_extra;
+    first_extra = 0;
+  }
+  return head;
+}
+
+}  // namespace
+
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy,
+                      uint32_t relays, uint64_t serialization, uint64_t sent) {
+  const FabricParams& fabric = world.hw.fabric;
+  Transit transit;
+  uint64_t head = cross_ramp(world.injection[source], sent, serialization, &transit.wait) + fabric.ramp_on_cycles +
+                  uint64_t(relays) * fabric.relay_cycles;
+  const uint64_t x = world.x[source], row = world.row[source];
+  const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
+  const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
+  if (dx > 0)
+    head = walk_leg(world.east, int64_t(row * world.width + x), 1, xhops, head, serialization, fabric.hop_latency_cycles, 0,
+                    &transit.wait);
+  else if (dx < 0)
+    head = walk_leg(world.west, int64_t(row * world.width + x), -1, xhops, head, serialization, fabric.hop_latency_cycles, 0,
+                    &transit.wait);
+  const uint64_t turn = dx != 0 ? fabric.turn_latency_cycles : 0;
+  const uint64_t column = uint64_t(int64_t(x) + dx);
+  if (dy > 0)
+    head = walk_leg(world.south, int64_t(column * world.rows + row), 1, yhops, head, serialization,
+                    fabric.hop_latency_cycles, turn, &transit.wait);
+  else if (dy < 0)
+    head = walk_leg(world.north, int64_t(column * world.rows + row), -1, yhops, head, serialization,
+                    fabric.hop_latency_cycles, turn, &transit.wait);
+  const uint64_t eject = cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
+  transit.arrival = eject + serialization + fabric.ramp_off_cycles;
+  world.link_hops += xhops + yhops;
+  return transit;
+}
+
+Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, uint64_t bytes, uint64_t sent) {
+  const uint32_t bandwidth = world.hw.offwafer.bytes_per_cycle;
+  const uint64_t serialization = bandwidth == 0 ? 0 : (bytes + bandwidth - 1) / bandwidth;
+  Transit transit;
+  const uint64_t start = cross_ramp(world.offwafer[uint64_t(from_wafer) * world.set.wafers + to_wafer], sent,
+                                    serialization, &transit.wait);
+  transit.arrival = start + offwafer_message_cycles(world.hw, bytes);
+  world.link_hops += 1;
+  return transit;
+}
+
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, uint32_t relays,
+                       uint64_t serialization, uint64_t sent, std::vector<Transit>& transits) {
+  const FabricParams& fabric = world.hw.fabric;
+  transits.resize(count);
+  uint64_t wait = 0;
+  uint64_t head = cross_ramp(world.injection[source], sent, serialization, &wait) + fabric.ramp_on_cycles +
+                  uint64_t(relays) * fabric.relay_cycles;
+  const uint64_t x = world.x[source], row = world.row[source];
+  std::vector<LinkState>* links = nullptr;
+  int64_t index = 0, step = 0, tile_step = 0;
+  switch (dir) {
+    case Dir::East: links = &world.east, index = int64_t(row * world.width + x), step = 1, tile_step = 1; break;
+    case Dir::West: links = &world.west, index = int64_t(row * world.width + x), step = -1, tile_step = -1; break;
+    case Dir::South: links = &world.south, index = int64_t(x * world.rows + row), step = 1, tile_step = world.width; break;
+    case Dir::North:
+      links = &world.north, index = int64_t(x * world.rows + row), step = -1, tile_step = -int64_t(world.width);
+      break;
+  }
+  LinkState* base = links->data();
+  for (uint32_t k = 1; k <= count; ++k, index += step) {
+    head = cross(base[index], head, serialization, &wait) + fabric.hop_latency_cycles;
+    uint64_t eject_wait = 0;
+    const uint32_t tile = uint32_t(int64_t(source) + tile_step * k);
+    const uint64_t eject = cross_ramp(world.ejection[tile], head, serialization, &eject_wait);
+    transits[k - 1] = {eject + serialization + fabric.ramp_off_cycles, wait + eject_wait};
+  }
+  world.link_hops += count;
+}
+
+}  // namespace wafersim::sim

@@ -1,0 +1,30 @@
+#pragma once
+// Link reservation under contention. A message reserves every link of its
+// route when it is sent (in send order), not hop by hop as its head advances:
+// see docs/ARCHITECTURE.md for the approximation and its effect.
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/world.h"
+
+namespace wafersim::sim {
+
+struct Transit {
+  uint64_t arrival = 0;  // delivery cycle at the destination core
+  uint64_t wait = 0;     // cycles the head spent waiting for busy links and ramps
+};
+
+// A message from `source` to `destination` on the same wafer, (dx, dy) apart,
+// sent at cycle `sent`. With no other traffic, arrival = sent + message_cycles.
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy,
+                      uint32_t relays, uint64_t serialization, uint64_t sent);
+
+// A message between wafers over the one channel from `from_wafer` to `to_wafer`.
+Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, uint64_t bytes, uint64_t sent);
+
+// A multicast from `source` through the next `count` tiles towards `dir`;
+// transits[k - 1] is the delivery at the k-th tile.
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, uint32_t relays,
+                       uint64_t serialization, uint64_t sent, std::vector<Transit>& transits);
+
+}  // namespace wafersim::sim

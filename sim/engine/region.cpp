@@ -1,0 +1,312 @@
+#include "sim/engine/region.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+
+#include "models/cost.h"
+#include "models/fabric.h"
+
+namespace wafersim::sim {
+
+namespace {
+constexpr uint64_t kDynamicCycles = UINT64_MAX;
+constexpr uint64_t kProgressCheckEvents = uint64_t(1) << 20;
+}  // namespace
+
+Region::Region(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile,
+               uint32_t end_tile)
+    : sc_core::sc_module(name),
+      in("in"),
+      out("out"),
+      world_(world),
+      index_(index),
+      ticks_per_cycle_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
+  in.bind(*this);
+  SC_HAS_PROCESS(Region);
+  SC_METHOD(wake);
+  sensitive << wake_event_;
+
+  // One allocation for all of the region's tile objects; they are never
+  // destroyed one by one (SystemC unlinks each from its parent in linear time).
+  const uint32_t count = end_tile - first_tile;
+  tile_objects_ = static_cast<TileObject*>(::operator new(sizeof(TileObject) * std::max<uint32_t>(count, 1)));
+  char tile_name[48];
+  for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
+    const uint32_t row = world.row[tile];
+    std::snprintf(tile_name, sizeof tile_name, "w%ux%uy%u", row / world.height, unsigned(world.x[tile]),
+                  row % world.height);
+    new (&tile_objects_[tile - first_tile]) TileObject(tile_name, tile);
+  }
+}
+
+void Region::end_of_elaboration() {
+  sinks_.resize(size_t(out.size()));
+  for (int i = 0; i < out.size(); ++i) sinks_[size_t(i)] = out[i];
+}
+
+void Region::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
+
+uint32_t Region::allocate(const Message& message) {
+  uint32_t slot = free_;
+  if (slot == kNoMessage) {
+    slot = uint32_t(pool_.size());
+    pool_.push_back(message);
+  } else {
+    free_ = pool_[slot].next;
+    pool_[slot] = message;
+  }
+  pool_[slot].next = kNoMessage;
+  return slot;
+}
+
+void Region::release(uint32_t message_index) {
+  pool_[message_index].next = free_;
+  free_ = message_index;
+}
+
+void Region::schedule(uint64_t cycle, uint32_t event) {
+  wheel_.push(cycle, event);
+  if (!running_ && cycle < scheduled_) {
+    const uint64_t now = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
+    scheduled_ = cycle;
+    wake_event_.notify(sc_core::sc_time::from_value((cycle - now) * ticks_per_cycle_));
+  }
+}
+
+void Region::wake() {
+  const uint64_t cycle = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
+  running_ = true;
+  scheduled_ = UINT64_MAX;
+  wheel_.advance_to(cycle);
+  std::vector<uint32_t>& bucket = wheel_.bucket(cycle);
+  // Events of this cycle may schedule more events at this cycle: drain until empty.
+  while (!bucket.empty()) {
+    batch_.swap(bucket);
+    for (const uint32_t event : batch_) {
+      if (event & kDeliveryBit)
+        receive(event & ~kDeliveryBit, cycle);
+      else
+        run_tile(event, cycle);
+    }
+    batch_.clear();
+  }
+  wheel_.mark_drained(cycle);
+  running_ = false;
+  uint64_t next = 0;
+  if (wheel_.next_time(&next)) {
+    scheduled_ = next;
+    wake_event_.notify(sc_core::sc_time::from_value((next - cycle) * ticks_per_cycle_));
+  }
+  if (world_.options.progress && world_.events >= world_.next_progress_check) report_progress(cycle);
+}
+
+void Region::report_progress(uint64_t cycle) {
+  world_.next_progress_check = world_.events + kProgressCheckEvents;
+  const auto now = std::chrono::steady_clock::now();
+  if (std::chrono::duration<double>(now - world_.last_progress).count() < world_.options.progress_seconds) return;
+  world_.last_progress = now;
+  Progress progress;
+  progress.cycle = cycle;
+  progress.events = world_.events;
+  progress.tiles_finished = world_.tiles_finished;
+  progress.tiles_active = world_.tiles_active;
+  progress.seconds = std::chrono::duration<double>(now - world_.run_start).count();
+  world_.options.progress(progress);
+}
+
+void Region::run_tile(uint32_t tile, uint64_t cycle) {
+  World& w = world_;
+  const uint32_t program_index = w.set.tile_program[tile];
+  const std::vector<Task>& tasks = w.set.programs[program_index].tasks;
+  const std::vector<CompiledTask>& compiled = w.compiled[program_index];
+  const uint32_t task_count = uint32_t(tasks.size());
+  uint32_t pc = w.pc[tile];
+  uint32_t iteration = w.iteration[tile];
+  for (;;) {
+    if (pc >= task_count) {
+      pc = 0;
+      if (++iteration == w.iterations) {
+        ++w.tiles_finished;
+        w.end_cycle = std::max(w.end_cycle, w.now[tile]);
+        break;
+      }
+      continue;
+    }
+    const Task& task = tasks[pc];
+    switch (task.op) {
+      case Op::Compute: {
+        uint64_t cycles = compiled[pc].cycles;
+        if (cycles == kDynamicCycles) {
+          const uint64_t positions = task_positions(task, w.set, tile, w.contexts[iteration]);
+          cycles = compute_cycles(w.hw.tile, task.dtype, task.work + task.work_per_position * positions);
+        }
+        ++w.events;
+        ++pc;
+        if (cycles == 0) continue;
+        w.now[tile] += cycles;
+        w.path[tile][size_t(task.category)] += cycles;
+        w.compute_busy[tile] += cycles;
+        w.pc[tile] = pc;
+        w.iteration[tile] = iteration;
+        schedule(w.now[tile], tile);
+        return;
+      }
+      case Op::Send:
+        send(tile, task, compiled[pc], iteration, cycle);
+        ++w.events;
+        ++pc;
+        continue;
+      case Op::Multicast:
+        multicast(tile, task, compiled[pc], iteration, cycle);
+        ++w.events;
+        ++pc;
+        continue;
+      case Op::Wait:
+        if (!take_parked(tile, task, iteration)) {
+          w.pc[tile] = pc;
+          w.iteration[tile] = iteration;
+          return;  // blocked: the last awaited delivery resumes the tile
+        }
+        ++w.events;
+        ++pc;
+        continue;
+      case Op::SkipUnlessExpert:
+        ++w.events;
+        pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task.expert) ? 0 : task.count);
+        continue;
+      case Op::Mark: {
+        MarkRecord& record = w.marks[task.mark][iteration];
+        if (w.now[tile] > record.cycle) {
+          record.cycle = w.now[tile];
+          std::copy(w.path[tile].begin(), w.path[tile].end(), record.path);
+        }
+        ++w.events;
+        ++pc;
+        continue;
+      }
+    }
+  }
+  w.pc[tile] = pc;
+  w.iteration[tile] = iteration;
+}
+
+bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
+  uint32_t needed = wait.count;
+  uint32_t* link = &world_.mailbox[tile];
+  while (needed > 0 && *link != kNoMessage) {
+    const uint32_t index = *link;
+    Message& message = pool_[index];
+    if (message.tag == wait.tag && message.iteration == iteration) {
+      *link = message.next;
+      release(index);
+      --needed;
+    } else {
+      link = &message.next;
+    }
+  }
+  world_.pending[tile] = needed;
+  return needed == 0;
+}
+
+void Region::receive(uint32_t message_index, uint64_t cycle) {
+  World& w = world_;
+  ++w.events;
+  Message& message = pool_[message_index];
+  const uint32_t tile = message.tile;
+  if (w.pending[tile] > 0) {
+    const Task& wait = w.program_of(tile).tasks[w.pc[tile]];
+    if (wait.tag == message.tag && w.iteration[tile] == message.iteration) {
+      if (--w.pending[tile] == 0) {
+        // The critical path runs through the message that arrived last, after the tile got here.
+        if (cycle > w.now[tile]) {
+          w.now[tile] = cycle;
+          w.path[tile] = message.path;
+        }
+        release(message_index);
+        ++w.events;
+        ++w.pc[tile];
+        run_tile(tile, cycle);
+        return;
+      }
+      release(message_index);
+      return;
+    }
+  }
+  // Not awaited yet: park it, in arrival order, until its Wait.
+  uint32_t* link = &w.mailbox[tile];
+  while (*link != kNoMessage) link = &pool_[*link].next;
+  *link = message_index;
+}
+
+void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+                  uint64_t cycle) {
+  World& w = world_;
+  const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
+  if (message_iteration >= w.iterations) return;  // feeds an iteration that never runs
+  const uint32_t destination = uint32_t(int64_t(tile) + compiled.id_delta);
+  Transit transit;
+  Category category = task.category;
+  if (task.dwafer != 0) {
+    category = Category::OffWafer;
+    if (w.options.contention) {
+      const uint32_t from = w.row[tile] / w.height;
+      transit = reserve_offwafer(w, from, uint32_t(int64_t(from) + task.dwafer), task.bytes, cycle);
+    } else {
+      transit.arrival = cycle + compiled.cycles;
+      w.link_hops += 1;
+    }
+  } else if (w.options.contention) {
+    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays,
+                            serialization_cycles(w.hw.fabric, task.bytes), cycle);
+  } else {
+    transit.arrival = cycle + compiled.cycles;
+    w.link_hops += uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
+  }
+  Message message;
+  message.tile = destination;
+  message.iteration = uint32_t(message_iteration);
+  message.tag = task.tag;
+  message.path = w.path[tile];
+  message.path[size_t(category)] += transit.arrival - cycle - transit.wait;
+  message.path[size_t(Category::Contention)] += transit.wait;
+  post(message, transit.arrival);
+}
+
+void Region::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+                       uint64_t cycle) {
+  World& w = world_;
+  const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
+  if (message_iteration >= w.iterations) return;
+  const int64_t tile_step = dir_dx(task.dir) + int64_t(dir_dy(task.dir)) * w.width;
+  if (w.options.contention) {
+    reserve_multicast(w, tile, task.dir, task.count, task.relays, serialization_cycles(w.hw.fabric, task.bytes),
+                      cycle, transits_);
+  } else {
+    transits_.resize(task.count);
+    for (uint32_t k = 1; k <= task.count; ++k)
+      transits_[k - 1] = {cycle + compiled.cycles + uint64_t(k - 1) * w.hw.fabric.hop_latency_cycles, 0};
+    w.link_hops += task.count;
+  }
+  Message message;
+  message.iteration = uint32_t(message_iteration);
+  message.tag = task.tag;
+  for (uint32_t k = 1; k <= task.count; ++k) {
+    const Transit& transit = transits_[k - 1];
+    message.tile = uint32_t(int64_t(tile) + tile_step * k);
+    message.path = w.path[tile];
+    message.path[size_t(task.category)] += transit.arrival - cycle - transit.wait;
+    message.path[size_t(Category::Contention)] += transit.wait;
+    post(message, transit.arrival);
+  }
+}
+
+void Region::post(const Message& message, uint64_t arrival) {
+  const uint32_t region = world_.region_of(message.tile);
+  if (region == index_)
+    schedule(arrival, allocate(message) | kDeliveryBit);
+  else
+    sinks_[region]->deliver(arrival, message);
+}
+
+}  // namespace wafersim::sim

@@ -1,0 +1,67 @@
+#pragma once
+// One region of the mesh: a band of whole rows, simulated by one SC_METHOD that
+// drains the region's timing wheel. Regions hand each other messages through
+// SystemC ports and exports (MessageSink).
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/engine/fabric_timing.h"
+#include "sim/engine/tile_object.h"
+#include "sim/engine/timing_wheel.h"
+#include "sim/engine/world.h"
+
+namespace wafersim::sim {
+
+// What a region offers its neighbours: a message to deliver to one of its tiles.
+class MessageSink : public virtual sc_core::sc_interface {
+ public:
+  virtual void deliver(uint64_t cycle, const Message& message) = 0;
+};
+
+class Region : public sc_core::sc_module, public MessageSink {
+ public:
+  sc_core::sc_export<MessageSink> in;
+  sc_core::sc_port<MessageSink, 0> out;  // bound to every region's `in`, in region order
+
+  // Tiles [first_tile, end_tile) belong to this region.
+  Region(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile);
+
+  void deliver(uint64_t cycle, const Message& message) override;
+  // Before the simulation starts: a tile that runs from cycle 0, a message present at cycle 0.
+  void start_tile(uint32_t tile) { wheel_.push(0, tile); }
+  void inject(const Message& message) { wheel_.push(0, allocate(message) | kDeliveryBit); }
+
+ private:
+  static constexpr uint32_t kDeliveryBit = 0x80000000u;
+
+  void end_of_elaboration() override;
+  void wake();
+  void run_tile(uint32_t tile, uint64_t cycle);
+  void receive(uint32_t message_index, uint64_t cycle);
+  bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
+  void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
+  void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
+  void post(const Message& message, uint64_t arrival);
+  void schedule(uint64_t cycle, uint32_t event);
+  uint32_t allocate(const Message& message);
+  void release(uint32_t message_index);
+  void report_progress(uint64_t cycle);
+
+  World& world_;
+  uint32_t index_;
+  uint64_t ticks_per_cycle_;
+  TimingWheel wheel_;
+  std::vector<Message> pool_;
+  uint32_t free_ = kNoMessage;
+  std::vector<uint32_t> batch_;
+  std::vector<MessageSink*> sinks_;
+  std::vector<Transit> transits_;
+  sc_core::sc_event wake_event_;
+  uint64_t scheduled_ = UINT64_MAX;  // cycle of the pending wake-up
+  bool running_ = false;
+  TileObject* tile_objects_ = nullptr;  // one block, never destroyed (bulk teardown at process exit)
+};
+
+}  // namespace wafersim::sim

@@ -1,0 +1,76 @@
+#include "sim/engine/world.h"
+
+#include "models/cost.h"
+
+namespace wafersim::sim {
+
+namespace {
+constexpr uint64_t kDynamicCycles = UINT64_MAX;
+
+CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
+  CompiledTask compiled;
+  compiled.id_delta = (int64_t(task.dwafer) * hw.grid_height + task.dy) * int64_t(hw.grid_width) + task.dx;
+  switch (task.op) {
+    case Op::Compute: {
+      const Work& per_position = task.work_per_position;
+      const bool grows = per_position.flops || per_position.read_bytes || per_position.write_bytes;
+      compiled.cycles = grows ? kDynamicCycles : compute_cycles(hw.tile, task.dtype, task.work);
+      break;
+    }
+    case Op::Send: {
+      const uint32_t hops = uint32_t((task.dx < 0 ? -int64_t(task.dx) : task.dx) + (task.dy < 0 ? -int64_t(task.dy) : task.dy));
+      compiled.cycles = task.dwafer != 0
+                            ? offwafer_message_cycles(hw, task.bytes)
+                            : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0, task.relays, task.bytes);
+      break;
+    }
+    case Op::Multicast: compiled.cycles = message_cycles(hw.fabric, 1, 0, task.relays, task.bytes); break;
+    default: break;
+  }
+  return compiled;
+}
+}  // namespace
+
+World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const IterationInputs& iteration_inputs,
+             const EngineOptions& engine_options)
+    : hw(hardware),
+      set(program_set),
+      inputs(iteration_inputs),
+      options(engine_options),
+      width(program_set.grid_width),
+      height(program_set.grid_height),
+      rows(program_set.wafers * program_set.grid_height),
+      iterations(uint32_t(program_set.iterations)) {
+  for (const Program& program : set.programs) {
+    compiled.emplace_back();
+    for (const Task& task : program.tasks) compiled.back().push_back(compile_task(hw, task));
+  }
+  for (uint64_t n = 0; n < iterations; ++n) contexts.push_back(inputs.context(n));
+
+  const size_t tiles = size_t(set.tiles());
+  now.assign(tiles, 0);
+  path.assign(tiles, Path{});
+  pc.assign(tiles, 0);
+  iteration.assign(tiles, 0);
+  pending.assign(tiles, 0);
+  mailbox.assign(tiles, kNoMessage);
+  compute_busy.assign(tiles, 0);
+  x.resize(tiles);
+  row.resize(tiles);
+  for (size_t tile = 0; tile < tiles; ++tile) {
+    x[tile] = uint16_t(tile % width);
+    row[tile] = uint32_t(tile / width);
+  }
+  if (options.contention) {
+    east.assign(tiles, LinkState{});
+    west.assign(tiles, LinkState{});
+    south.assign(tiles, LinkState{});
+    north.assign(tiles, LinkState{});
+    injection.assign(tiles, 0);
+    ejection.assign(tiles, 0);
+    offwafer.assign(size_t(set.wafers) * set.wafers, 0);
+  }
+  marks.assign(set.marks, std::vector<MarkRecord>(iterations));
+}
+
+}  // namespace wafersim::sim

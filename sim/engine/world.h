@@ -1,0 +1,87 @@
+#pragma once
+// The state of every tile and link, as flat arrays indexed by tile id
+// (structure of arrays: the hot loops touch only the arrays they need).
+// Shared by all regions; SystemC runs one process at a time, so no locking.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/tile_program.h"
+#include "sim/engine/engine.h"
+
+namespace wafersim::sim {
+
+using Path = std::array<uint64_t, kCategories>;
+
+constexpr uint32_t kNoMessage = 0xffffffffu;
+
+// A message on its way to (or parked at) a tile. Its arrival cycle is the
+// cycle of its delivery event.
+struct Message {
+  uint32_t tile = 0;       // destination tile id
+  uint32_t iteration = 0;
+  uint16_t tag = 0;
+  uint32_t next = kNoMessage;  // next parked message of the same tile
+  Path path{};                 // critical path up to its arrival
+};
+
+// Per-task figures computed once per program template.
+struct CompiledTask {
+  int64_t id_delta = 0;  // Send: destination tile id minus source tile id
+  uint64_t cycles = 0;   // Compute without per-position work: its cycles;
+                         // Send / Multicast: contention-free latency (Multicast: to the first tile)
+};
+
+struct LinkState {
+  uint64_t busy_until = 0;
+  uint64_t busy_cycles = 0;
+};
+
+struct World {
+  World(const HardwareSpec& hardware, const ProgramSet& program_set, const IterationInputs& iteration_inputs,
+        const EngineOptions& engine_options);
+
+  const HardwareSpec& hw;
+  const ProgramSet& set;
+  const IterationInputs& inputs;
+  const EngineOptions& options;
+  uint32_t width, height, rows;  // rows of all wafers stacked: rows = wafers * height
+  uint32_t iterations;
+
+  std::vector<std::vector<CompiledTask>> compiled;  // [program][task]
+  std::vector<uint64_t> contexts;                   // [iteration]
+
+  // Per tile.
+  std::vector<uint64_t> now;       // cycle at which the next task may start
+  std::vector<Path> path;          // critical-path account, cumulative
+  std::vector<uint32_t> pc, iteration;
+  std::vector<uint32_t> pending;   // messages still awaited by a blocked Wait (0: not blocked)
+  std::vector<uint32_t> mailbox;   // first parked message (index into the region's pool)
+  std::vector<uint64_t> compute_busy;
+  std::vector<uint16_t> x;
+  std::vector<uint32_t> row;       // wafer * height + y
+
+  // Directed links, contention only. East/west links are row-major
+  // (row * width + x of the link's source router); south/north links
+  // column-major (x * rows + row), so both legs of a route walk memory in order.
+  std::vector<LinkState> east, west, south, north;
+  std::vector<uint64_t> injection, ejection;  // busy_until of each core's ramps
+  std::vector<uint64_t> offwafer;             // busy_until of channel [from wafer * wafers + to wafer]
+
+  std::vector<uint32_t> region_of_row;
+  std::vector<std::vector<MarkRecord>> marks;
+
+  uint64_t events = 0, link_hops = 0;
+  uint64_t tiles_active = 0, tiles_finished = 0;
+  uint64_t end_cycle = 0;
+
+  std::chrono::steady_clock::time_point run_start, last_progress;
+  uint64_t next_progress_check = 0;  // events count at which to look at the clock again
+
+  uint32_t region_of(uint32_t tile) const { return region_of_row[row[tile]]; }
+  const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
+};
+
+}  // namespace wafersim::sim
