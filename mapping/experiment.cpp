@@ -2,6 +2,8 @@
 
 #include "models/hardware.h"
 #include "models/sim_options.h"
+#include "workloads/model_spec.h"
+#include "workloads/workload_spec.h"
 
 namespace wafersim::mapping {
 
@@ -10,6 +12,8 @@ const config::Schema& experiment_schema() {
     config::Schema s;
     declare_hardware_params(s);
     declare_sim_params(s);
+    workloads::declare_model_params(s);
+    workloads::declare_workload_params(s);
     return s;
   }();
   return schema;
@@ -19,6 +23,7 @@ config::Config load_experiment_config(const std::string& path, const std::vector
   config::LoadOptions options;
   options.overrides = overrides;
   options.presets["hardware"] = &embedded_hardware_presets();
+  options.presets["model"] = &embedded_model_zoo();
   return config::load_file(experiment_schema(), path, options);
 }
 

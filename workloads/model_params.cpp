@@ -40,7 +40,7 @@ void declare_model_params(config::Schema& schema) {
   using config::string_param;
   const std::vector<std::string> dtypes = dtype_choices();
 
-  schema.add(string_param("model.name", "", "Model name used in reports; empty = the preset name"));
+  schema.add(string_param("model.name", "\"\"", "Model name used in reports; empty = the preset name"));
   schema.add(int_param("model.d_model", "elements", std::nullopt, 1, kMaxWidth, "Width of the residual stream"));
   schema.add(int_param("model.n_layers", "layers", std::nullopt, 1, kMaxLayers, "Transformer layers"));
   schema.add(int_param("model.n_heads", "heads", std::nullopt, 1, 4096, "Query heads per layer"));

@@ -1,0 +1,63 @@
+#include "workloads/model_file.h"
+
+#include <filesystem>
+
+#include "models/config/config.h"
+
+namespace wafersim::workloads {
+
+namespace {
+
+const config::Schema& model_schema() {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    declare_model_params(s);
+    return s;
+  }();
+  return schema;
+}
+
+// A YAML double-quoted scalar, so any path survives the trip through the loader.
+std::string yaml_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::string& name_or_path, const std::vector<std::string>& overrides) {
+  const std::vector<EmbeddedFile>& zoo = embedded_model_zoo();
+  LoadedModel loaded;
+  std::string reference = name_or_path;
+  if (const EmbeddedFile* preset = find_embedded(zoo, name_or_path)) {
+    loaded.source = preset->path;
+  } else {
+    // The loader resolves relative paths against the referring file; there is none here.
+    std::error_code error;
+    if (std::filesystem::is_regular_file(name_or_path, error))
+      reference = std::filesystem::absolute(name_or_path, error).string();
+    loaded.source = name_or_path;
+  }
+
+  config::LoadOptions options;
+  options.overrides = overrides;
+  options.presets["model"] = &zoo;
+  const config::Config config =
+      config::load_string(model_schema(), "model: " + yaml_quoted(reference) + "\n", "<command line>", options);
+  loaded.model = model_from_config(config);
+  if (config.get_string("model.name").empty() && config.preset("model").empty())
+    loaded.model.name = std::filesystem::path(name_or_path).stem().string();
+  return loaded;
+}
+
+std::vector<std::string> zoo_model_names() {
+  std::vector<std::string> names;
+  for (const EmbeddedFile& file : embedded_model_zoo()) names.emplace_back(file.name);
+  return names;
+}
+
+}  // namespace wafersim::workloads
