@@ -57,11 +57,15 @@ void declare_hardware_params(config::Schema& schema) {
 
 namespace {
 
-// A cross-field error is reported where the user wrote a value, not at a default.
+// A cross-field error is reported at the value that broke the pair: the one the
+// user set last (a --set over the file, the file over a preset), never a default.
 [[noreturn]] void fail_at_given(const config::Config& config, const std::string& first, const std::string& second,
                                 const std::string& message) {
-  const std::string& blamed = config.is_default(second) && !config.is_default(first) ? first : second;
-  config.fail(blamed, message);
+  auto rank = [&](const std::string& path) {
+    const config::Entry& entry = config.entries().at(path);
+    return entry.from_default ? 0 : entry.order;
+  };
+  config.fail(rank(first) > rank(second) ? first : second, message);
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ void Config::set(const std::string& path, Value value, const SourceLocation& whe
                         "bad value " + quoted(word) + " for " + path + "; choices: " + join(spec->choices) +
                             did_you_mean(word, spec->choices));
   }
-  entries_[path] = Entry{std::move(value), where, from_default};
+  entries_[path] = Entry{std::move(value), where, from_default, ++settings_};
 }
 
 const std::string& Config::preset(const std::string& section) const {

@@ -19,6 +19,7 @@ struct Entry {
   Value value;
   SourceLocation where;
   bool from_default = false;
+  uint64_t order = 0;  // when it was set: a later setting overrides an earlier one
 };
 
 class Config {
@@ -58,6 +59,7 @@ class Config {
   const Schema* schema_;
   std::map<std::string, Entry> entries_;
   std::map<std::string, std::string> presets_;
+  uint64_t settings_ = 0;
 };
 
 struct LoadOptions {

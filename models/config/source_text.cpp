@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "models/config/text.h"
 
 namespace wafersim::config {
@@ -120,6 +122,16 @@ void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, co
   }
 }
 
+YAML::Node load_yaml(const std::string& text, const std::string& name) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(location_of(name, e.mark), "", "malformed YAML: nested too deeply");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(location_of(name, e.mark), "", "malformed YAML: " + e.msg);
+  }
+}
+
 }  // namespace
 
 YAML::Node parse_config_text(const std::string& text, const std::string& name) {
@@ -127,12 +139,11 @@ YAML::Node parse_config_text(const std::string& text, const std::string& name) {
     throw ConfigError(SourceLocation{name, 0, 0}, "", "larger than 1 MiB; not an experiment file");
   check_is_text(text, name);
   check_no_tab_indentation(text, name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(location_of(name, e.mark), "", "malformed YAML: " + e.msg);
-  }
+  YAML::Node root = load_yaml(text, name);
+  // yaml-cpp 0.7 accepts a quoted string left open when the file ends with a
+  // line break, swallowing the rest of the file; without the break it reports it.
+  const size_t end = text.find_last_not_of(" \r\n");
+  if (end != std::string::npos && end + 1 < text.size()) load_yaml(text.substr(0, end + 1), name);
   size_t budget = 0;
   check_no_duplicate_keys(root, name, "", budget);
   return root;

@@ -7,6 +7,8 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
 #include "sim/engine/version.h"
+#include "workloads/model_spec.h"
+#include "workloads/workload_spec.h"
 
 namespace wafersim::cli {
 
@@ -22,6 +24,8 @@ void validate(const ValidateOptions& options) {
   const config::Config config = mapping::load_experiment_config(options.file, options.common.sets);
   // Building the typed specs runs the cross-field checks.
   hardware_from_config(config);
+  workloads::model_from_config(config);
+  workloads::workload_from_config(config);
   sim_options_from_config(config);
 
   const std::string verdict = options.file + ": ok (config hash " + config.hash() + ")";
