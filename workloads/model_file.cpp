@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "models/config/config.h"
+#include "models/config/text.h"
+#include "models/config/value_text.h"
 
 namespace wafersim::workloads {
 
@@ -17,16 +19,6 @@ const config::Schema& model_schema() {
   return schema;
 }
 
-// A YAML double-quoted scalar, so any path survives the trip through the loader.
-std::string yaml_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 LoadedModel load_model(const std::string& name_or_path, const std::vector<std::string>& overrides) {
@@ -38,8 +30,11 @@ LoadedModel load_model(const std::string& name_or_path, const std::vector<std::s
   } else {
     // The loader resolves relative paths against the referring file; there is none here.
     std::error_code error;
-    if (std::filesystem::is_regular_file(name_or_path, error))
-      reference = std::filesystem::absolute(name_or_path, error).string();
+    if (!std::filesystem::is_regular_file(name_or_path, error))
+      throw config::ConfigError({name_or_path, 0, 0}, "model",
+                                "neither a zoo model (" + config::join(zoo_model_names()) + ") nor a model file" +
+                                    config::did_you_mean(name_or_path, zoo_model_names()));
+    reference = std::filesystem::absolute(name_or_path, error).string();
     loaded.source = name_or_path;
   }
 
@@ -47,7 +42,7 @@ LoadedModel load_model(const std::string& name_or_path, const std::vector<std::s
   options.overrides = overrides;
   options.presets["model"] = &zoo;
   const config::Config config =
-      config::load_string(model_schema(), "model: " + yaml_quoted(reference) + "\n", "<command line>", options);
+      config::load_string(model_schema(), "model: " + config::yaml_scalar(reference) + "\n", "<command line>", options);
   loaded.model = model_from_config(config);
   if (config.get_string("model.name").empty() && config.preset("model").empty())
     loaded.model.name = std::filesystem::path(name_or_path).stem().string();
