@@ -79,19 +79,16 @@ void Region::wake() {
   running_ = true;
   scheduled_ = UINT64_MAX;
   wheel_.advance_to(cycle);
-  std::vector<uint32_t>& bucket = wheel_.bucket(cycle);
-  // Events of this cycle may schedule more events at this cycle: drain until empty.
-  while (!bucket.empty()) {
-    batch_.swap(bucket);
-    for (const uint32_t event : batch_) {
+  // Events of this cycle may schedule more events at this cycle: take until none is left.
+  for (uint32_t node = wheel_.take(cycle); node != TimingWheel::kEnd; node = wheel_.take(cycle)) {
+    while (node != TimingWheel::kEnd) {
+      const uint32_t event = wheel_.pop_node(node, &node);
       if (event & kDeliveryBit)
         receive(event & ~kDeliveryBit, cycle);
       else
         run_tile(event, cycle);
     }
-    batch_.clear();
   }
-  wheel_.mark_drained(cycle);
   running_ = false;
   uint64_t next = 0;
   if (wheel_.next_time(&next)) {

@@ -55,7 +55,6 @@ class Region : public sc_core::sc_module, public MessageSink {
   TimingWheel wheel_;
   std::vector<Message> pool_;
   uint32_t free_ = kNoMessage;
-  std::vector<uint32_t> batch_;
   std::vector<MessageSink*> sinks_;
   std::vector<Transit> transits_;
   sc_core::sc_event wake_event_;

@@ -5,7 +5,8 @@ namespace wafersim::sim {
 TimingWheel::TimingWheel(uint32_t ring_bits)
     : ring_size_(uint64_t(1) << ring_bits),
       mask_(ring_size_ - 1),
-      buckets_(ring_size_),
+      head_(ring_size_, kEnd),
+      tail_(ring_size_, kEnd),
       occupied_((ring_size_ + 63) / 64, 0) {}
 
 void TimingWheel::advance_to(uint64_t time) {

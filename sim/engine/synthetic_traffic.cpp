@@ -1,0 +1,155 @@
+#include "sim/engine/synthetic_traffic.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace wafersim::sim {
+
+namespace {
+
+// A little local work between messages, so compute and fabric events interleave.
+Task small_compute() {
+  Task task;
+  task.op = Op::Compute;
+  task.work = {256, 256, 64};
+  return task;
+}
+
+Task send_task(int32_t dx, int32_t dy, uint16_t tag, uint32_t bytes) {
+  Task task;
+  task.op = Op::Send;
+  task.category = Category::Fabric;
+  task.dx = dx, task.dy = dy, task.tag = tag, task.bytes = bytes;
+  return task;
+}
+
+Task wait_task(uint16_t tag, uint32_t count) {
+  Task task;
+  task.op = Op::Wait;
+  task.tag = tag, task.count = count;
+  return task;
+}
+
+Task multicast_task(Dir dir, uint32_t count, uint16_t tag, uint32_t bytes) {
+  Task task;
+  task.op = Op::Multicast;
+  task.category = Category::Fabric;
+  task.dir = dir, task.count = count, task.tag = tag, task.bytes = bytes;
+  return task;
+}
+
+uint64_t iterations_for(uint64_t events, uint64_t per_iteration) {
+  return std::max<uint64_t>(1, (events + per_iteration - 1) / std::max<uint64_t>(per_iteration, 1));
+}
+
+void neighbour(const TrafficSpec& spec, SyntheticTraffic& out) {
+  ProgramSet& set = out.programs;
+  // Partners: columns pair up (0-1, 2-3, ...); an odd last column pairs its rows;
+  // an odd last corner talks to itself. Every tile sends and receives one message.
+  const int32_t partner[5][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {0, 0}};
+  for (const auto& offset : partner)
+    set.programs.push_back({{send_task(offset[0], offset[1], 0, spec.bytes), wait_task(0, 1), small_compute()}});
+  const uint32_t w = spec.grid_width, h = spec.grid_height;
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) {
+      uint32_t program = 4;
+      if (x + 1 < w || w % 2 == 0) program = x % 2 == 0 ? 0 : 1;
+      else if (y + 1 < h || h % 2 == 0) program = y % 2 == 0 ? 2 : 3;
+      set.tile_program[uint64_t(y) * w + x] = program;
+    }
+  out.events_per_iteration = set.tiles() * 4;  // send, delivery, wait, compute
+}
+
+void random_offsets(const TrafficSpec& spec, SyntheticTraffic& out) {
+  ProgramSet& set = out.programs;
+  const uint32_t w = spec.grid_width, h = spec.grid_height, rounds = spec.random_rounds;
+  std::mt19937_64 generator(spec.seed);
+  std::vector<uint32_t> dx(rounds), dy(rounds);
+  for (uint32_t r = 0; r < rounds; ++r) dx[r] = uint32_t(generator() % w), dy[r] = uint32_t(generator() % h);
+  // A tile at x wraps in round r when x >= w - dx[r]; ranking the rounds by that
+  // threshold, the tiles with c thresholds at or below x wrap in the first c rounds.
+  auto rank = [rounds](const std::vector<uint32_t>& offsets, uint32_t extent) {
+    std::vector<uint32_t> order(rounds);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return extent - offsets[a] < extent - offsets[b]; });
+    std::vector<uint32_t> position(rounds);
+    for (uint32_t i = 0; i < rounds; ++i) position[order[i]] = i;
+    return position;
+  };
+  const std::vector<uint32_t> xrank = rank(dx, w), yrank = rank(dy, h);
+  for (uint32_t cy = 0; cy <= rounds; ++cy)
+    for (uint32_t cx = 0; cx <= rounds; ++cx) {
+      Program program;
+      for (uint32_t r = 0; r < rounds; ++r) {
+        const int32_t rx = xrank[r] < cx ? int32_t(dx[r]) - int32_t(w) : int32_t(dx[r]);
+        const int32_t ry = yrank[r] < cy ? int32_t(dy[r]) - int32_t(h) : int32_t(dy[r]);
+        program.tasks.push_back(send_task(rx, ry, uint16_t(r), spec.bytes));
+        program.tasks.push_back(wait_task(uint16_t(r), 1));
+      }
+      set.programs.push_back(program);
+    }
+  auto wraps_before = [rounds](const std::vector<uint32_t>& offsets, uint32_t extent, uint32_t coordinate) {
+    uint32_t count = 0;
+    for (uint32_t r = 0; r < rounds; ++r) count += coordinate >= extent - offsets[r] ? 1 : 0;
+    return count;
+  };
+  std::vector<uint32_t> xclass(w), yclass(h);
+  for (uint32_t x = 0; x < w; ++x) xclass[x] = wraps_before(dx, w, x);
+  for (uint32_t y = 0; y < h; ++y) yclass[y] = wraps_before(dy, h, y);
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) set.tile_program[uint64_t(y) * w + x] = yclass[y] * (rounds + 1) + xclass[x];
+  out.events_per_iteration = set.tiles() * 3 * rounds;  // send, delivery, wait per round
+}
+
+void row_multicast(const TrafficSpec& spec, SyntheticTraffic& out) {
+  ProgramSet& set = out.programs;
+  const uint32_t w = spec.grid_width, h = spec.grid_height;
+  if (w < 2) throw std::invalid_argument("multicast traffic needs rows of at least 2 tiles");
+  set.programs.push_back({{multicast_task(Dir::East, w - 1, 0, spec.bytes), wait_task(1, 1)}});
+  set.programs.push_back({{multicast_task(Dir::West, w - 1, 1, spec.bytes), wait_task(0, 1)}});
+  set.programs.push_back({{wait_task(0, 1), wait_task(1, 1), small_compute()}});
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) set.tile_program[uint64_t(y) * w + x] = x == 0 ? 0 : x + 1 == w ? 1 : 2;
+  // Per row: 2 tasks at each end, 3 in between, and 2 (w - 1) deliveries.
+  out.events_per_iteration = uint64_t(h) * (4 + 3 * uint64_t(w - 2) + 2 * uint64_t(w - 1));
+}
+
+}  // namespace
+
+bool parse_traffic(const std::string& name, Traffic* traffic) {
+  if (name == "neighbour") *traffic = Traffic::Neighbour;
+  else if (name == "random") *traffic = Traffic::Random;
+  else if (name == "multicast") *traffic = Traffic::Multicast;
+  else return false;
+  return true;
+}
+
+const char* to_string(Traffic traffic) {
+  switch (traffic) {
+    case Traffic::Neighbour: return "neighbour";
+    case Traffic::Random: return "random";
+    case Traffic::Multicast: return "multicast";
+  }
+  return "?";
+}
+
+SyntheticTraffic make_traffic(const TrafficSpec& spec) {
+  SyntheticTraffic out;
+  ProgramSet& set = out.programs;
+  set.grid_width = spec.grid_width;
+  set.grid_height = spec.grid_height;
+  set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
+  switch (spec.traffic) {
+    case Traffic::Neighbour: neighbour(spec, out); break;
+    case Traffic::Random: random_offsets(spec, out); break;
+    case Traffic::Multicast: row_multicast(spec, out); break;
+  }
+  set.iterations = iterations_for(spec.events, out.events_per_iteration);
+  return out;
+}
+
+}  // namespace wafersim::sim
