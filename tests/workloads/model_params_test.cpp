@@ -88,3 +88,19 @@ TEST_CASE("sliding windows apply to every layer or to every n-th", "[model]") {
   CHECK(every.attended_positions(0, 1000) == 64);
   CHECK(every.attended_positions(1, 1000) == 64);
 }
+
+TEST_CASE("an experiment's model section can start from a zoo model and change keys", "[model][config]") {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    declare_model_params(s);
+    return s;
+  }();
+  config::LoadOptions options;
+  options.presets["model"] = &embedded_model_zoo();
+  const config::Config config =
+      config::load_string(schema, "model:\n  preset: tiny-dense\n  kv_dtype: fp8\n", "exp.yaml", options);
+  const ModelSpec model = model_from_config(config);
+  CHECK(model.name == "tiny-dense");
+  CHECK(model.d_model == 256);
+  CHECK(model.kv_dtype == Dtype::FP8);
+}
