@@ -48,8 +48,9 @@ std::string scaled(double value, const char* unit_suffix) {
   return buffer;
 }
 
-// Parameter counts as model cards quote them: "8.03 B".
-std::string billions(uint64_t count) {
+// Parameter counts as model cards quote them: "8.03 B"; smaller models "4.07 M".
+std::string params_text(uint64_t count) {
+  if (count < 1000000000) return scaled(double(count), "");
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.2f B", double(count) / 1e9);
   return buffer;
@@ -82,7 +83,8 @@ std::string generic_name(const Op& op) {
   std::string name = op.name;
   const std::string layer_prefix = "layers." + std::to_string(op.layer) + ".";
   if (op.layer >= 0 && name.rfind(layer_prefix, 0) == 0) name = name.substr(layer_prefix.size());
-  if (op.expert >= 0) name = "experts.*." + name.substr(name.find('.', 8) + 1);
+  const std::string expert_prefix = "experts." + std::to_string(op.expert) + ".";
+  if (op.expert >= 0 && name.rfind(expert_prefix, 0) == 0) name = "experts.*." + name.substr(expert_prefix.size());
   return name;
 }
 
@@ -175,12 +177,13 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph) {
               << " shared) of width " << m.moe.expert_ffn_dim << " on " << m.moe.layers.size() << " layers, ";
   if (m.ffn_dim) std::cout << "dense MLP width " << m.ffn_dim << ", ";
   std::cout << "vocabulary " << m.vocab_size << ", up to " << m.max_positions << " positions\n"
-            << "  dtypes: weights " << to_string(m.weight_dtype) << ", experts " << to_string(m.moe_weight_dtype)
+            << "  dtypes: weights " << to_string(m.weight_dtype)
+            << (m.moe.n_experts ? std::string(", experts ") + to_string(m.moe_weight_dtype) : std::string())
             << ", KV cache " << to_string(m.kv_dtype) << ", activations " << to_string(m.activation_dtype) << "\n\n";
 
   Table params({{"parameters", "", false}, {"exact", "", true}, {"", "", false}});
-  params.add_row({"total", with_commas(counts.total), billions(counts.total)});
-  params.add_row({"active per token", with_commas(counts.active), billions(counts.active)});
+  params.add_row({"total", with_commas(counts.total), params_text(counts.total)});
+  params.add_row({"active per token", with_commas(counts.active), params_text(counts.active)});
   params.add_row({"weights", with_commas(counts.weight_bytes) + " bytes", scaled(double(counts.weight_bytes), "B")});
   std::cout << params.str() << "  (" << workloads::active_params_convention() << ")\n\n";
 
