@@ -90,12 +90,11 @@ uint64_t peak_rss_bytes() {
 
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options) {
+  const auto build_start = std::chrono::steady_clock::now();
   static bool simulated = false;
   if (simulated) throw EngineError("one simulation per process: SystemC cannot elaborate a second mesh");
+  validate_programs(hw, programs);  // before anything is elaborated, so a rejected set leaves the process usable
   simulated = true;
-
-  const auto build_start = std::chrono::steady_clock::now();
-  validate_programs(hw, programs);
 
   // The world and the modules live until the process ends: tearing down
   // hundreds of thousands of sc_objects one by one would cost more than the run.

@@ -1,0 +1,71 @@
+// Contention: flows that share a link, a ramp or an off-wafer channel serialise,
+// and the waiting shows up as Contention on the critical path.
+#include <catch2/catch.hpp>
+
+#include "models/analytic/messages.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/synthetic_traffic.h"
+#include "tests/sim/program_builder.h"
+#include "tests/sim/test_hardware.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+TEST_CASE("two flows sharing links take exactly the serialised time", "[engine][contention]") {
+  const HardwareSpec hw = wse3_like(16, 16);
+  ProgramSet set = empty_set(16, 16);
+  // Row 0: A goes (0,0) -> (4,0), B goes (1,0) -> (5,0); both send at cycle 0 and
+  // share the links 1->2, 2->3, 3->4. A is processed first (lower tile id).
+  place(set, 0, 0, {send(4, 0, 64)});
+  place(set, 1, 0, {send(4, 0, 64)});
+  place(set, 4, 0, {wait(1), mark(0)});
+  place(set, 5, 0, {wait(1), mark(1)});
+  // Row 3: one tile sends twice; the second message waits for the first to leave the ramp.
+  place(set, 0, 3, {send(3, 0, 64), send(0, 3, 64)});
+  place(set, 3, 3, {wait(1), mark(2)});
+  place(set, 0, 6, {wait(1), mark(3)});
+  // Around (10, 10): two messages reach one core at the same cycle from two sides.
+  place(set, 8, 10, {send(2, 0, 64)});
+  place(set, 10, 12, {send(0, -2, 64)});
+  place(set, 10, 10, {wait(2), mark(4)});
+  set.marks = 5;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
+
+  const uint64_t body = 16;  // 64 B over 4 B/cycle links
+  // A is alone on its route: ramp 2 + 4 hops + 16 + ramp 2.
+  CHECK(result.marks[0][0].cycle == 24);
+  // A's head enters link 1->2 at cycle 3 (ramp 2, one hop) and its body holds
+  // it until 3 + 16 = 19. B's head reaches that link, its first, at cycle 2 and
+  // waits 17 cycles; then 4 hops, the body and ramp-off: 19 + 4 + 16 + 2 = 41,
+  // i.e. B's closed form (24) plus the 17 cycles it waited.
+  const uint64_t b_wait = 3 + body - 2;
+  CHECK(result.marks[1][0].cycle == 41);
+  CHECK(result.marks[1][0].cycle == analytic::point_to_point_cycles(hw.fabric, 4, 0, 0, 64) + b_wait);
+  CHECK(result.marks[1][0].path[size_t(Category::Contention)] == b_wait);
+  CHECK(result.marks[1][0].path[size_t(Category::Fabric)] == 24);
+
+  // Own sends: the second leaves the ramp one body later.
+  CHECK(result.marks[2][0].cycle == analytic::point_to_point_cycles(hw.fabric, 3, 0, 0, 64));
+  CHECK(result.marks[3][0].cycle == body + analytic::point_to_point_cycles(hw.fabric, 0, 3, 0, 64));
+
+  // Ejection: both heads reach (10, 10) at cycle 4; the second is taken off one body later.
+  CHECK(result.marks[4][0].cycle == body + analytic::point_to_point_cycles(hw.fabric, 2, 0, 0, 64));
+  CHECK(result.link_busy_peak > 0);
+}
+
+TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine][contention][offwafer]") {
+  const HardwareSpec hw = wse3_like(8, 8, 2);
+  ProgramSet set = empty_set(8, 8, 2);
+  place(set, 1, 1, {send(0, 0, 1360, 0, 1)}, 0);
+  place(set, 2, 1, {send(0, 0, 1360, 0, 1)}, 0);
+  place(set, 1, 1, {wait(1), mark(0)}, 1);
+  place(set, 2, 1, {wait(1), mark(1)}, 1);
+  set.marks = 2;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
+  // ramp 2 + latency 1100 + 1360 / 136 = 10 + ramp 2.
+  REQUIRE(analytic::offwafer_cycles(hw, 1360) == 1114);
+  CHECK(result.marks[0][0].cycle == 1114);
+  CHECK(result.marks[0][0].path[size_t(Category::OffWafer)] == 1114);
+  CHECK(result.marks[1][0].cycle == 1114 + 10);
+  CHECK(result.marks[1][0].path[size_t(Category::Contention)] == 10);
+}
