@@ -14,6 +14,7 @@ const config::Schema& experiment_schema() {
     declare_sim_params(s);
     workloads::declare_model_params(s);
     workloads::declare_workload_params(s);
+    declare_mapping_params(s);
     return s;
   }();
   return schema;
@@ -25,6 +26,17 @@ config::Config load_experiment_config(const std::string& path, const std::vector
   options.presets["hardware"] = &embedded_hardware_presets();
   options.presets["model"] = &embedded_model_zoo();
   return config::load_file(experiment_schema(), path, options);
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  config::Config config = load_experiment_config(path, overrides);
+  Experiment experiment{config,
+                        hardware_from_config(config),
+                        workloads::model_from_config(config),
+                        workloads::workload_from_config(config),
+                        mapping_options_from_config(config),
+                        sim_options_from_config(config)};
+  return experiment;
 }
 
 }  // namespace wafersim::mapping

@@ -3,7 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "mapping/mapping_options.h"
 #include "models/config/config.h"
+#include "models/hardware.h"
+#include "models/sim_options.h"
+#include "workloads/model_spec.h"
+#include "workloads/workload_spec.h"
 
 namespace wafersim::mapping {
 
@@ -12,5 +17,17 @@ const config::Schema& experiment_schema();
 
 // Loads and validates an experiment file with --set overrides applied.
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides);
+
+struct Experiment {
+  config::Config config;
+  HardwareSpec hardware;
+  workloads::ModelSpec model;
+  workloads::WorkloadSpec workload;
+  MappingOptions mapping;
+  SimOptions sim;
+};
+
+// The config and every typed spec read from it (cross-field checks included).
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace wafersim::mapping

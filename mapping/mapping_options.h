@@ -8,11 +8,12 @@ namespace config { class Config; class Schema; }
 namespace mapping {
 
 struct MappingOptions {
-  double region_aspect = 1.0;      // preferred columns / rows of a layer region
-  uint32_t reduce_fanin = 2;       // children per node of reduction trees
-  bool multicast_rows = true;      // input vectors travel along rows (else along columns)
-  double sram_fill = 1.0;          // fraction of usable SRAM the compiler may fill
-  uint64_t activation_buffer_bytes = 0;  // reserved per tile for activations
+  double region_aspect = 4.0;       // preferred columns / rows of a layer region (picks the strip count)
+  uint32_t strips = 0;              // vertical strips per wafer; 0 = chosen from region_aspect
+  uint32_t reduce_fanin = 2;        // children per node of reduction and gather trees
+  bool multicast_along_x = true;    // input vectors travel along x (rows); false = along y
+  bool use_all_tiles = true;        // spread regions over every tile; false = fewest tiles that fit
+  uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
 };
 
 void declare_mapping_params(config::Schema& schema);

@@ -1,11 +1,52 @@
+// wafersim analytic: the closed-form latency of the same plan `run` simulates.
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "mapping/decode_inputs.h"
+#include "mapping/experiment.h"
+#include "mapping/plan.h"
+#include "mapping/timeline.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/decode_report.h"
+#include "sim/cli/output.h"
+#include "sim/engine/engine.h"
 
 namespace wafersim::cli {
 
+namespace {
+
+struct AnalyticOptions {
+  std::string file;
+  CommonOptions common;
+};
+
+void analytic(const AnalyticOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
+  const mapping::Plan plan =
+      mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  const mapping::DecodeInputs inputs(experiment.model, experiment.workload);
+  const mapping::DecodeTimeline timeline = mapping::analytic_timeline(plan, inputs);
+  const mapping::DecodeMetrics metrics = mapping::decode_metrics(plan, timeline);
+  RunFigures figures;
+  figures.engine = "analytic";
+  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  figures.peak_rss_bytes = sim::peak_rss_bytes();
+  if (!options.common.quiet) std::cout << decode_table(plan, metrics, figures);
+  if (!options.common.json_path.empty())
+    write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
+}
+
+}  // namespace
+
 void add_analytic_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("analytic", "(not available yet)");
-  command->allow_extras();
-  command->callback([] { throw CommandError(2, "'wafersim analytic' is not available in this version yet"); });
+  auto options = std::make_shared<AnalyticOptions>();
+  CLI::App* command = app.add_subcommand(
+      "analytic", "Closed-form (contention-free) tokens/s and per-token latency of the plan `run` simulates");
+  command->add_option("CONFIG", options->file, "Experiment YAML file")->required();
+  add_common_options(*command, options->common);
+  command->callback([options] { analytic(*options); });
 }
 
 }  // namespace wafersim::cli

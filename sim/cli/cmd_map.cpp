@@ -1,11 +1,143 @@
+// wafersim map: compile an experiment and report the plan.
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "mapping/experiment.h"
+#include "mapping/plan.h"
+#include "models/config/error.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/output.h"
+#include "sim/engine/version.h"
 
 namespace wafersim::cli {
 
+namespace {
+
+struct MapOptions {
+  std::string file;
+  CommonOptions common;
+};
+
+std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
+
+nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_hash, double compile_seconds) {
+  nlohmann::json regions = nlohmann::json::array();
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::Region& region = plan.regions[r];
+    const mapping::RegionStats& stats = plan.stats[r];
+    regions.push_back({{"name", region.name},
+                       {"wafer", region.box.wafer},
+                       {"x", region.box.x0},
+                       {"y", region.box.y0},
+                       {"width_tiles", region.box.width_x()},
+                       {"height_tiles", region.box.height_y()},
+                       {"tiles", stats.tiles},
+                       {"blocks", region.blocks.size()},
+                       {"weight_bytes", stats.weight_bytes},
+                       {"kv_bytes", stats.kv_bytes},
+                       {"sram_peak_bytes", stats.sram_peak_bytes},
+                       {"sram_mean_bytes", stats.sram_mean_bytes},
+                       {"max_context_tokens", stats.max_context_tokens},
+                       {"relays", stats.relayed_patterns}});
+  }
+  return {{"fits", true},
+          {"model", plan.model.name},
+          {"hardware", plan.hw.name},
+          {"wafers", plan.hw.wafers},
+          {"strips", plan.strips},
+          {"tiles_used", plan.tiles_used},
+          {"tiles_total", plan.tiles_total},
+          {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
+          {"sram_peak_bytes", plan.sram_peak_bytes},
+          {"sram_mean_bytes", plan.sram_mean_bytes},
+          {"max_context_tokens", plan.max_context_tokens},
+          {"colors_peak", plan.colors_peak},
+          {"colors_available", plan.hw.fabric.colors - plan.hw.fabric.colors_reserved},
+          {"relays", plan.relays},
+          {"programs", plan.programs.programs.size()},
+          {"plan_bytes", plan.plan_bytes},
+          {"plan_bytes_per_tile", double(plan.plan_bytes) / double(plan.tiles_total)},
+          {"compile_seconds", compile_seconds},
+          {"regions", regions},
+          {"config_hash", config_hash},
+          {"version", version()}};
+}
+
+void print_plan(const mapping::Plan& plan, double compile_seconds) {
+  const HardwareSpec& hw = plan.hw;
+  std::cout << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
+                           plan.model.name, hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips,
+                           hw.grid_width / plan.strips);
+  Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
+  summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
+  summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),
+                   fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
+                               plan.sram_peak_x, plan.sram_peak_y)});
+  summary.add_row({"SRAM per tile, mean", std::to_string(plan.sram_mean_bytes), "bytes"});
+  summary.add_row({"max context", plan.max_context_tokens == UINT64_MAX ? "unbounded" : std::to_string(plan.max_context_tokens),
+                   fmt::format("tokens (workload asks {})", plan.workload.max_context())});
+  summary.add_row({"colours, peak", std::to_string(plan.colors_peak),
+                   fmt::format("of {} routable", hw.fabric.colors - hw.fabric.colors_reserved)});
+  summary.add_row({"relays", std::to_string(plan.relays), "routing patterns"});
+  summary.add_row({"plan memory", megabytes(plan.plan_bytes),
+                   fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
+                               plan.programs.programs.size())});
+  summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
+  std::cout << summary.str() << "\n";
+
+  Table regions({{"region", "", false},
+                 {"wafer", "", true},
+                 {"x", "", true},
+                 {"y", "", true},
+                 {"size", "tiles", true},
+                 {"tiles", "", true},
+                 {"weights", "MB", true},
+                 {"KV", "MB", true},
+                 {"SRAM peak", "B", true},
+                 {"SRAM mean", "B", true}});
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::Region& region = plan.regions[r];
+    const mapping::RegionStats& stats = plan.stats[r];
+    regions.add_row({region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0),
+                     std::to_string(region.box.y0),
+                     fmt::format("{} x {}", region.box.width_x(), region.box.height_y()), std::to_string(stats.tiles),
+                     megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
+                     std::to_string(stats.sram_mean_bytes)});
+  }
+  std::cout << regions.str();
+}
+
+void map(const MapOptions& options) {
+  const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
+  const auto begin = std::chrono::steady_clock::now();
+  mapping::Plan plan;
+  try {
+    plan = mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  } catch (const config::DoesNotFitError& error) {
+    if (!options.common.json_path.empty())
+      write_json(options.common.json_path, {{"fits", false},
+                                            {"error", error.what()},
+                                            {"config_hash", experiment.config.hash()},
+                                            {"version", version()}});
+    throw;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (!options.common.quiet) print_plan(plan, seconds);
+  if (!options.common.json_path.empty())
+    write_json(options.common.json_path, plan_json(plan, experiment.config.hash(), seconds));
+}
+
+}  // namespace
+
 void add_map_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("map", "(not available yet)");
-  command->allow_extras();
-  command->callback([] { throw CommandError(2, "'wafersim map' is not available in this version yet"); });
+  auto options = std::make_shared<MapOptions>();
+  CLI::App* command = app.add_subcommand("map", "Compile an experiment onto the wafer(s) and report the plan");
+  command->add_option("CONFIG", options->file, "Experiment YAML file")->required();
+  add_common_options(*command, options->common);
+  command->callback([options] { map(*options); });
 }
 
 }  // namespace wafersim::cli

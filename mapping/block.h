@@ -1,0 +1,29 @@
+#pragma once
+// A rectangular block of tiles that runs one chain of steps, rooted at its
+// local (0, 0). Local rows i run "down", columns j run "across"; which of x and
+// y is "across" is the mapping.multicast_axis knob.
+#include <cstdint>
+
+#include "models/tile_program.h"
+
+namespace wafersim::mapping {
+
+struct BlockGeometry {
+  uint32_t wafer = 0;
+  uint32_t x0 = 0, y0 = 0;   // global position of the root, local (0, 0)
+  uint32_t rows = 1, cols = 1;
+  bool across_is_x = true;
+
+  uint32_t x(uint32_t i, uint32_t j) const { return across_is_x ? x0 + j : x0 + i; }
+  uint32_t y(uint32_t i, uint32_t j) const { return across_is_x ? y0 + i : y0 + j; }
+  uint32_t width_x() const { return across_is_x ? cols : rows; }
+  uint32_t height_y() const { return across_is_x ? rows : cols; }
+  Dir across() const { return across_is_x ? Dir::East : Dir::South; }
+  Dir down() const { return across_is_x ? Dir::South : Dir::East; }
+  // Global (dx, dy) of a move by di rows and dj columns.
+  int32_t dx(int32_t di, int32_t dj) const { return across_is_x ? dj : di; }
+  int32_t dy(int32_t di, int32_t dj) const { return across_is_x ? di : dj; }
+  uint64_t tiles() const { return uint64_t(rows) * cols; }
+};
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,327 @@
+// The layer-partitioning compiler: sizes and places regions, builds their
+// blocks, checks every tile's SRAM and turns the blocks into tile programs.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "mapping/layout.h"
+#include "mapping/plan.h"
+#include "models/config/error.h"
+
+namespace wafersim::mapping {
+
+namespace {
+
+using workloads::ModelSpec;
+using workloads::WorkloadSpec;
+
+std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context) {
+  std::vector<RegionNeed> needs;
+  auto add = [&](RegionKind kind, int32_t layer) {
+    needs.push_back({kind, layer,
+                     region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context), 1});
+  };
+  add(RegionKind::Embedding, -1);
+  for (uint32_t layer = 0; layer < model.n_layers; ++layer)
+    add(model.is_moe_layer(layer) ? RegionKind::Moe : RegionKind::Dense, int32_t(layer));
+  add(RegionKind::Head, -1);
+  return needs;
+}
+
+std::string gigabytes(uint64_t bytes) { return fmt::format("{:.2f} GB", double(bytes) / 1e9); }
+
+struct TileSram {
+  uint64_t weight_elements = 0, weights = 0, kv = 0, activations = 0;
+};
+
+TileSram tile_sram(const Block& block, uint32_t i, uint32_t j, uint64_t max_context, uint64_t stream_buffer) {
+  TileSram sram;
+  for (const auto& step : block.steps) {
+    const uint64_t elements = step->weight_elements(i, j), biases = step->bias_elements(i, j);
+    sram.weight_elements += elements + biases;
+    sram.weights += dtype_bytes(step->weight_dtype(), elements) + dtype_bytes(step->bias_dtype(), biases);
+    sram.kv += step->kv_bytes(i, j, max_context);
+    sram.activations = std::max(sram.activations, step->activation_bytes(i, j));
+  }
+  if (i == 0 && j == 0) sram.activations += stream_buffer;
+  return sram;
+}
+
+// Fills stats for one region; returns the SRAM of its fullest tile.
+RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_t max_context, uint64_t stream_buffer,
+                           uint32_t colors_available, uint32_t* peak_x, uint32_t* peak_y) {
+  RegionStats stats;
+  stats.max_context_tokens = UINT64_MAX;
+  uint64_t sum = 0;
+  for (const Block& block : region.blocks) {
+    for (uint32_t i = 0; i < block.geo.rows; ++i) {
+      for (uint32_t j = 0; j < block.geo.cols; ++j) {
+        const TileSram sram = tile_sram(block, i, j, max_context, stream_buffer);
+        const uint64_t used = hw.tile.runtime_reserved_bytes + sram.weights + sram.kv + sram.activations;
+        stats.weight_bytes += sram.weights;
+        stats.weight_elements += sram.weight_elements;
+        stats.kv_bytes += sram.kv;
+        sum += used;
+        if (used > stats.sram_peak_bytes) {
+          stats.sram_peak_bytes = used;
+          *peak_x = block.geo.x(i, j);
+          *peak_y = block.geo.y(i, j);
+        }
+        const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
+        const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
+        for (const auto& step : block.steps)
+          stats.max_context_tokens = std::min(stats.max_context_tokens, step->max_context(i, j, free_bytes));
+      }
+    }
+    for (const auto& step : block.steps) {
+      stats.patterns_peak = std::max(stats.patterns_peak, std::min(step->patterns(), colors_available));
+      stats.relayed_patterns += step->relayed_patterns();
+    }
+    stats.tiles += block.geo.tiles();
+  }
+  stats.sram_mean_bytes = stats.tiles ? sum / stats.tiles : 0;
+  return stats;
+}
+
+// Deduplicates programs: tiles with equal programs share one.
+class ProgramInterner {
+ public:
+  explicit ProgramInterner(ProgramSet& set) : set_(set) {}
+  uint32_t intern(std::vector<Task> tasks) {
+    uint64_t hash = 1469598103934665603ull;
+    for (const Task& t : tasks) {
+      const uint64_t fields[] = {uint64_t(t.op) | uint64_t(t.dir) << 8 | uint64_t(t.category) << 16 |
+                                     uint64_t(t.dtype) << 24 | uint64_t(t.tag) << 32 | uint64_t(t.layer) << 48,
+                                 t.count, uint64_t(uint32_t(t.dx)) << 32 | uint32_t(t.dy), uint64_t(uint32_t(t.dwafer)),
+                                 t.bytes, uint64_t(t.expert) << 32 | t.moe_layer, t.mark, t.work.flops,
+                                 t.work.read_bytes, t.work.write_bytes, t.work_per_position.flops,
+                                 t.work_per_position.read_bytes, t.kv_stride, t.kv_offset, t.kv_window,
+                                 t.iteration_delta, t.relays};
+      for (uint64_t field : fields) hash = (hash ^ field) * 1099511628211ull;
+    }
+    std::vector<uint32_t>& bucket = index_[hash];
+    for (uint32_t id : bucket)
+      if (set_.programs[id].tasks == tasks) return id;
+    set_.programs.push_back(Program{std::move(tasks)});
+    bucket.push_back(uint32_t(set_.programs.size() - 1));
+    return bucket.back();
+  }
+
+ private:
+  ProgramSet& set_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> index_;
+};
+
+// Tiles whose row and column signatures match run the same program.
+std::vector<uint32_t> classes(const Block& block, bool rows) {
+  const uint32_t n = rows ? block.geo.rows : block.geo.cols;
+  std::map<std::vector<uint64_t>, uint32_t> ids;
+  std::vector<uint32_t> out(n);
+  for (uint32_t index = 0; index < n; ++index) {
+    std::vector<uint64_t> signature{index == 0};
+    for (const auto& step : block.steps) step->signature(rows, index, signature);
+    out[index] = ids.emplace(std::move(signature), uint32_t(ids.size())).first->second;
+  }
+  return out;
+}
+
+void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& set, const HardwareSpec& hw) {
+  const std::vector<uint32_t> row_class = classes(block, true), col_class = classes(block, false);
+  const uint32_t col_classes = *std::max_element(col_class.begin(), col_class.end()) + 1;
+  std::unordered_map<uint64_t, uint32_t> program_of;
+  const Step* attention = nullptr;
+  for (const auto& step : block.steps)
+    if (step->has_kv_offset()) attention = step.get();
+  for (uint32_t i = 0; i < block.geo.rows; ++i) {
+    for (uint32_t j = 0; j < block.geo.cols; ++j) {
+      const uint64_t key = uint64_t(row_class[i]) * col_classes + col_class[j];
+      auto [it, fresh] = program_of.try_emplace(key, 0);
+      if (fresh) it->second = interner.intern(block.program(i, j));
+      const uint64_t tile = (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width +
+                            block.geo.x(i, j);
+      set.tile_program[tile] = it->second;
+      if (attention) set.tile_kv_offset[tile] = attention->kv_offset(i, j);
+    }
+  }
+}
+
+Task mark(uint32_t slot) {
+  Task task;
+  task.op = Op::Mark;
+  task.mark = slot;
+  return task;
+}
+
+Task input_wait() {
+  Task task;
+  task.op = Op::Wait;
+  task.tag = kTagInput;
+  task.count = 1;
+  return task;
+}
+
+Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t iteration_delta) {
+  Task task;
+  task.op = Op::Send;
+  task.dx = int32_t(to.box.x0) - int32_t(from.box.x0);
+  task.dy = int32_t(to.box.y0) - int32_t(from.box.y0);
+  task.dwafer = int32_t(to.box.wafer) - int32_t(from.box.wafer);
+  task.bytes = uint32_t(bytes);
+  task.tag = kTagInput;
+  task.category = task.dwafer != 0 ? Category::OffWafer : Category::Fabric;
+  task.iteration_delta = iteration_delta;
+  task.layer = uint16_t(std::max(from.layer, 0));
+  return task;
+}
+
+}  // namespace
+
+Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const WorkloadSpec& workload,
+                  const MappingOptions& options) {
+  Plan plan;
+  plan.hw = hw_in;
+  plan.model = model;
+  plan.workload = workload;
+  plan.options = options;
+  const HardwareSpec& hw = plan.hw;
+  const uint64_t max_context = workload.max_context();
+  const uint64_t usable = hw.usable_sram_bytes();
+  const uint32_t colors_available = hw.fabric.colors - hw.fabric.colors_reserved;
+
+  std::vector<RegionNeed> needs = region_needs(model, max_context);
+  // First guess: a tile holds its share of the region's bytes in 90 % of its usable SRAM.
+  const uint64_t tile_budget = usable * 9 / 10;
+  uint64_t total_bytes = 0, weight_bytes = 0;
+  for (const RegionNeed& need : needs) total_bytes += need.bytes;
+  for (const RegionNeed& need : needs) weight_bytes += region_weight_bytes(model, need.kind, need.layer);
+  auto full_width_heights = [&] {
+    for (RegionNeed& need : needs) need.min_height = std::max(need.min_height, min_height_for(need.bytes, hw.grid_width, tile_budget));
+  };
+  full_width_heights();
+  const uint32_t fits_on = wafers_needed(needs, hw, 1);
+  auto does_not_fit = [&](uint32_t wafers, const std::string& why) {
+    const std::string fit = fits_on ? fmt::format("; it fits on {} wafers", fits_on)
+                                    : "; one of its regions is larger than a wafer";
+    throw config::DoesNotFitError(fmt::format(
+        "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
+        "({} tiles x {} B){}{}",
+        model.name, gigabytes(total_bytes), gigabytes(weight_bytes), gigabytes(total_bytes - weight_bytes),
+        max_context, wafers, hw.name, gigabytes(uint64_t(wafers) * hw.tiles_per_wafer() * usable),
+        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit, why));
+  };
+  if (fits_on == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1), "");
+  uint32_t wafers = hw.wafers > 0 ? hw.wafers : fits_on;
+  if (wafers < fits_on) does_not_fit(wafers, "");
+
+  RegionContext context{&plan.hw, &plan.model, &plan.options, colors_available};
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 200) throw std::logic_error("the compiler found no layout that fits every tile");
+    uint32_t strips = choose_strips(hw, options, (needs.size() + wafers - 1) / wafers);
+    Layout layout;
+    for (; strips >= 1; --strips) {
+      std::vector<RegionNeed> sized = needs;
+      for (RegionNeed& need : sized)
+        need.min_height = std::max(need.min_height, min_height_for(need.bytes, hw.grid_width / strips, tile_budget));
+      layout = place_regions(sized, hw, options, wafers, strips);
+      if (!layout.boxes.empty()) break;
+    }
+    if (layout.boxes.empty()) {
+      if (hw.wafers > 0) does_not_fit(wafers, "");
+      ++wafers;
+      continue;
+    }
+    // Build every region and check every tile; grow the regions that overflow.
+    plan.regions.clear();
+    plan.stats.clear();
+    bool grown = false;
+    for (size_t r = 0; r < needs.size(); ++r) {
+      const BlockGeometry& box = layout.boxes[r];
+      Region region;
+      try {
+        region = build_region(context, needs[r].kind, needs[r].layer, box);
+      } catch (const std::logic_error&) {  // too few rows for its sub-blocks
+        needs[r].min_height = box.height_y() + 1;
+        grown = true;
+        continue;
+      }
+      uint32_t peak_x = 0, peak_y = 0;
+      RegionStats stats = measure_region(region, hw, max_context, options.stream_buffer_bytes, colors_available,
+                                         &peak_x, &peak_y);
+      if (stats.sram_peak_bytes > hw.tile.sram_bytes) {
+        const double over = double(stats.sram_peak_bytes - hw.tile.runtime_reserved_bytes) / double(usable);
+        needs[r].min_height = std::max<uint32_t>(box.height_y() + 1, uint32_t(std::ceil(box.height_y() * over * 1.02)));
+        grown = true;
+        continue;
+      }
+      if (stats.sram_peak_bytes > plan.sram_peak_bytes) {
+        plan.sram_peak_bytes = stats.sram_peak_bytes;
+        plan.sram_peak_wafer = box.wafer;
+        plan.sram_peak_x = peak_x;
+        plan.sram_peak_y = peak_y;
+      }
+      plan.regions.push_back(std::move(region));
+      plan.stats.push_back(stats);
+    }
+    if (!grown) {
+      plan.strips = layout.strips;
+      break;
+    }
+    plan.sram_peak_bytes = 0;
+  }
+  plan.hw.wafers = wafers;
+
+  // Region roots: wait for the input, run the chain, send on; the LM head feeds the embedding the next token.
+  const uint64_t vector_bytes = dtype_bytes(model.activation_dtype, model.d_model);
+  const size_t n = plan.regions.size();
+  for (size_t r = 0; r < n; ++r) {
+    Region& region = plan.regions[r];
+    const bool head = r + 1 == n;
+    const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? 4 : vector_bytes,
+                                head ? workload.batch : 0);
+    Block& main = region.blocks[0];
+    main.root_prologue = {input_wait(), mark(Plan::mark_in(r))};
+    main.root_epilogue = {send, mark(Plan::mark_out(r))};
+    plan.region_sends.push_back(send);
+  }
+
+  ProgramSet& set = plan.programs;
+  set.wafers = wafers;
+  set.grid_width = hw.grid_width;
+  set.grid_height = hw.grid_height;
+  set.iterations = uint64_t(workload.batch) * workload.decode_tokens;
+  set.marks = uint32_t(2 * n);
+  set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
+  set.tile_kv_offset.assign(set.tiles(), 0);
+  ProgramInterner interner(set);
+  for (const Region& region : plan.regions)
+    for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
+  const uint64_t embedding_root =
+      (uint64_t(plan.regions[0].box.wafer) * hw.grid_height + plan.regions[0].box.y0) * hw.grid_width +
+      plan.regions[0].box.x0;
+  for (uint64_t iteration = 0; iteration < std::min<uint64_t>(workload.batch, set.iterations); ++iteration)
+    set.injections.push_back(Injection{embedding_root, kTagInput, iteration});
+
+  // Totals for the report.
+  plan.tiles_total = set.tiles();
+  uint64_t sram_sum = 0;
+  plan.max_context_tokens = UINT64_MAX;
+  for (const RegionStats& stats : plan.stats) {
+    plan.tiles_used += stats.tiles;
+    sram_sum += stats.sram_mean_bytes * stats.tiles;
+    plan.max_context_tokens = std::min(plan.max_context_tokens, stats.max_context_tokens);
+    plan.colors_peak = std::max(plan.colors_peak, stats.patterns_peak);
+    plan.relays += stats.relayed_patterns;
+  }
+  plan.colors_peak += 1;  // the route from one region root to the next
+  plan.sram_mean_bytes = plan.tiles_used ? sram_sum / plan.tiles_used : 0;
+  plan.plan_bytes = set.tile_program.size() * sizeof(uint32_t) + set.tile_kv_offset.size() * sizeof(uint32_t);
+  for (const Program& program : set.programs) plan.plan_bytes += program.tasks.size() * sizeof(Task);
+  return plan;
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,24 @@
+#include "mapping/decode_inputs.h"
+
+#include <algorithm>
+
+namespace wafersim::mapping {
+
+DecodeInputs::DecodeInputs(const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload)
+    : workload_(workload), router_(workload.seed, model.moe.n_experts, model.moe.top_k) {}
+
+uint64_t DecodeInputs::context(uint64_t iteration) const {
+  return workload_.prompt_tokens + iteration / workload_.batch + 1;
+}
+
+bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const {
+  if (iteration != cached_iteration_ || moe_layer != cached_layer_) {
+    cached_experts_.resize(router_.top_k());
+    router_.route(iteration % workload_.batch, iteration / workload_.batch, moe_layer, cached_experts_.data());
+    cached_iteration_ = iteration;
+    cached_layer_ = moe_layer;
+  }
+  return std::binary_search(cached_experts_.begin(), cached_experts_.end(), expert);
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,43 @@
+#pragma once
+// Where regions go: how many wafers, how each wafer is cut into vertical strips,
+// and the rectangle of every region. Regions follow token order in a serpentine
+// (down the first strip, up the next, ...) so consecutive regions are neighbours.
+#include <cstdint>
+#include <vector>
+
+#include "mapping/block.h"
+#include "mapping/mapping_options.h"
+#include "mapping/region.h"
+#include "models/hardware.h"
+
+namespace wafersim::mapping {
+
+struct RegionNeed {
+  RegionKind kind;
+  int32_t layer;
+  uint64_t bytes;        // weights + KV cache at the largest context
+  uint32_t min_height;   // rows of a strip this region needs at least
+};
+
+struct Layout {
+  uint32_t wafers = 0;
+  uint32_t strips = 0;
+  uint32_t strip_width = 0;
+  std::vector<BlockGeometry> boxes;  // one per need, in order
+};
+
+// Rows a region needs in a strip of `strip_width` tiles when each tile can hold
+// `bytes_per_tile` of its bytes.
+uint32_t min_height_for(uint64_t bytes, uint32_t strip_width, uint64_t bytes_per_tile);
+
+// Fewest wafers that hold the needs in order (greedy, strips of the given width).
+uint32_t wafers_needed(const std::vector<RegionNeed>& needs, const HardwareSpec& hw, uint32_t strips);
+
+// Places the needs on `wafers` wafers; empty boxes when they do not fit.
+Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& hw, const MappingOptions& options,
+                     uint32_t wafers, uint32_t strips);
+
+// Strips per wafer for the preferred region aspect (columns / rows).
+uint32_t choose_strips(const HardwareSpec& hw, const MappingOptions& options, size_t regions_per_wafer);
+
+}  // namespace wafersim::mapping

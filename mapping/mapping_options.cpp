@@ -1,0 +1,35 @@
+#include "mapping/mapping_options.h"
+
+#include "models/config/config.h"
+
+namespace wafersim::mapping {
+
+void declare_mapping_params(config::Schema& schema) {
+  using namespace config;
+  schema.add(float_param("mapping.region_aspect", "", "4.0", 0.01, 1000,
+                         "Preferred columns/rows ratio of a layer region; picks how many vertical strips "
+                         "each wafer is cut into when mapping.strips is 0"));
+  schema.add(int_param("mapping.strips", "", "0", 0, 4096,
+                       "Vertical strips per wafer that regions are stacked in (serpentine); 0 = from region_aspect"));
+  schema.add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
+                       "Children per node of the reduction and gather trees inside a region"));
+  schema.add(enum_param("mapping.multicast_axis", {"x", "y"}, "x",
+                        "Axis along which a region's root multicasts input vectors (partial sums reduce along the other)"));
+  schema.add(bool_param("mapping.use_all_tiles", true,
+                        "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
+  schema.add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
+                       "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"));
+}
+
+MappingOptions mapping_options_from_config(const config::Config& config) {
+  MappingOptions options;
+  options.region_aspect = config.get_float("mapping.region_aspect");
+  options.strips = uint32_t(config.get_int("mapping.strips"));
+  options.reduce_fanin = uint32_t(config.get_int("mapping.reduce_fanin"));
+  options.multicast_along_x = config.get_string("mapping.multicast_axis") == "x";
+  options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
+  options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
+  return options;
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,69 @@
+#pragma once
+// Regions: the tiles of one layer (or of the embedding or the LM head), as
+// blocks that each run a chain of steps. A region's root receives the
+// activation vector, runs the chain, and sends the result to the next region.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mapping/mapping_options.h"
+#include "mapping/steps.h"
+#include "workloads/model_spec.h"
+#include "workloads/workload_spec.h"
+
+namespace wafersim::mapping {
+
+// Message tags every region root uses.
+enum : uint16_t { kTagInput = 1, kTagFirstStep = 16 };
+
+struct Block {
+  BlockGeometry geo;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<Task> root_prologue;  // before the steps, on the block root
+  std::vector<Task> root_epilogue;  // after the steps, on the block root
+  // A routed expert runs only when the router picks it for the iteration.
+  int32_t expert = -1;
+  uint32_t moe_layer = 0;
+  // The first tile of an expert row forwards the dispatched vector along the row.
+  bool dispatch_head = false;
+  uint32_t dispatch_row_tiles = 0;  // tiles after the head on the expert row
+  uint64_t dispatch_bytes = 0;
+  uint16_t dispatch_tag = 0;
+
+  // Tasks of tile (i, j), guard and forwarding included.
+  std::vector<Task> program(uint32_t i, uint32_t j) const;
+};
+
+enum class RegionKind { Embedding, Dense, Moe, Head };
+
+struct Region {
+  std::string name;                  // "embedding", "layer 3", "lm_head"
+  RegionKind kind = RegionKind::Dense;
+  int32_t layer = -1;                // transformer layer, -1 for embedding and head
+  BlockGeometry box;                 // all tiles of the region
+  std::vector<Block> blocks;         // blocks[0] holds the region root
+  uint64_t kv_bytes_per_position = 0;
+
+  // Contention-free cycle at which the root has finished the chain, when the
+  // input vector reached it at `start`.
+  uint64_t finish(uint64_t start, const IterationInputs& inputs, uint64_t iteration) const;
+};
+
+struct RegionContext {
+  const HardwareSpec* hw = nullptr;
+  const workloads::ModelSpec* model = nullptr;
+  const MappingOptions* options = nullptr;
+  uint32_t colors_available = 0;
+};
+
+// Builds a region filling `box`; region_weight_elements etc. read the model only.
+Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);
+
+// Contention-free cycles of the message a Send task sends.
+uint64_t send_cycles(const HardwareSpec& hw, const Task& send);
+
+// Bytes a region must hold: weights plus the KV cache at `max_context`.
+uint64_t region_weight_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer);
+uint64_t region_kv_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer, uint64_t max_context);
+
+}  // namespace wafersim::mapping

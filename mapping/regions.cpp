@@ -1,0 +1,394 @@
+// What each kind of region computes for one token, as blocks of steps.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "mapping/region.h"
+#include "models/cost.h"
+
+namespace wafersim::mapping {
+
+namespace {
+
+using workloads::MlpKind;
+using workloads::ModelSpec;
+
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Inputs for closed forms that depend on neither the context nor the routing.
+class FixedInputs : public IterationInputs {
+ public:
+  uint64_t context(uint64_t) const override { return 0; }
+  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
+};
+
+// The tables the embedding region looks rows up in (none of its own when tied to the LM head).
+uint64_t embedding_elements(const ModelSpec& m) {
+  const uint64_t table = m.tied_embeddings ? 0 : uint64_t(m.vocab_size) * m.d_model;
+  const uint64_t positions = m.positions == workloads::PositionKind::Learned ? uint64_t(m.max_positions) * m.d_model : 0;
+  return table + positions;
+}
+
+uint64_t qkv_dim(const ModelSpec& m) { return uint64_t(m.n_heads + 2 * m.n_kv_heads) * m.head_dim; }
+uint64_t mlp_width(const ModelSpec& m, uint64_t ffn) { return m.mlp == MlpKind::SwiGLU ? 2 * ffn : ffn; }
+
+Work norm_work(const ModelSpec& m) {
+  const uint64_t d = m.d_model;
+  return Work{4 * d, 2 * dtype_bytes(m.activation_dtype, d), dtype_bytes(m.activation_dtype, d)};
+}
+Work residual_work(const ModelSpec& m) {
+  const uint64_t d = m.d_model;
+  return Work{d, 2 * dtype_bytes(m.activation_dtype, d), dtype_bytes(m.activation_dtype, d)};
+}
+
+// Builds the chain of one block, handing out tags in order.
+class ChainBuilder {
+ public:
+  ChainBuilder(const RegionContext& context, Block& block, uint16_t layer, uint16_t first_tag)
+      : context_(context), block_(block), next_tag_(first_tag) {
+    env_.hw = context.hw;
+    env_.geo = block.geo;
+    env_.fanin = context.options->reduce_fanin;
+    env_.colors_available = context.colors_available;
+    env_.layer = layer;
+    env_.activation = context.model->activation_dtype;
+  }
+  template <typename Make>
+  void add(Make make) {
+    env_.tag = next_tag_;
+    block_.steps.push_back(make(env_));
+    next_tag_ = uint16_t(next_tag_ + block_.steps.back()->tags_used());
+  }
+  uint16_t take_tag() { return next_tag_++; }
+  uint16_t next_tag() const { return next_tag_; }
+
+ private:
+  const RegionContext& context_;
+  Block& block_;
+  StepEnv env_;
+  uint16_t next_tag_;
+};
+
+Task make_send(const BlockGeometry& from, const BlockGeometry& to, uint64_t bytes, uint16_t tag, Category category,
+               uint16_t layer) {
+  Task task;
+  task.op = Op::Send;
+  task.dx = int32_t(to.x0) - int32_t(from.x0);
+  task.dy = int32_t(to.y0) - int32_t(from.y0);
+  task.dwafer = int32_t(to.wafer) - int32_t(from.wafer);
+  task.bytes = uint32_t(bytes);
+  task.tag = tag;
+  task.category = category;
+  task.layer = layer;
+  return task;
+}
+
+
+// Attention half of a transformer layer: norm, QKV, attention, output projection, residual + norm.
+void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  const uint64_t vector_params = workloads::layer_vector_params(m, layer);
+  chain.add([&](const StepEnv& env) {
+    return root_compute_step(env, norm_work(m), act, Category::Compute, vector_params, w);
+  });
+  chain.add([&](const StepEnv& env) {
+    return gemv_to_column_step(env, GemvShape{m.d_model, qkv_dim(m), w, m.qkv_bias, w});
+  });
+  const uint64_t slice = ceil_div(qkv_dim(m), rows);  // rotary (and q/k norms) on each slice
+  chain.add([&](const StepEnv& env) {
+    return column_compute_step(env, Work{6 * slice, 2 * dtype_bytes(act, slice), dtype_bytes(act, slice)}, act);
+  });
+  chain.add([&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
+  const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
+  chain.add([&](const StepEnv& env) {
+    return attention_step(env, AttentionShape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0,
+                                              m.kv_dtype});
+  });
+  chain.add([&](const StepEnv& env) {
+    return gemv_to_column_step(env, GemvShape{uint64_t(m.n_heads) * m.head_dim, m.d_model, w, m.o_bias, m.weight_dtype});
+  });
+  chain.add([&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
+  chain.add([&](const StepEnv& env) {
+    Work work = residual_work(m);
+    const Work norm = norm_work(m);
+    work.flops += norm.flops;
+    work.read_bytes += norm.read_bytes;
+    work.write_bytes += norm.write_bytes;
+    return root_compute_step(env, work, act, Category::Compute);
+  });
+}
+
+// A feed-forward network over a block: up (and gate), activation, down, gather.
+void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, uint32_t rows,
+             uint32_t cols, int32_t input_tag) {
+  const Dtype act = m.activation_dtype;
+  chain.add([&](const StepEnv& env) {
+    return gemv_to_column_step(env, GemvShape{m.d_model, mlp_width(m, ffn), w, bias, m.weight_dtype}, input_tag);
+  });
+  const uint64_t slice = ceil_div(ffn, rows);
+  chain.add([&](const StepEnv& env) {
+    return column_compute_step(env, Work{6 * slice, 2 * slice * 4, dtype_bytes(act, slice)}, act);
+  });
+  chain.add([&](const StepEnv& env) { return gemv_to_row_step(env, GemvShape{ffn, m.d_model, w, bias, m.weight_dtype}); });
+  chain.add([&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
+}
+
+// Sends the vector to the routed experts' rows, waits for their results and combines them.
+class Dispatch : public Step {
+ public:
+  struct Expert {
+    int32_t routed_index;   // -1 for a shared expert
+    uint64_t result_cycles; // from dispatch to the result at the layer root, contention-free
+  };
+  Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
+           uint32_t results, const Work& combine)
+      : Step(env), head_sends_(std::move(head_sends)), experts_(std::move(experts)), moe_layer_(moe_layer),
+        results_(results), combine_(combine) {}
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Root; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (i != 0 || j != 0) return;
+    out.insert(out.end(), head_sends_.begin(), head_sends_.end());
+    out.push_back(wait(env_.tag, results_));
+    out.push_back(compute(combine_, env_.activation, Category::Compute));
+  }
+  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    uint64_t last = in.root;
+    for (const Expert& expert : experts_)
+      if (expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index)))
+        last = std::max(last, in.root + expert.result_cycles);
+    return Front{FrontKind::Root, last + cycles(env_.activation, combine_), {}};
+  }
+  uint32_t patterns() const override { return 2; }
+  uint16_t tags_used() const override { return 1; }
+
+ private:
+  std::vector<Task> head_sends_;
+  std::vector<Expert> experts_;
+  uint32_t moe_layer_, results_;
+  Work combine_;
+};
+
+// MoE layer: attention block on top, expert blocks in rows below it.
+void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
+  const ModelSpec& m = *context.model;
+  const BlockGeometry& box = region.box;
+  const uint32_t routed = m.moe.n_experts, total = routed + m.moe.n_shared_experts;
+  uint64_t experts_bytes = 0;
+  for (const workloads::MatrixSpec& matrix : workloads::layer_matrices(m, layer))
+    if (matrix.role == workloads::MatrixRole::ExpertGate || matrix.role == workloads::MatrixRole::ExpertUp ||
+        matrix.role == workloads::MatrixRole::ExpertDown)
+      experts_bytes += matrix.bytes();
+  const uint64_t attention_bytes = region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes;
+  // Expert rows take their share of the region's rows; experts per row make blocks near square.
+  const uint32_t expert_rows_total = std::min<uint32_t>(
+      box.rows - 1,
+      uint32_t(std::llround(double(box.rows) * double(experts_bytes) / double(experts_bytes + attention_bytes))));
+  const double tiles_per_expert = std::max(1.0, double(expert_rows_total) * box.cols / total);
+  uint32_t per_row = uint32_t(std::clamp<double>(std::round(box.cols / std::sqrt(tiles_per_expert)), 1.0,
+                                                 double(std::min(total, box.cols))));
+  const uint32_t expert_row_count = (total + per_row - 1) / per_row;
+  per_row = (total + expert_row_count - 1) / expert_row_count;  // balance the rows
+  const uint32_t expert_height = std::max<uint32_t>(1, expert_rows_total / expert_row_count);
+  if (expert_height * expert_row_count >= box.rows)
+    throw std::logic_error(region.name + ": too few rows for its experts");  // the layout sizes regions first
+  const uint32_t attention_rows = box.rows - expert_height * expert_row_count;
+
+  region.blocks.emplace_back();
+  Block& main = region.blocks[0];
+  main.geo = box;
+  main.geo.rows = attention_rows;
+  ChainBuilder chain(context, main, uint16_t(layer), kTagFirstStep);
+  add_attention(chain, m, layer, attention_rows);
+  // Router: logits on the root column, gathered, top-k at the root.
+  chain.add([&](const StepEnv& env) {
+    return gemv_to_column_step(env, GemvShape{m.d_model, routed, m.weight_dtype, m.moe.router_bias, m.weight_dtype});
+  });
+  chain.add([&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
+  chain.add([&](const StepEnv& env) {
+    const uint64_t sort = uint64_t(routed) * (1 + uint64_t(std::ceil(std::log2(std::max(2u, routed)))));
+    return root_compute_step(env, Work{2 * sort, 4ull * routed, 4ull * m.moe.top_k}, Dtype::FP32, Category::Compute);
+  });
+  const uint16_t return_tag = chain.next_tag();  // the dispatch step's own tag
+  const uint16_t dispatch_tag = uint16_t(return_tag + 1);
+  const uint16_t expert_first_tag = uint16_t(return_tag + 2);
+  const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
+
+  // Expert blocks, row by row; the first block of each row is its dispatch head.
+  std::vector<Task> head_sends;
+  std::vector<Dispatch::Expert> experts;
+  const FixedInputs fixed;
+  for (uint32_t row = 0, e = 0; row < expert_row_count; ++row) {
+    const uint32_t in_row = std::min(per_row, total - e);
+    const uint32_t top = attention_rows + row * expert_height;
+    uint64_t head_arrival = 0;
+    for (uint32_t b = 0; b < in_row; ++b, ++e) {
+      const uint32_t left = uint32_t(uint64_t(b) * box.cols / in_row), right = uint32_t(uint64_t(b + 1) * box.cols / in_row);
+      Block expert;
+      expert.geo = box;
+      expert.geo.x0 = box.x(top, left);
+      expert.geo.y0 = box.y(top, left);
+      expert.geo.rows = expert_height;
+      expert.geo.cols = right - left;
+      expert.expert = e < routed ? int32_t(e) : -1;
+      expert.moe_layer = layer;
+      expert.dispatch_head = b == 0;
+      expert.dispatch_row_tiles = box.cols - 1;
+      expert.dispatch_bytes = vector_bytes;
+      expert.dispatch_tag = dispatch_tag;
+      ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
+      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
+              expert.geo.cols, dispatch_tag);
+      expert_chain.add([&](const StepEnv& env) {
+        return root_compute_step(env, Work{m.d_model, vector_bytes, vector_bytes}, m.activation_dtype, Category::Compute);
+      });
+      const Task back = make_send(expert.geo, main.geo, vector_bytes, return_tag, Category::Fabric, uint16_t(layer));
+      expert.root_epilogue.push_back(back);
+      if (b == 0) {
+        head_sends.push_back(make_send(main.geo, expert.geo, vector_bytes, dispatch_tag, Category::Fabric, uint16_t(layer)));
+        head_arrival = send_cycles(*context.hw, head_sends.back());
+      }
+      // Contention-free time from dispatch to this expert's result at the layer root.
+      Front front{FrontKind::Row, 0, std::vector<uint64_t>(expert.geo.cols)};
+      for (uint32_t j = 0; j < expert.geo.cols; ++j) {
+        const uint32_t hops = left + j;
+        front.at[j] = head_arrival + (hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes));
+      }
+      for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
+      experts.push_back({expert.expert, front.root + send_cycles(*context.hw, back)});
+      region.blocks.push_back(std::move(expert));
+    }
+  }
+  const Work combine{2ull * (m.moe.top_k + m.moe.n_shared_experts) * m.d_model,
+                     (m.moe.top_k + m.moe.n_shared_experts) * vector_bytes, vector_bytes};
+  chain.add([&](const StepEnv& env) {
+    return std::make_unique<Dispatch>(env, head_sends, experts, layer, m.moe.top_k + m.moe.n_shared_experts, combine);
+  });
+  chain.add([&](const StepEnv& env) {
+    return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
+  });
+}
+
+}  // namespace
+
+uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
+  if (send.dwafer != 0) return offwafer_message_cycles(hw, send.bytes);
+  const uint32_t hops = uint32_t(std::abs(send.dx) + std::abs(send.dy));
+  return message_cycles(hw.fabric, hops, send.dx != 0 && send.dy != 0 ? 1 : 0, send.relays, send.bytes);
+}
+
+std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
+  std::vector<Task> tasks;
+  const bool root = i == 0 && j == 0;
+  if (root) tasks.insert(tasks.end(), root_prologue.begin(), root_prologue.end());
+  const size_t body = tasks.size();
+  for (const auto& step : steps) step->emit(i, j, tasks);
+  if (root) tasks.insert(tasks.end(), root_epilogue.begin(), root_epilogue.end());
+  if (dispatch_bytes == 0) return tasks;
+
+  // Expert block: the top row first takes the dispatched vector (the head
+  // forwards it along the row), then the block runs only if routed.
+  size_t guarded = body;
+  if (i == 0) {
+    guarded = body + 1;  // the dispatch wait emitted by the first step
+    if (dispatch_head && root) {
+      Task forward;
+      forward.op = Op::Multicast;
+      forward.dir = geo.across();
+      forward.count = dispatch_row_tiles;
+      forward.bytes = uint32_t(dispatch_bytes);
+      forward.tag = dispatch_tag;
+      forward.category = Category::Fabric;
+      forward.layer = uint16_t(moe_layer);
+      tasks.insert(tasks.begin() + long(guarded), forward);
+      ++guarded;
+    }
+  }
+  if (expert >= 0) {
+    Task guard;
+    guard.op = Op::SkipUnlessExpert;
+    guard.expert = uint32_t(expert);
+    guard.moe_layer = moe_layer;
+    guard.count = uint32_t(tasks.size() - guarded);
+    guard.layer = uint16_t(moe_layer);
+    tasks.insert(tasks.begin() + long(guarded), guard);
+  }
+  return tasks;
+}
+
+uint64_t Region::finish(uint64_t start, const IterationInputs& inputs, uint64_t iteration) const {
+  Front front{FrontKind::Root, start, {}};
+  for (const auto& step : blocks[0].steps) front = step->latency(front, inputs, iteration);
+  return front.root;
+}
+
+uint64_t region_weight_bytes(const ModelSpec& m, RegionKind kind, int32_t layer) {
+  const Dtype w = m.weight_dtype;
+  switch (kind) {
+    case RegionKind::Embedding:
+      return dtype_bytes(w, embedding_elements(m));
+    case RegionKind::Head:
+      return dtype_bytes(w, uint64_t(m.vocab_size) * m.d_model) + dtype_bytes(w, workloads::final_norm_params(m));
+    case RegionKind::Dense:
+    case RegionKind::Moe: {
+      uint64_t bytes = dtype_bytes(w, workloads::layer_vector_params(m, uint32_t(layer)));
+      for (const workloads::MatrixSpec& matrix : workloads::layer_matrices(m, uint32_t(layer))) bytes += matrix.bytes();
+      return bytes;
+    }
+  }
+  return 0;
+}
+
+uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uint64_t max_context) {
+  if (kind != RegionKind::Dense && kind != RegionKind::Moe) return 0;
+  return m.attended_positions(uint32_t(layer), max_context) * workloads::kv_bytes_per_position(m);
+}
+
+Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
+  const ModelSpec& m = *context.model;
+  Region region;
+  region.kind = kind;
+  region.layer = layer;
+  region.box = box;
+  region.name = kind == RegionKind::Embedding ? "embedding"
+                : kind == RegionKind::Head    ? "lm_head"
+                                              : "layer " + std::to_string(layer);
+  if (kind == RegionKind::Moe) {
+    build_moe(context, region, uint32_t(layer));
+  } else {
+    region.blocks.emplace_back();
+    Block& main = region.blocks[0];
+    main.geo = box;
+    ChainBuilder chain(context, main, uint16_t(std::max(layer, 0)), kTagFirstStep);
+    const Dtype w = m.weight_dtype, act = m.activation_dtype;
+    if (kind == RegionKind::Embedding) {
+      chain.add([&](const StepEnv& env) {
+        return lookup_step(env, embedding_elements(m), w, dtype_bytes(act, m.d_model));
+      });
+    } else if (kind == RegionKind::Head) {
+      chain.add([&](const StepEnv& env) {
+        return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
+      });
+      chain.add([&](const StepEnv& env) {
+        return gemv_to_column_step(env, GemvShape{m.d_model, m.vocab_size, w, false, w});
+      });
+      const uint64_t slice = ceil_div(m.vocab_size, box.rows);  // local argmax over the slice
+      chain.add([&](const StepEnv& env) { return column_compute_step(env, Work{slice, 4 * slice, 8}, Dtype::FP32); });
+      chain.add([&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
+      chain.add([&](const StepEnv& env) {
+        return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
+      });
+    } else {
+      add_attention(chain, m, uint32_t(layer), box.rows);
+      add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, box.rows, box.cols, -1);
+      chain.add([&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
+    }
+  }
+  if (kind == RegionKind::Dense || kind == RegionKind::Moe)
+    region.kv_bytes_per_position = workloads::kv_bytes_per_position(m);
+  return region;
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,441 @@
+// The steps of a block, each as tile programs (emit) and closed form (latency).
+// Compute time of a block is that of the largest block (ceil of the split);
+// the SRAM figures use each tile's exact share.
+#include <algorithm>
+#include <map>
+
+#include "mapping/line_tree.h"
+#include "mapping/steps.h"
+#include "models/cost.h"
+
+namespace wafersim::mapping {
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+// Size of part `index` when `total` is split into `parts` near-equal parts.
+uint64_t chunk(uint64_t total, uint64_t parts, uint64_t index) {
+  return total / parts + (index < total % parts ? 1 : 0);
+}
+uint64_t act_bytes(const StepEnv& env, uint64_t elements) { return dtype_bytes(env.activation, elements); }
+
+class RootCompute : public Step {
+ public:
+  RootCompute(const StepEnv& env, const Work& work, Dtype dtype, Category category, uint64_t row_weights,
+              Dtype weight)
+      : Step(env), work_(work), dtype_(dtype), category_(category), row_weights_(row_weights), weight_(weight) {}
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Root; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (i == 0 && j == 0) out.push_back(compute(work_, dtype_, category_));
+  }
+  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    Front out = in;
+    out.root += cycles(dtype_, work_);
+    return out;
+  }
+  uint64_t weight_elements(uint32_t i, uint32_t j) const override {
+    return i == 0 ? chunk(row_weights_, env_.geo.cols, j) : 0;
+  }
+  Dtype weight_dtype() const override { return weight_; }
+  uint32_t patterns() const override { return 0; }
+  uint16_t tags_used() const override { return 0; }
+
+ private:
+  Work work_;
+  Dtype dtype_;
+  Category category_;
+  uint64_t row_weights_;
+  Dtype weight_;
+};
+
+class Lookup : public Step {
+ public:
+  Lookup(const StepEnv& env, uint64_t table_elements, Dtype weight, uint64_t row_bytes)
+      : Step(env), table_elements_(table_elements), weight_(weight), row_bytes_(row_bytes) {}
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Root; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    const BlockGeometry& g = env_.geo;
+    const int32_t far_i = int32_t(g.rows - 1), far_j = int32_t(g.cols - 1);
+    const bool root = i == 0 && j == 0, far = int32_t(i) == far_i && int32_t(j) == far_j;
+    // The engine routes X then Y and charges the turn when a send moves along both axes.
+    if (root) out.push_back(send_local(far_i, far_j, kRequestBytes, env_.tag, Category::Fabric, 0));
+    if (far) {
+      out.push_back(wait(env_.tag, 1));
+      out.push_back(send_local(-far_i, -far_j, row_bytes_, uint16_t(env_.tag + 1), Category::Fabric, 1));
+    }
+    if (root) out.push_back(wait(uint16_t(env_.tag + 1), 1));
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    out.push_back(index + 1 == (row ? env_.geo.rows : env_.geo.cols));
+  }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
+    const FabricParams& fabric = env_.hw->fabric;
+    Front out = in;
+    out.root += message_cycles(fabric, hops, turns, relays(0), kRequestBytes) +
+                message_cycles(fabric, hops, turns, relays(1), row_bytes_);
+    return out;
+  }
+  uint64_t weight_elements(uint32_t i, uint32_t j) const override {
+    return chunk(table_elements_, env_.geo.tiles(), uint64_t(i) * env_.geo.cols + j);
+  }
+  Dtype weight_dtype() const override { return weight_; }
+  uint32_t patterns() const override { return 2; }
+  uint16_t tags_used() const override { return 2; }
+
+ private:
+  static constexpr uint64_t kRequestBytes = 4;  // the token id
+  uint64_t table_elements_;
+  Dtype weight_;
+  uint64_t row_bytes_;
+};
+
+class GemvToColumn : public Step {
+ public:
+  GemvToColumn(const StepEnv& env, const GemvShape& shape, int32_t input_tag)
+      : Step(env), shape_(shape), input_tag_(input_tag) {
+    const BlockGeometry& g = env.geo;
+    block_in_ = ceil_div(shape.d_in, g.cols);
+    block_out_ = ceil_div(shape.d_out, g.rows);
+    tree_ = Tree{true, g.cols, uint16_t(env.tag + 2), 2, false, block_out_ * 4, {}};
+    work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
+                 block_out_ * 4};
+  }
+  FrontKind input() const override { return input_tag_ < 0 ? FrontKind::Root : FrontKind::Row; }
+  FrontKind output() const override { return FrontKind::Column; }
+
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    const BlockGeometry& g = env_.geo;
+    if (i == 0) {
+      if (input_tag_ >= 0)
+        out.push_back(wait(uint16_t(input_tag_), 1));
+      else if (j > 0)
+        out.push_back(wait(env_.tag, 1));
+      else if (g.cols > 1)
+        out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, shape_.d_in), env_.tag, 0));
+      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, act_bytes(env_, block_in_), uint16_t(env_.tag + 1), 1));
+    } else {
+      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+    }
+    out.push_back(compute(work_, shape_.weight, Category::Compute));
+    emit_tree(tree_, j, out);
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (!row) tree_signature(tree_, index, out);
+  }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint64_t c = cycles(shape_.weight, work_);
+    std::vector<uint64_t> ready(g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j) {
+      const uint64_t arrival = input_tag_ >= 0 ? in.at[j]
+                               : j == 0       ? in.root
+                                              : in.root + line_message_cycles(j, act_bytes(env_, shape_.d_in), 0);
+      ready[j] = arrival + c;
+    }
+    const uint64_t row_done = tree_time(tree_, std::move(ready));
+    Front out{FrontKind::Column, 0, std::vector<uint64_t>(g.rows)};
+    for (uint32_t i = 0; i < g.rows; ++i)
+      out.at[i] = row_done + (i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), 1));
+    return out;
+  }
+  uint64_t weight_elements(uint32_t i, uint32_t j) const override {
+    const BlockGeometry& g = env_.geo;
+    return chunk(shape_.d_out, g.rows, i) * chunk(shape_.d_in, g.cols, j);
+  }
+  Dtype weight_dtype() const override { return shape_.weight; }
+  uint64_t bias_elements(uint32_t i, uint32_t j) const override {
+    return shape_.bias && j == 0 ? chunk(shape_.d_out, env_.geo.rows, i) : 0;
+  }
+  Dtype bias_dtype() const override { return shape_.bias_dtype; }
+  uint64_t activation_bytes(uint32_t, uint32_t) const override {
+    return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
+  }
+  uint32_t patterns() const override { return 2 + tree_levels(env_.geo.cols, env_.fanin); }
+  uint16_t tags_used() const override { return uint16_t(patterns()); }
+
+ private:
+  GemvShape shape_;
+  int32_t input_tag_;
+  uint64_t block_in_ = 0, block_out_ = 0;
+  Tree tree_;
+  Work work_;
+};
+
+class GemvToRow : public Step {
+ public:
+  GemvToRow(const StepEnv& env, const GemvShape& shape) : Step(env), shape_(shape) {
+    const BlockGeometry& g = env.geo;
+    block_in_ = ceil_div(shape.d_in, g.rows);
+    block_out_ = ceil_div(shape.d_out, g.cols);
+    tree_ = Tree{false, g.rows, uint16_t(env.tag + 1), 1, false, block_out_ * 4, {}};
+    work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
+                 block_out_ * 4};
+  }
+  FrontKind input() const override { return FrontKind::Column; }
+  FrontKind output() const override { return FrontKind::Row; }
+
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    const BlockGeometry& g = env_.geo;
+    if (j > 0)
+      out.push_back(wait(env_.tag, 1));
+    else if (g.cols > 1)
+      out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, block_in_), env_.tag, 0));
+    out.push_back(compute(work_, shape_.weight, Category::Compute));
+    emit_tree(tree_, i, out);
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (row) tree_signature(tree_, index, out);
+  }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint64_t c = cycles(shape_.weight, work_);
+    std::vector<uint64_t> ready(g.rows);
+    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i] + c;
+    const uint64_t column_done = tree_time(tree_, std::move(ready));
+    Front out{FrontKind::Row, 0, std::vector<uint64_t>(g.cols)};
+    for (uint32_t j = 0; j < g.cols; ++j)
+      out.at[j] = column_done + (j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0));
+    return out;
+  }
+  uint64_t weight_elements(uint32_t i, uint32_t j) const override {
+    const BlockGeometry& g = env_.geo;
+    return chunk(shape_.d_in, g.rows, i) * chunk(shape_.d_out, g.cols, j);
+  }
+  Dtype weight_dtype() const override { return shape_.weight; }
+  uint64_t bias_elements(uint32_t i, uint32_t j) const override {
+    return shape_.bias && i == 0 ? chunk(shape_.d_out, env_.geo.cols, j) : 0;
+  }
+  Dtype bias_dtype() const override { return shape_.bias_dtype; }
+  uint64_t activation_bytes(uint32_t, uint32_t) const override {
+    return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
+  }
+  uint32_t patterns() const override { return 1 + tree_levels(env_.geo.rows, env_.fanin); }
+  uint16_t tags_used() const override { return uint16_t(patterns()); }
+
+ private:
+  GemvShape shape_;
+  uint64_t block_in_ = 0, block_out_ = 0;
+  Tree tree_;
+  Work work_;
+};
+
+class ColumnCompute : public Step {
+ public:
+  ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype) : Step(env), work_(work), dtype_(dtype) {}
+  FrontKind input() const override { return FrontKind::Column; }
+  FrontKind output() const override { return FrontKind::Column; }
+  void emit(uint32_t, uint32_t j, std::vector<Task>& out) const override {
+    if (j == 0) out.push_back(compute(work_, dtype_, Category::Compute));
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    if (!row) out.push_back(index == 0);
+  }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    Front out = in;
+    const uint64_t c = cycles(dtype_, work_);
+    for (uint64_t& t : out.at) t += c;
+    return out;
+  }
+  uint32_t patterns() const override { return 0; }
+  uint16_t tags_used() const override { return 0; }
+
+ private:
+  Work work_;
+  Dtype dtype_;
+};
+
+// Gathers (or reduces) slices on the root column (along_row = false) or row.
+class GatherToRoot : public Step {
+ public:
+  GatherToRoot(const StepEnv& env, bool along_row, uint64_t bytes_per_position, bool reduce) : Step(env) {
+    tree_ = Tree{along_row, along_row ? env.geo.cols : env.geo.rows, env.tag, 0, !reduce, bytes_per_position, {}};
+  }
+  FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
+  FrontKind output() const override { return FrontKind::Root; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (tree_.along_row ? i == 0 : j == 0) emit_tree(tree_, tree_.along_row ? j : i, out);
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (row != tree_.along_row) tree_signature(tree_, index, out);
+  }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    return Front{FrontKind::Root, tree_time(tree_, in.at), {}};
+  }
+  uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
+    // A tree node holds what its subtree sends; the root streams (see the region root buffer).
+    const uint32_t position = tree_.along_row ? j : i;
+    if ((tree_.along_row ? i : j) != 0 || position == 0) return 0;
+    return tree_payload(tree_, position, tree_role(position, tree_.n, env_.fanin).subtree_size);
+  }
+  uint32_t patterns() const override { return tree_levels(tree_.n, env_.fanin); }
+  uint16_t tags_used() const override { return uint16_t(patterns()); }
+
+ private:
+  Tree tree_;
+};
+
+class Attention : public Step {
+ public:
+  Attention(const StepEnv& env, const AttentionShape& shape) : Step(env), shape_(shape) {
+    const BlockGeometry& g = env.geo;
+    groups_ = std::min<uint32_t>(shape.n_kv_heads, g.cols);
+    heads_per_group_ = uint32_t(ceil_div(shape.n_kv_heads, groups_));
+    const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
+    group_of_.resize(g.cols);
+    group_start_.resize(groups_ + 1);
+    for (uint32_t group = 0; group <= groups_; ++group) group_start_[group] = uint32_t(uint64_t(group) * g.cols / groups_);
+    for (uint32_t group = 0; group < groups_; ++group)
+      for (uint32_t j = group_start_[group]; j < group_start_[group + 1]; ++j) group_of_[j] = group;
+
+    row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
+    column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
+    partial_bytes_ = uint64_t(heads_per_group_) * q_per_kv * (shape.head_dim + 2) * 4;
+    fixed_ = Work{0, column_bytes_, partial_bytes_};
+    // Per position: q.k and p.v (2 flops each per element) and the softmax (~5 per score).
+    per_position_ = Work{heads_per_group_ * q_per_kv * (4 * uint64_t(shape.head_dim) + 5),
+                         dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
+    const uint32_t column_levels = tree_levels(g.rows, env.fanin);
+    column_tree_ = Tree{false, g.rows, uint16_t(env.tag + 2), 2, false, partial_bytes_, {}};
+    row_tree_ = Tree{true, g.cols, uint16_t(env.tag + 2 + column_levels), 2 + column_levels, true, partial_bytes_,
+                     group_of_};
+  }
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Root; }
+
+  uint32_t group_tiles(uint32_t j) const {
+    const uint32_t group = group_of_[j];
+    return (group_start_[group + 1] - group_start_[group]) * env_.geo.rows;
+  }
+  Task attend_task(uint32_t j) const {
+    Task task = compute(fixed_, env_.activation, Category::Compute);
+    task.work_per_position = per_position_;
+    task.kv_stride = group_tiles(j);
+    task.kv_offset = Task::kTileKvOffset;
+    task.kv_window = shape_.window;
+    return task;
+  }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    const BlockGeometry& g = env_.geo;
+    if (i == 0) {
+      if (j > 0)
+        out.push_back(wait(env_.tag, 1));
+      else if (g.cols > 1)
+        out.push_back(multicast(g.across(), g.cols - 1, row_bytes_, env_.tag, 0));
+      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, column_bytes_, uint16_t(env_.tag + 1), 1));
+    } else {
+      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+    }
+    out.push_back(attend_task(j));
+    emit_tree(column_tree_, i, out);
+    if (i == 0) emit_tree(row_tree_, j, out);
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (row) {
+      tree_signature(column_tree_, index, out);
+    } else {
+      out.push_back(group_tiles(index));
+      tree_signature(row_tree_, index, out);
+    }
+  }
+  bool has_kv_offset() const override { return true; }
+  uint32_t kv_offset(uint32_t i, uint32_t j) const override {
+    return (j - group_start_[group_of_[j]]) * env_.geo.rows + i;
+  }
+  uint64_t attended(uint64_t context) const {
+    return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
+  }
+  uint64_t kv_bytes(uint32_t i, uint32_t j, uint64_t context) const override {
+    return positions_held(attended(context), group_tiles(j), kv_offset(i, j)) * per_position_.read_bytes;
+  }
+  uint64_t activation_bytes(uint32_t, uint32_t) const override { return column_bytes_ + 2 * partial_bytes_; }
+  uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
+    const uint64_t positions = free_bytes / per_position_.read_bytes;  // positions this tile can hold
+    if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) <= positions)
+      return UINT64_MAX;  // a sliding window never outgrows the tile
+    // Positions offset, offset + G, ... : the (positions + 1)-th arrives at context offset + positions * G + 1.
+    return uint64_t(kv_offset(i, j)) + positions * group_tiles(j);
+  }
+
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint64_t positions = attended(inputs.context(iteration));
+    // Column j's tiles hold either `base` or `base + 1` positions; its tree
+    // time depends only on its group size and how many of its rows hold one more.
+    std::map<std::pair<uint64_t, uint64_t>, uint64_t> column_time;
+    std::vector<uint64_t> row_ready(g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j) {
+      const uint64_t group = group_tiles(j);
+      const uint64_t base = positions / group, extra = positions % group;
+      const uint64_t first = uint64_t(j - group_start_[group_of_[j]]) * g.rows;
+      const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, g.rows) : 0;
+      auto [it, fresh] = column_time.try_emplace({group, longer_rows}, 0);
+      if (fresh) {
+        const uint64_t c_long = cycles(env_.activation, with_positions(base + 1));
+        const uint64_t c_short = cycles(env_.activation, with_positions(base));
+        std::vector<uint64_t> ready(g.rows);
+        for (uint32_t i = 0; i < g.rows; ++i)
+          ready[i] = (i == 0 ? 0 : line_message_cycles(i, column_bytes_, 1)) + (i < longer_rows ? c_long : c_short);
+        it->second = tree_time(column_tree_, std::move(ready));
+      }
+      row_ready[j] = in.root + (j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0)) + it->second;
+    }
+    return Front{FrontKind::Root, tree_time(row_tree_, std::move(row_ready)), {}};
+  }
+  uint32_t patterns() const override {
+    return 2 + tree_levels(env_.geo.rows, env_.fanin) + tree_levels(env_.geo.cols, env_.fanin);
+  }
+  uint16_t tags_used() const override { return uint16_t(patterns()); }
+
+ private:
+  Work with_positions(uint64_t positions) const {
+    return Work{fixed_.flops + per_position_.flops * positions, fixed_.read_bytes + per_position_.read_bytes * positions,
+                fixed_.write_bytes + per_position_.write_bytes * positions};
+  }
+
+  AttentionShape shape_;
+  uint32_t groups_ = 1, heads_per_group_ = 1;
+  std::vector<uint32_t> group_of_, group_start_;
+  uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0;
+  Work fixed_, per_position_;
+  Tree column_tree_, row_tree_;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> root_compute_step(const StepEnv& env, const Work& work, Dtype dtype, Category category,
+                                        uint64_t row_weight_elements, Dtype weight) {
+  return std::make_unique<RootCompute>(env, work, dtype, category, row_weight_elements, weight);
+}
+std::unique_ptr<Step> lookup_step(const StepEnv& env, uint64_t table_elements, Dtype weight, uint64_t row_bytes) {
+  return std::make_unique<Lookup>(env, table_elements, weight, row_bytes);
+}
+std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag) {
+  return std::make_unique<GemvToColumn>(env, shape, input_tag);
+}
+std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shape) {
+  return std::make_unique<GemvToRow>(env, shape);
+}
+std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype) {
+  return std::make_unique<ColumnCompute>(env, work, dtype);
+}
+std::unique_ptr<Step> gather_column_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce) {
+  return std::make_unique<GatherToRoot>(env, false, bytes_per_position, reduce);
+}
+std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position) {
+  return std::make_unique<GatherToRoot>(env, true, bytes_per_position, false);
+}
+std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape) {
+  return std::make_unique<Attention>(env, shape);
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,152 @@
+#pragma once
+// The steps a block of tiles runs for one token, each with two faces that must
+// agree: emit() writes the tile programs the engine runs, and latency() gives
+// the same timing in closed form (contention-free) for the analytic model.
+//
+// Between steps the data sits at the block root (Front::Root), on the root
+// column as slices (Front::Column, one time per row) or on the root row
+// (Front::Row, one time per column). A step's tiles are idle when its data
+// arrives, so fronts carry everything the closed forms need.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mapping/block.h"
+#include "models/hardware.h"
+#include "models/tile_program.h"
+
+namespace wafersim::mapping {
+
+enum class FrontKind : uint8_t { Root, Column, Row };
+
+struct Front {
+  FrontKind kind = FrontKind::Root;
+  uint64_t root = 0;           // Root: cycle the root holds the vector
+  std::vector<uint64_t> at;    // Column: per row i; Row: per column j
+};
+
+struct StepEnv {
+  const HardwareSpec* hw = nullptr;
+  BlockGeometry geo;
+  uint32_t fanin = 2;
+  uint16_t tag = 0;            // first tag of this step
+  uint32_t colors_available = 0;
+  uint16_t layer = 0;          // for statistics
+  Dtype activation = Dtype::BF16;
+};
+
+class Step {
+ public:
+  explicit Step(const StepEnv& env) : env_(env) {}
+  virtual ~Step() = default;
+
+  virtual FrontKind input() const = 0;
+  virtual FrontKind output() const = 0;
+  // Appends the tasks tile (i, j) runs in this step.
+  virtual void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const = 0;
+  // Appends what emit() reads from row i (row = true) or column j: tiles whose
+  // row and column signatures match run the same program.
+  virtual void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const = 0;
+  // Contention-free timing: the front after the step, given the front before.
+  virtual Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const = 0;
+
+  // Weight elements tile (i, j) stores for this step, in weight_dtype(), and
+  // bias elements, in bias_dtype() (biases are never block-scaled).
+  virtual uint64_t weight_elements(uint32_t, uint32_t) const { return 0; }
+  virtual Dtype weight_dtype() const { return Dtype::BF16; }
+  virtual uint64_t bias_elements(uint32_t, uint32_t) const { return 0; }
+  virtual Dtype bias_dtype() const { return Dtype::BF16; }
+  // Other SRAM the step needs on tile (i, j).
+  virtual uint64_t kv_bytes(uint32_t, uint32_t, uint64_t /*context*/) const { return 0; }
+  virtual uint64_t activation_bytes(uint32_t, uint32_t) const { return 0; }
+  // Largest context whose KV share still fits in `free_bytes` of tile (i, j).
+  virtual uint64_t max_context(uint32_t, uint32_t, uint64_t /*free_bytes*/) const { return UINT64_MAX; }
+  // Per-tile KV share (Task::kTileKvOffset), when the step has one.
+  virtual bool has_kv_offset() const { return false; }
+  virtual uint32_t kv_offset(uint32_t, uint32_t) const { return 0; }
+
+  // Routing patterns (multicasts, tree levels) the step needs at its busiest
+  // router; patterns past the preset's colour budget go through a relay.
+  virtual uint32_t patterns() const = 0;
+  uint32_t relayed_patterns() const;
+  virtual uint16_t tags_used() const = 0;
+
+ protected:
+  uint32_t relays(uint32_t pattern) const { return pattern >= env_.colors_available ? 1 : 0; }
+  uint64_t line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const;
+  uint64_t cycles(Dtype dtype, const Work& work) const;
+
+  Task compute(const Work& work, Dtype dtype, Category category) const;
+  Task wait(uint16_t tag, uint32_t count) const;
+  Task multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const;
+  Task send_local(int32_t di, int32_t dj, uint64_t bytes, uint16_t tag, Category category, uint32_t pattern) const;
+
+  // A tree along the root row (along_row = true: positions are columns j) or
+  // the root column (positions are rows i), payload by subtree, first pattern
+  // and tag of its level 0; `elem_bytes` sizes the combine work.
+  struct Tree {
+    bool along_row = true;
+    uint32_t n = 1;
+    uint16_t tag = 0;
+    uint32_t pattern = 0;
+    bool gather = false;              // payload grows with the subtree (else constant)
+    uint64_t bytes_per_position = 0;  // gather: per position; reduce: the whole payload
+    std::vector<uint32_t> group;      // optional: gather payload counts distinct groups, not positions
+  };
+  uint64_t tree_payload(const Tree& tree, uint32_t start, uint32_t size) const;
+  Work combine_work(const Tree& tree, uint64_t received_bytes) const;
+  void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;
+  void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
+  uint64_t tree_time(const Tree& tree, std::vector<uint64_t> ready) const;
+
+  StepEnv env_;
+};
+
+// --- the steps ---------------------------------------------------------------
+
+// Compute on the block root only (norms, residual adds, sampling). Parameters
+// the step uses (norm weights) are stored as slices along the root row.
+std::unique_ptr<Step> root_compute_step(const StepEnv& env, const Work& work, Dtype dtype, Category category,
+                                        uint64_t row_weight_elements = 0, Dtype weight = Dtype::BF16);
+
+// y = W x with x at the root (or, with input_tag, already multicast along the
+// root row by someone else), W cut in rows x cols blocks: x travels along the
+// root row, each column's slice down its column, partial sums reduce along each
+// row to the root column. Output: slice i of y on tile (i, 0).
+struct GemvShape {
+  uint64_t d_in = 0, d_out = 0;
+  Dtype weight = Dtype::BF16;
+  bool bias = false;         // d_out bias elements, stored with the output slices
+  Dtype bias_dtype = Dtype::BF16;
+};
+std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag = -1);
+
+// The transpose: x as slices on the root column, y as slices on the root row.
+std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shape);
+
+// Element-wise work on every root-column tile (e.g. SwiGLU of its slices).
+std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype);
+
+// Slices on the root column (or row) gathered to the root, concatenated; or,
+// with reduce, combined to one payload of bytes_per_position (e.g. argmax).
+std::unique_ptr<Step> gather_column_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce = false);
+std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position);
+
+// Decode attention over the KV cache spread across the block: KV heads own
+// groups of columns, each tile of a group holds an even share of its positions
+// (shift-balanced); q and the new K/V travel like a GEMV input, each tile scores
+// its positions, partial softmax sums reduce down each column and along the
+// root row back to the root.
+struct AttentionShape {
+  uint32_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  uint32_t window = 0;       // 0 = full context
+  Dtype kv = Dtype::BF16;
+};
+std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
+
+// Embedding lookup: the root asks the far corner of the block for a row of the
+// table and waits for it (the row's owner is data dependent; the far corner is
+// the worst case). The table is spread evenly over the block.
+std::unique_ptr<Step> lookup_step(const StepEnv& env, uint64_t table_elements, Dtype weight, uint64_t row_bytes);
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,123 @@
+// Shared machinery of the steps: task builders and line trees.
+#include <algorithm>
+
+#include "mapping/line_tree.h"
+#include "mapping/steps.h"
+#include "models/cost.h"
+
+namespace wafersim::mapping {
+
+uint32_t Step::relayed_patterns() const {
+  const uint32_t n = patterns();
+  return n > env_.colors_available ? n - env_.colors_available : 0;
+}
+
+uint64_t Step::line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const {
+  return message_cycles(env_.hw->fabric, hops, 0, relays(pattern), bytes);
+}
+
+uint64_t Step::cycles(Dtype dtype, const Work& work) const { return compute_cycles(env_.hw->tile, dtype, work); }
+
+Task Step::compute(const Work& work, Dtype dtype, Category category) const {
+  Task task;
+  task.op = Op::Compute;
+  task.work = work;
+  task.dtype = dtype;
+  task.category = category;
+  task.layer = env_.layer;
+  return task;
+}
+
+Task Step::wait(uint16_t tag, uint32_t count) const {
+  Task task;
+  task.op = Op::Wait;
+  task.tag = tag;
+  task.count = count;
+  task.layer = env_.layer;
+  return task;
+}
+
+Task Step::multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const {
+  Task task;
+  task.op = Op::Multicast;
+  task.dir = dir;
+  task.count = count;
+  task.bytes = uint32_t(bytes);
+  task.tag = tag;
+  task.relays = relays(pattern);
+  task.category = Category::Fabric;
+  task.layer = env_.layer;
+  return task;
+}
+
+Task Step::send_local(int32_t di, int32_t dj, uint64_t bytes, uint16_t tag, Category category,
+                      uint32_t pattern) const {
+  Task task;
+  task.op = Op::Send;
+  task.dx = env_.geo.dx(di, dj);
+  task.dy = env_.geo.dy(di, dj);
+  task.bytes = uint32_t(bytes);
+  task.tag = tag;
+  task.relays = relays(pattern);
+  task.category = category;
+  task.layer = env_.layer;
+  return task;
+}
+
+uint64_t Step::tree_payload(const Tree& tree, uint32_t start, uint32_t size) const {
+  if (!tree.gather) return tree.bytes_per_position;
+  if (tree.group.empty()) return uint64_t(size) * tree.bytes_per_position;
+  // Groups are contiguous runs of positions.
+  return uint64_t(tree.group[start + size - 1] - tree.group[start] + 1) * tree.bytes_per_position;
+}
+
+Work Step::combine_work(const Tree& tree, uint64_t received_bytes) const {
+  if (tree.gather && tree.group.empty()) return Work{0, 0, received_bytes};  // concatenation: store only
+  // fp32 partial results: one add per element, both operands read, the sum written.
+  return Work{received_bytes / 4, 2 * received_bytes, received_bytes};
+}
+
+void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const {
+  const TreeRole role = tree_role(position, tree.n, env_.fanin);
+  uint64_t stride = 1;
+  for (size_t level = 0; level < role.children_per_level.size(); ++level, stride *= env_.fanin) {
+    const uint32_t children = role.children_per_level[level];
+    if (children == 0) continue;
+    uint64_t received = 0;
+    for (uint32_t m = 1; m <= children; ++m) {
+      const uint64_t child = position + m * stride;
+      received += tree_payload(tree, uint32_t(child), uint32_t(std::min<uint64_t>(stride, tree.n - child)));
+    }
+    out.push_back(wait(uint16_t(tree.tag + level), children));
+    out.push_back(compute(combine_work(tree, received), Dtype::FP32, Category::Reduce));
+  }
+  if (role.send_level < 0) return;
+  const int32_t back = -int32_t(role.parent_distance);
+  out.push_back(send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0,
+                           tree_payload(tree, position, role.subtree_size), uint16_t(tree.tag + role.send_level),
+                           Category::Reduce, tree.pattern + uint32_t(role.send_level)));
+}
+
+void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const {
+  std::vector<Task> tasks;
+  emit_tree(tree, position, tasks);
+  out.push_back(tasks.size());
+  for (const Task& task : tasks) {
+    out.push_back(uint64_t(task.op) | uint64_t(task.count) << 8 | uint64_t(task.tag) << 40);
+    out.push_back(uint64_t(uint32_t(task.dx)) | uint64_t(uint32_t(task.dy)) << 32);
+    out.push_back(uint64_t(task.bytes) | uint64_t(task.relays) << 32);
+    out.push_back(task.work.read_bytes);
+  }
+}
+
+uint64_t Step::tree_time(const Tree& tree, std::vector<uint64_t> ready) const {
+  TreeCosts costs;
+  costs.message_cycles = [&](uint32_t level, uint32_t distance, uint64_t bytes) {
+    return line_message_cycles(distance, bytes, tree.pattern + level);
+  };
+  costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
+  costs.combine_cycles = [&](uint64_t bytes) { return cycles(Dtype::FP32, combine_work(tree, bytes)); };
+  return tree_completion(std::move(ready), env_.fanin, costs);
+}
+
+}  // namespace wafersim::mapping
