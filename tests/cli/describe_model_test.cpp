@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_wafersim.h"
-#include "tests/workloads/bad_model_cases.h"
+#include "../workloads/bad_model_cases.h"
 
 namespace {
 
