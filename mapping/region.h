@@ -47,6 +47,9 @@ struct Region {
   // Contention-free cycle at which the root has finished the chain, when the
   // input vector reached it at `start`.
   uint64_t finish(uint64_t start, const IterationInputs& inputs, uint64_t iteration) const;
+  // The same chain step by step: cycles from each step's input being complete
+  // to its output being complete, for reports of where a region's time goes.
+  std::vector<std::pair<std::string, uint64_t>> step_cycles(const IterationInputs& inputs, uint64_t iteration) const;
 };
 
 struct RegionContext {

@@ -55,7 +55,8 @@ class ChainBuilder {
     env_.activation = context.model->activation_dtype;
   }
   template <typename Make>
-  void add(Make make) {
+  void add(const char* label, Make make) {
+    env_.label = label;
     env_.tag = next_tag_;
     block_.steps.push_back(make(env_));
     next_tag_ = uint16_t(next_tag_ + block_.steps.back()->tags_used());
@@ -89,27 +90,27 @@ Task make_send(const BlockGeometry& from, const BlockGeometry& to, uint64_t byte
 void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
   const uint64_t vector_params = workloads::layer_vector_params(m, layer);
-  chain.add([&](const StepEnv& env) {
+  chain.add("input_norm", [&](const StepEnv& env) {
     return root_compute_step(env, norm_work(m), act, Category::Compute, vector_params, w);
   });
-  chain.add([&](const StepEnv& env) {
+  chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{m.d_model, qkv_dim(m), w, m.qkv_bias, w});
   });
   const uint64_t slice = ceil_div(qkv_dim(m), rows);  // rotary (and q/k norms) on each slice
-  chain.add([&](const StepEnv& env) {
+  chain.add("rotary", [&](const StepEnv& env) {
     return column_compute_step(env, Work{6 * slice, 2 * dtype_bytes(act, slice), dtype_bytes(act, slice)}, act);
   });
-  chain.add([&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
+  chain.add("gather_qkv", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
-  chain.add([&](const StepEnv& env) {
+  chain.add("attention", [&](const StepEnv& env) {
     return attention_step(env, AttentionShape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0,
                                               m.kv_dtype});
   });
-  chain.add([&](const StepEnv& env) {
+  chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{uint64_t(m.n_heads) * m.head_dim, m.d_model, w, m.o_bias, m.weight_dtype});
   });
-  chain.add([&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
-  chain.add([&](const StepEnv& env) {
+  chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
+  chain.add("residual_norm", [&](const StepEnv& env) {
     Work work = residual_work(m);
     const Work norm = norm_work(m);
     work.flops += norm.flops;
@@ -123,15 +124,15 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
 void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, uint32_t rows,
              uint32_t cols, int32_t input_tag) {
   const Dtype act = m.activation_dtype;
-  chain.add([&](const StepEnv& env) {
+  chain.add("gate_up_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{m.d_model, mlp_width(m, ffn), w, bias, m.weight_dtype}, input_tag);
   });
   const uint64_t slice = ceil_div(ffn, rows);
-  chain.add([&](const StepEnv& env) {
+  chain.add("activation", [&](const StepEnv& env) {
     return column_compute_step(env, Work{6 * slice, 2 * slice * 4, dtype_bytes(act, slice)}, act);
   });
-  chain.add([&](const StepEnv& env) { return gemv_to_row_step(env, GemvShape{ffn, m.d_model, w, bias, m.weight_dtype}); });
-  chain.add([&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
+  chain.add("down_proj", [&](const StepEnv& env) { return gemv_to_row_step(env, GemvShape{ffn, m.d_model, w, bias, m.weight_dtype}); });
+  chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
 }
 
 // Sends the vector to the routed experts' rows, waits for their results and combines them.
@@ -196,6 +197,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     throw std::logic_error(region.name + ": too few rows for its experts");  // the layout sizes regions first
   const uint32_t attention_rows = box.rows - expert_height * expert_row_count;
 
+  region.blocks.reserve(1 + total);  // `main` and the chain builder hold a reference to blocks[0]
   region.blocks.emplace_back();
   Block& main = region.blocks[0];
   main.geo = box;
@@ -203,11 +205,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   ChainBuilder chain(context, main, uint16_t(layer), kTagFirstStep);
   add_attention(chain, m, layer, attention_rows);
   // Router: logits on the root column, gathered, top-k at the root.
-  chain.add([&](const StepEnv& env) {
+  chain.add("router", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{m.d_model, routed, m.weight_dtype, m.moe.router_bias, m.weight_dtype});
   });
-  chain.add([&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
-  chain.add([&](const StepEnv& env) {
+  chain.add("gather_logits", [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
+  chain.add("top_k", [&](const StepEnv& env) {
     const uint64_t sort = uint64_t(routed) * (1 + uint64_t(std::ceil(std::log2(std::max(2u, routed)))));
     return root_compute_step(env, Work{2 * sort, 4ull * routed, 4ull * m.moe.top_k}, Dtype::FP32, Category::Compute);
   });
@@ -241,7 +243,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
               expert.geo.cols, dispatch_tag);
-      expert_chain.add([&](const StepEnv& env) {
+      expert_chain.add("expert_scale", [&](const StepEnv& env) {
         return root_compute_step(env, Work{m.d_model, vector_bytes, vector_bytes}, m.activation_dtype, Category::Compute);
       });
       const Task back = make_send(expert.geo, main.geo, vector_bytes, return_tag, Category::Fabric, uint16_t(layer));
@@ -263,10 +265,10 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   }
   const Work combine{2ull * (m.moe.top_k + m.moe.n_shared_experts) * m.d_model,
                      (m.moe.top_k + m.moe.n_shared_experts) * vector_bytes, vector_bytes};
-  chain.add([&](const StepEnv& env) {
+  chain.add("experts", [&](const StepEnv& env) {
     return std::make_unique<Dispatch>(env, head_sends, experts, layer, m.moe.top_k + m.moe.n_shared_experts, combine);
   });
-  chain.add([&](const StepEnv& env) {
+  chain.add("residual", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
   });
 }
@@ -324,6 +326,18 @@ uint64_t Region::finish(uint64_t start, const IterationInputs& inputs, uint64_t 
   return front.root;
 }
 
+std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const IterationInputs& inputs,
+                                                                 uint64_t iteration) const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  Front front{FrontKind::Root, 0, {}};
+  for (const auto& step : blocks[0].steps) {
+    const uint64_t before = front.latest();
+    front = step->latency(front, inputs, iteration);
+    out.emplace_back(step->label(), front.latest() - before);
+  }
+  return out;
+}
+
 uint64_t region_weight_bytes(const ModelSpec& m, RegionKind kind, int32_t layer) {
   const Dtype w = m.weight_dtype;
   switch (kind) {
@@ -364,26 +378,26 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     ChainBuilder chain(context, main, uint16_t(std::max(layer, 0)), kTagFirstStep);
     const Dtype w = m.weight_dtype, act = m.activation_dtype;
     if (kind == RegionKind::Embedding) {
-      chain.add([&](const StepEnv& env) {
+      chain.add("lookup", [&](const StepEnv& env) {
         return lookup_step(env, embedding_elements(m), w, dtype_bytes(act, m.d_model));
       });
     } else if (kind == RegionKind::Head) {
-      chain.add([&](const StepEnv& env) {
+      chain.add("final_norm", [&](const StepEnv& env) {
         return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
       });
-      chain.add([&](const StepEnv& env) {
+      chain.add("lm_head_proj", [&](const StepEnv& env) {
         return gemv_to_column_step(env, GemvShape{m.d_model, m.vocab_size, w, false, w});
       });
       const uint64_t slice = ceil_div(m.vocab_size, box.rows);  // local argmax over the slice
-      chain.add([&](const StepEnv& env) { return column_compute_step(env, Work{slice, 4 * slice, 8}, Dtype::FP32); });
-      chain.add([&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
-      chain.add([&](const StepEnv& env) {
+      chain.add("argmax_slice", [&](const StepEnv& env) { return column_compute_step(env, Work{slice, 4 * slice, 8}, Dtype::FP32); });
+      chain.add("argmax", [&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
+      chain.add("sample", [&](const StepEnv& env) {
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
       });
     } else {
       add_attention(chain, m, uint32_t(layer), box.rows);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, box.rows, box.cols, -1);
-      chain.add([&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
+      chain.add("residual", [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
     }
   }
   if (kind == RegionKind::Dense || kind == RegionKind::Moe)

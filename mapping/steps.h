@@ -23,9 +23,12 @@ struct Front {
   FrontKind kind = FrontKind::Root;
   uint64_t root = 0;           // Root: cycle the root holds the vector
   std::vector<uint64_t> at;    // Column: per row i; Row: per column j
+
+  uint64_t latest() const;     // the last cycle any part of the data is ready
 };
 
 struct StepEnv {
+  const char* label = "";      // what the step computes, for reports ("qkv_proj", "attention")
   const HardwareSpec* hw = nullptr;
   BlockGeometry geo;
   uint32_t fanin = 2;
@@ -40,6 +43,7 @@ class Step {
   explicit Step(const StepEnv& env) : env_(env) {}
   virtual ~Step() = default;
 
+  const char* label() const { return env_.label; }
   virtual FrontKind input() const = 0;
   virtual FrontKind output() const = 0;
   // Appends the tasks tile (i, j) runs in this step.

@@ -7,6 +7,10 @@
 
 namespace wafersim::mapping {
 
+uint64_t Front::latest() const {
+  return kind == FrontKind::Root ? root : *std::max_element(at.begin(), at.end());
+}
+
 uint32_t Step::relayed_patterns() const {
   const uint32_t n = patterns();
   return n > env_.colors_available ? n - env_.colors_available : 0;

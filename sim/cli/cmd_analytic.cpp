@@ -1,4 +1,5 @@
 // wafersim analytic: the closed-form latency of the same plan `run` simulates.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -33,9 +34,24 @@ void analytic(const AnalyticOptions& options) {
   figures.engine = "analytic";
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   figures.peak_rss_bytes = sim::peak_rss_bytes();
-  if (!options.common.quiet) std::cout << decode_table(plan, metrics, figures);
-  if (!options.common.json_path.empty())
-    write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
+  // Where a region's time goes, step by step, for the first token: one region of each kind.
+  nlohmann::json steps = nlohmann::json::object();
+  Table table({{"region", "", false}, {"step", "", false}, {"cycles", "", true}});
+  std::vector<mapping::RegionKind> shown;
+  for (const mapping::Region& region : plan.regions) {
+    if (std::find(shown.begin(), shown.end(), region.kind) != shown.end()) continue;
+    shown.push_back(region.kind);
+    for (const auto& [label, cycles] : region.step_cycles(inputs, 0)) {
+      steps[region.name].push_back({{"step", label}, {"cycles", cycles}});
+      table.add_row({region.name, label, std::to_string(cycles)});
+    }
+  }
+  if (!options.common.quiet) std::cout << decode_table(plan, metrics, figures) << "\nsteps of the first token:\n" << table.str();
+  if (!options.common.json_path.empty()) {
+    nlohmann::json document = decode_json(experiment, plan, metrics, figures);
+    document["metrics"]["steps"] = steps;
+    write_json(options.common.json_path, document);
+  }
 }
 
 }  // namespace
