@@ -32,21 +32,21 @@ uint32_t region_count(const World& world, const EngineOptions& options) {
 void report_deadlock(const World& world) {
   uint64_t stuck = 0, first = 0;
   for (uint64_t tile = 0; tile < world.set.tiles(); ++tile) {
-    if (world.set.tile_program[tile] == ProgramSet::kIdle || world.iteration[tile] >= world.iterations) continue;
+    if (world.set.tile_program[tile] == ProgramSet::kIdle || world.state[tile].iteration >= world.iterations) continue;
     if (stuck++ == 0) first = tile;
   }
   if (stuck == 0) return;
-  const uint32_t row = world.row[first];
+  const uint32_t row = world.state[first].row;
   const std::string tile_name =
-      fmt::format("tile (x {}, y {}) on wafer {}", world.x[first], row % world.height, row / world.height);
-  const Task& task = world.program_of(uint32_t(first)).tasks[world.pc[first]];
+      fmt::format("tile (x {}, y {}) on wafer {}", world.state[first].x, row % world.height, row / world.height);
+  const Task& task = world.program_of(uint32_t(first)).tasks[world.state[first].pc];
   if (task.op == Op::Wait)
     throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
                                   "{} messages (task {})",
-                                  stuck, tile_name, task.tag, world.iteration[first],
-                                  task.count - world.pending[first], task.count, world.pc[first]));
+                                  stuck, tile_name, task.tag, world.state[first].iteration,
+                                  task.count - world.state[first].pending, task.count, world.state[first].pc));
   throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} stopped at task {} of iteration {}", stuck,
-                                tile_name, world.pc[first], world.iteration[first]));
+                                tile_name, world.state[first].pc, world.state[first].iteration));
 }
 
 void collect_busy(const World& world, EngineResult& result) {

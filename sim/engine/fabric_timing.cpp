@@ -44,7 +44,7 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
   Transit transit;
   uint64_t head = cross_ramp(world.injection[source], sent, serialization, &transit.wait) + fabric.ramp_on_cycles +
                   uint64_t(relays) * fabric.relay_cycles;
-  const uint64_t x = world.x[source], row = world.row[source];
+  const uint64_t x = world.state[source].x, row = world.state[source].row;
   const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
   if (dx > 0)
@@ -85,7 +85,7 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, u
   uint64_t wait = 0;
   uint64_t head = cross_ramp(world.injection[source], sent, serialization, &wait) + fabric.ramp_on_cycles +
                   uint64_t(relays) * fabric.relay_cycles;
-  const uint64_t x = world.x[source], row = world.row[source];
+  const uint64_t x = world.state[source].x, row = world.state[source].row;
   std::vector<LinkState>* links = nullptr;
   int64_t index = 0, step = 0, tile_step = 0;
   switch (dir) {

@@ -33,8 +33,8 @@ Region::Region(const sc_core::sc_module_name& name, World& world, uint32_t index
   tile_objects_ = static_cast<TileObject*>(::operator new(sizeof(TileObject) * std::max<uint32_t>(count, 1)));
   char tile_name[48];
   for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
-    const uint32_t row = world.row[tile];
-    std::snprintf(tile_name, sizeof tile_name, "w%ux%uy%u", row / world.height, unsigned(world.x[tile]),
+    const uint32_t row = world.state[tile].row;
+    std::snprintf(tile_name, sizeof tile_name, "w%ux%uy%u", row / world.height, unsigned(world.state[tile].x),
                   row % world.height);
     new (&tile_objects_[tile - first_tile]) TileObject(tile_name, tile);
   }
@@ -118,14 +118,15 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
   const std::vector<Task>& tasks = w.set.programs[program_index].tasks;
   const std::vector<CompiledTask>& compiled = w.compiled[program_index];
   const uint32_t task_count = uint32_t(tasks.size());
-  uint32_t pc = w.pc[tile];
-  uint32_t iteration = w.iteration[tile];
+  TileState& s = w.state[tile];
+  uint32_t pc = s.pc;
+  uint32_t iteration = s.iteration;
   for (;;) {
     if (pc >= task_count) {
       pc = 0;
       if (++iteration == w.iterations) {
         ++w.tiles_finished;
-        w.end_cycle = std::max(w.end_cycle, w.now[tile]);
+        w.end_cycle = std::max(w.end_cycle, s.now);
         break;
       }
       continue;
@@ -141,12 +142,12 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         ++w.events;
         ++pc;
         if (cycles == 0) continue;
-        w.now[tile] += cycles;
+        s.now += cycles;
         w.path[tile][size_t(task.category)] += cycles;
         w.compute_busy[tile] += cycles;
-        w.pc[tile] = pc;
-        w.iteration[tile] = iteration;
-        schedule(w.now[tile], tile);
+        s.pc = pc;
+        s.iteration = iteration;
+        schedule(s.now, tile);
         return;
       }
       case Op::Send:
@@ -161,8 +162,8 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         continue;
       case Op::Wait:
         if (!take_parked(tile, task, iteration)) {
-          w.pc[tile] = pc;
-          w.iteration[tile] = iteration;
+          s.pc = pc;
+          s.iteration = iteration;
           return;  // blocked: the last awaited delivery resumes the tile
         }
         ++w.events;
@@ -174,8 +175,8 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         continue;
       case Op::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
-        if (w.now[tile] > record.cycle) {
-          record.cycle = w.now[tile];
+        if (s.now > record.cycle) {
+          record.cycle = s.now;
           std::copy(w.path[tile].begin(), w.path[tile].end(), record.path);
         }
         ++w.events;
@@ -184,13 +185,13 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
       }
     }
   }
-  w.pc[tile] = pc;
-  w.iteration[tile] = iteration;
+  s.pc = pc;
+  s.iteration = iteration;
 }
 
 bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   uint32_t needed = wait.count;
-  uint32_t* link = &world_.mailbox[tile];
+  uint32_t* link = &world_.state[tile].mailbox;
   while (needed > 0 && *link != kNoMessage) {
     const uint32_t index = *link;
     Message& message = pool_[index];
@@ -202,7 +203,7 @@ bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
       link = &message.next;
     }
   }
-  world_.pending[tile] = needed;
+  world_.state[tile].pending = needed;
   return needed == 0;
 }
 
@@ -211,18 +212,19 @@ void Region::receive(uint32_t message_index, uint64_t cycle) {
   ++w.events;
   Message& message = pool_[message_index];
   const uint32_t tile = message.tile;
-  if (w.pending[tile] > 0) {
-    const Task& wait = w.program_of(tile).tasks[w.pc[tile]];
-    if (wait.tag == message.tag && w.iteration[tile] == message.iteration) {
-      if (--w.pending[tile] == 0) {
+  TileState& s = w.state[tile];
+  if (s.pending > 0) {
+    const Task& wait = w.program_of(tile).tasks[s.pc];
+    if (wait.tag == message.tag && s.iteration == message.iteration) {
+      if (--s.pending == 0) {
         // The critical path runs through the message that arrived last, after the tile got here.
-        if (cycle > w.now[tile]) {
-          w.now[tile] = cycle;
+        if (cycle > s.now) {
+          s.now = cycle;
           w.path[tile] = message.path;
         }
         release(message_index);
         ++w.events;
-        ++w.pc[tile];
+        ++s.pc;
         run_tile(tile, cycle);
         return;
       }
@@ -231,7 +233,7 @@ void Region::receive(uint32_t message_index, uint64_t cycle) {
     }
   }
   // Not awaited yet: park it, in arrival order, until its Wait.
-  uint32_t* link = &w.mailbox[tile];
+  uint32_t* link = &s.mailbox;
   while (*link != kNoMessage) link = &pool_[*link].next;
   *link = message_index;
 }
@@ -247,7 +249,7 @@ void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled,
   if (task.dwafer != 0) {
     category = Category::OffWafer;
     if (w.options.contention) {
-      const uint32_t from = w.row[tile] / w.height;
+      const uint32_t from = w.state[tile].row / w.height;
       transit = reserve_offwafer(w, from, uint32_t(int64_t(from) + task.dwafer), task.bytes, cycle);
     } else {
       transit.arrival = cycle + compiled.cycles;

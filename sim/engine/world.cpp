@@ -48,18 +48,12 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
   for (uint64_t n = 0; n < iterations; ++n) contexts.push_back(inputs.context(n));
 
   const size_t tiles = size_t(set.tiles());
-  now.assign(tiles, 0);
+  state.resize(tiles);
   path.assign(tiles, Path{});
-  pc.assign(tiles, 0);
-  iteration.assign(tiles, 0);
-  pending.assign(tiles, 0);
-  mailbox.assign(tiles, kNoMessage);
   compute_busy.assign(tiles, 0);
-  x.resize(tiles);
-  row.resize(tiles);
   for (size_t tile = 0; tile < tiles; ++tile) {
-    x[tile] = uint16_t(tile % width);
-    row[tile] = uint32_t(tile / width);
+    state[tile].x = uint16_t(tile % width);
+    state[tile].row = uint32_t(tile / width);
   }
   if (options.contention) {
     east.assign(tiles, LinkState{});

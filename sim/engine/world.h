@@ -34,6 +34,16 @@ struct CompiledTask {
                          // Send / Multicast: contention-free latency (Multicast: to the first tile)
 };
 
+// The state a tile's events touch together, in one cache line half.
+struct TileState {
+  uint64_t now = 0;                // cycle at which the next task may start
+  uint32_t pc = 0, iteration = 0;
+  uint32_t pending = 0;            // messages still awaited by a blocked Wait (0: not blocked)
+  uint32_t mailbox = kNoMessage;   // first parked message (index into the region's pool)
+  uint32_t row = 0;                // wafer * height + y
+  uint16_t x = 0;
+};
+
 struct LinkState {
   uint64_t busy_until = 0;
   uint64_t busy_cycles = 0;
@@ -53,15 +63,11 @@ struct World {
   std::vector<std::vector<CompiledTask>> compiled;  // [program][task]
   std::vector<uint64_t> contexts;                   // [iteration]
 
-  // Per tile.
-  std::vector<uint64_t> now;       // cycle at which the next task may start
-  std::vector<Path> path;          // critical-path account, cumulative
-  std::vector<uint32_t> pc, iteration;
-  std::vector<uint32_t> pending;   // messages still awaited by a blocked Wait (0: not blocked)
-  std::vector<uint32_t> mailbox;   // first parked message (index into the region's pool)
+  // Per tile: the hot state, the critical-path account (cumulative) and the
+  // cycles spent computing, each a flat array.
+  std::vector<TileState> state;
+  std::vector<Path> path;
   std::vector<uint64_t> compute_busy;
-  std::vector<uint16_t> x;
-  std::vector<uint32_t> row;       // wafer * height + y
 
   // Directed links, contention only. East/west links are row-major
   // (row * width + x of the link's source router); south/north links
@@ -80,7 +86,7 @@ struct World {
   std::chrono::steady_clock::time_point run_start, last_progress;
   uint64_t next_progress_check = 0;  // events count at which to look at the clock again
 
-  uint32_t region_of(uint32_t tile) const { return region_of_row[row[tile]]; }
+  uint32_t region_of(uint32_t tile) const { return region_of_row[state[tile].row]; }
   const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
 };
 
