@@ -31,23 +31,22 @@ uint32_t tree_levels(uint32_t n, uint32_t fanin) {
   return levels;
 }
 
-uint64_t tree_completion(std::vector<uint64_t> ready, uint32_t fanin, const TreeCosts& costs) {
+Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs) {
   const uint64_t n = ready.size();
   uint32_t level = 0;
   for (uint64_t stride = 1; stride < n; stride *= fanin, ++level) {
     const uint64_t span = stride * fanin;
     for (uint64_t k = 0; k < n; k += span) {
-      uint64_t last_arrival = 0, received_bytes = 0;
-      bool any = false;
+      Timed done = ready[k];
+      uint64_t received_bytes = 0;
       for (uint32_t m = 1; m < fanin; ++m) {
         const uint64_t child = k + m * stride;
         if (child >= n) break;
         const uint64_t bytes = costs.payload_bytes(uint32_t(child), uint32_t(std::min(stride, n - child)));
-        last_arrival = std::max(last_arrival, ready[child] + costs.message_cycles(level, uint32_t(m * stride), bytes));
+        done = later(done, ready[child].after(costs.message_cycles(level, uint32_t(m * stride), bytes), Category::Reduce));
         received_bytes += bytes;
-        any = true;
       }
-      if (any) ready[k] = std::max(ready[k], last_arrival) + costs.combine_cycles(received_bytes);
+      if (k + stride < n) ready[k] = done.after(costs.combine_cycles(received_bytes), Category::Reduce);
     }
   }
   return ready[0];

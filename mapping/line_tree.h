@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "mapping/timed.h"
+
 namespace wafersim::mapping {
 
 struct TreeRole {
@@ -31,8 +33,9 @@ struct TreeCosts {
   std::function<uint64_t(uint64_t bytes)> combine_cycles;
 };
 
-// Cycle at which the root holds the combined result, when node k holds its own
-// part at ready[k]. Contention-free: equals the engine with contention off.
-uint64_t tree_completion(std::vector<uint64_t> ready, uint32_t fanin, const TreeCosts& costs);
+// When the root holds the combined result, if node k holds its own part at
+// ready[k]. Contention-free: equals the engine with contention off. Messages
+// and combining count as Category::Reduce on the critical path.
+Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs);
 
 }  // namespace wafersim::mapping

@@ -44,9 +44,9 @@ struct Region {
   std::vector<Block> blocks;         // blocks[0] holds the region root
   uint64_t kv_bytes_per_position = 0;
 
-  // Contention-free cycle at which the root has finished the chain, when the
-  // input vector reached it at `start`.
-  uint64_t finish(uint64_t start, const IterationInputs& inputs, uint64_t iteration) const;
+  // Contention-free: when the root has finished the chain, if the input
+  // vector reached it at `start` (with the critical path that led there).
+  Timed finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const;
   // The same chain step by step: cycles from each step's input being complete
   // to its output being complete, for reports of where a region's time goes.
   std::vector<std::pair<std::string, uint64_t>> step_cycles(const IterationInputs& inputs, uint64_t iteration) const;

@@ -140,7 +140,7 @@ class Dispatch : public Step {
  public:
   struct Expert {
     int32_t routed_index;   // -1 for a shared expert
-    uint64_t result_cycles; // from dispatch to the result at the layer root, contention-free
+    Timed result;           // from dispatch to the result at the layer root, contention-free
   };
   Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
            uint32_t results, const Work& combine)
@@ -156,11 +156,11 @@ class Dispatch : public Step {
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
-    uint64_t last = in.root;
+    Timed last = in.root;
     for (const Expert& expert : experts_)
       if (expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index)))
-        last = std::max(last, in.root + expert.result_cycles);
-    return Front{FrontKind::Root, last + cycles(env_.activation, combine_), {}};
+        last = later(last, in.root.then(expert.result));
+    return Front{FrontKind::Root, last.after(cycles(env_.activation, combine_), Category::Compute), {}};
   }
   uint32_t patterns() const override { return 2; }
   uint16_t tags_used() const override { return 1; }
@@ -253,13 +253,16 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
         head_arrival = send_cycles(*context.hw, head_sends.back());
       }
       // Contention-free time from dispatch to this expert's result at the layer root.
-      Front front{FrontKind::Row, 0, std::vector<uint64_t>(expert.geo.cols)};
+      Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols)};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
         const uint32_t hops = left + j;
-        front.at[j] = head_arrival + (hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes));
+        front.at[j] = Timed{}
+                          .after(head_arrival, Category::Fabric)
+                          .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes),
+                                 Category::Fabric);
       }
       for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
-      experts.push_back({expert.expert, front.root + send_cycles(*context.hw, back)});
+      experts.push_back({expert.expert, front.root.after(send_cycles(*context.hw, back), Category::Fabric)});
       region.blocks.push_back(std::move(expert));
     }
   }
@@ -320,7 +323,7 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   return tasks;
 }
 
-uint64_t Region::finish(uint64_t start, const IterationInputs& inputs, uint64_t iteration) const {
+Timed Region::finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const {
   Front front{FrontKind::Root, start, {}};
   for (const auto& step : blocks[0].steps) front = step->latency(front, inputs, iteration);
   return front.root;
@@ -329,11 +332,11 @@ uint64_t Region::finish(uint64_t start, const IterationInputs& inputs, uint64_t 
 std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const IterationInputs& inputs,
                                                                  uint64_t iteration) const {
   std::vector<std::pair<std::string, uint64_t>> out;
-  Front front{FrontKind::Root, 0, {}};
+  Front front;
   for (const auto& step : blocks[0].steps) {
-    const uint64_t before = front.latest();
+    const uint64_t before = front.latest().cycle;
     front = step->latency(front, inputs, iteration);
-    out.emplace_back(step->label(), front.latest() - before);
+    out.emplace_back(step->label(), front.latest().cycle - before);
   }
   return out;
 }

@@ -32,7 +32,7 @@ class RootCompute : public Step {
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out = in;
-    out.root += cycles(dtype_, work_);
+    out.root = in.root.after(cycles(dtype_, work_), category_);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -77,8 +77,9 @@ class Lookup : public Step {
     const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
     const FabricParams& fabric = env_.hw->fabric;
     Front out = in;
-    out.root += message_cycles(fabric, hops, turns, relays(0), kRequestBytes) +
-                message_cycles(fabric, hops, turns, relays(1), row_bytes_);
+    out.root = in.root.after(message_cycles(fabric, hops, turns, relays(0), kRequestBytes) +
+                                 message_cycles(fabric, hops, turns, relays(1), row_bytes_),
+                             Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -132,17 +133,19 @@ class GemvToColumn : public Step {
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
     const uint64_t c = cycles(shape_.weight, work_);
-    std::vector<uint64_t> ready(g.cols);
+    // Row i sees row 0's arrivals shifted by the column multicast to row i.
+    std::vector<Timed> ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) {
-      const uint64_t arrival = input_tag_ >= 0 ? in.at[j]
-                               : j == 0       ? in.root
-                                              : in.root + line_message_cycles(j, act_bytes(env_, shape_.d_in), 0);
-      ready[j] = arrival + c;
+      const Timed arrival =
+          input_tag_ >= 0 ? in.at[j]
+          : j == 0        ? in.root
+                          : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
+      ready[j] = arrival.after(c, Category::Compute);
     }
-    const uint64_t row_done = tree_time(tree_, std::move(ready));
-    Front out{FrontKind::Column, 0, std::vector<uint64_t>(g.rows)};
+    const Timed row_done = tree_time(tree_, std::move(ready));
+    Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows)};
     for (uint32_t i = 0; i < g.rows; ++i)
-      out.at[i] = row_done + (i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), 1));
+      out.at[i] = row_done.after(i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), 1), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -197,12 +200,13 @@ class GemvToRow : public Step {
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
     const uint64_t c = cycles(shape_.weight, work_);
-    std::vector<uint64_t> ready(g.rows);
-    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i] + c;
-    const uint64_t column_done = tree_time(tree_, std::move(ready));
-    Front out{FrontKind::Row, 0, std::vector<uint64_t>(g.cols)};
+    // Column j sees column 0's arrivals shifted by the row multicast to column j.
+    std::vector<Timed> ready(g.rows);
+    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(c, Category::Compute);
+    const Timed column_done = tree_time(tree_, std::move(ready));
+    Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
     for (uint32_t j = 0; j < g.cols; ++j)
-      out.at[j] = column_done + (j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0));
+      out.at[j] = column_done.after(j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -241,7 +245,7 @@ class ColumnCompute : public Step {
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out = in;
     const uint64_t c = cycles(dtype_, work_);
-    for (uint64_t& t : out.at) t += c;
+    for (Timed& t : out.at) t = t.after(c, Category::Compute);
     return out;
   }
   uint32_t patterns() const override { return 0; }
@@ -371,23 +375,25 @@ class Attention : public Step {
     const uint64_t positions = attended(inputs.context(iteration));
     // Column j's tiles hold either `base` or `base + 1` positions; its tree
     // time depends only on its group size and how many of its rows hold one more.
-    std::map<std::pair<uint64_t, uint64_t>, uint64_t> column_time;
-    std::vector<uint64_t> row_ready(g.cols);
+    std::map<std::pair<uint64_t, uint64_t>, Timed> column_time;  // measured from the q multicast reaching row 0
+    std::vector<Timed> row_ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) {
       const uint64_t group = group_tiles(j);
       const uint64_t base = positions / group, extra = positions % group;
       const uint64_t first = uint64_t(j - group_start_[group_of_[j]]) * g.rows;
       const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, g.rows) : 0;
-      auto [it, fresh] = column_time.try_emplace({group, longer_rows}, 0);
+      auto [it, fresh] = column_time.try_emplace({group, longer_rows});
       if (fresh) {
         const uint64_t c_long = cycles(env_.activation, with_positions(base + 1));
         const uint64_t c_short = cycles(env_.activation, with_positions(base));
-        std::vector<uint64_t> ready(g.rows);
+        std::vector<Timed> ready(g.rows);
         for (uint32_t i = 0; i < g.rows; ++i)
-          ready[i] = (i == 0 ? 0 : line_message_cycles(i, column_bytes_, 1)) + (i < longer_rows ? c_long : c_short);
+          ready[i] = Timed{}
+                         .after(i == 0 ? 0 : line_message_cycles(i, column_bytes_, 1), Category::Fabric)
+                         .after(i < longer_rows ? c_long : c_short, Category::Compute);
         it->second = tree_time(column_tree_, std::move(ready));
       }
-      row_ready[j] = in.root + (j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0)) + it->second;
+      row_ready[j] = in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(it->second);
     }
     return Front{FrontKind::Root, tree_time(row_tree_, std::move(row_ready)), {}};
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mapping/block.h"
+#include "mapping/timed.h"
 #include "models/hardware.h"
 #include "models/tile_program.h"
 
@@ -21,10 +22,10 @@ enum class FrontKind : uint8_t { Root, Column, Row };
 
 struct Front {
   FrontKind kind = FrontKind::Root;
-  uint64_t root = 0;           // Root: cycle the root holds the vector
-  std::vector<uint64_t> at;    // Column: per row i; Row: per column j
+  Timed root;                  // Root: when the root holds the vector
+  std::vector<Timed> at;       // Column: per row i; Row: per column j
 
-  uint64_t latest() const;     // the last cycle any part of the data is ready
+  const Timed& latest() const;  // when the last part of the data is ready
 };
 
 struct StepEnv {
@@ -101,7 +102,7 @@ class Step {
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;
   void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
-  uint64_t tree_time(const Tree& tree, std::vector<uint64_t> ready) const;
+  Timed tree_time(const Tree& tree, std::vector<Timed> ready) const;
 
   StepEnv env_;
 };

@@ -7,8 +7,11 @@
 
 namespace wafersim::mapping {
 
-uint64_t Front::latest() const {
-  return kind == FrontKind::Root ? root : *std::max_element(at.begin(), at.end());
+const Timed& Front::latest() const {
+  if (kind == FrontKind::Root) return root;
+  const Timed* last = &at[0];
+  for (const Timed& t : at) last = &later(*last, t);
+  return *last;
 }
 
 uint32_t Step::relayed_patterns() const {
@@ -114,7 +117,7 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
   }
 }
 
-uint64_t Step::tree_time(const Tree& tree, std::vector<uint64_t> ready) const {
+Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready) const {
   TreeCosts costs;
   costs.message_cycles = [&](uint32_t level, uint32_t distance, uint64_t bytes) {
     return line_message_cycles(distance, bytes, tree.pattern + level);

@@ -11,19 +11,35 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   DecodeTimeline timeline;
   timeline.start.assign(regions, std::vector<uint64_t>(iterations));
   timeline.finish.assign(regions, std::vector<uint64_t>(iterations));
-  std::vector<uint64_t> root_free(regions, 0);
-  const uint64_t loop_back = send_cycles(plan.hw, plan.region_sends.back());
+  std::vector<Timed> root_free(regions);
+  std::vector<Timed> exits(iterations);
+  auto transit = [&](size_t region) {
+    const Task& send = plan.region_sends[region];
+    return std::make_pair(send_cycles(plan.hw, send), send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
+  };
   for (uint64_t n = 0; n < iterations; ++n) {
-    uint64_t arrival = n < batch ? 0 : timeline.finish[regions - 1][n - batch] + loop_back;
-    for (size_t r = 0; r < regions; ++r) {
-      const uint64_t start = std::max(arrival, root_free[r]);
-      const uint64_t finish = plan.regions[r].finish(start, inputs, n);
-      timeline.start[r][n] = start;
-      timeline.finish[r][n] = finish;
-      root_free[r] = finish;
-      arrival = finish + send_cycles(plan.hw, plan.region_sends[r]);
+    Timed arrival;
+    if (n >= batch) {
+      const auto [cycles, category] = transit(regions - 1);
+      arrival = exits[n - batch].after(cycles, category);
     }
+    for (size_t r = 0; r < regions; ++r) {
+      // The root takes the input when it arrives, or when it is done with the previous iteration.
+      const Timed start = later(root_free[r], arrival);
+      const Timed finish = plan.regions[r].finish(start, inputs, n);
+      timeline.start[r][n] = start.cycle;
+      timeline.finish[r][n] = finish.cycle;
+      root_free[r] = finish;
+      const auto [cycles, category] = transit(r);
+      arrival = finish.after(cycles, category);
+    }
+    exits[n] = root_free[regions - 1];
   }
+  // The critical path ends where the last token leaves the LM head.
+  const Timed* last = nullptr;
+  for (const Timed& exit : exits)
+    if (!last || exit.cycle >= last->cycle) last = &exit;
+  if (last) timeline.critical_path = last->path;
   return timeline;
 }
 

@@ -1,0 +1,38 @@
+#pragma once
+// A cycle together with the critical path that led to it, split by category:
+// the closed-form counterpart of the engine's per-tile path accounting.
+#include <array>
+#include <cstdint>
+
+#include "models/tile_program.h"
+
+namespace wafersim::mapping {
+
+using Path = std::array<uint64_t, size_t(Category::kCount)>;
+
+struct Timed {
+  uint64_t cycle = 0;
+  Path path{};
+
+  Timed after(uint64_t cycles, Category category) const {
+    Timed next = *this;
+    next.cycle += cycles;
+    next.path[size_t(category)] += cycles;
+    return next;
+  }
+  // This followed by a span measured from zero.
+  Timed then(const Timed& span) const {
+    Timed next = *this;
+    next.cycle += span.cycle;
+    for (size_t c = 0; c < path.size(); ++c) next.path[c] += span.path[c];
+    return next;
+  }
+};
+
+// The later of two; on a tie the first, as a tile keeps its own path when the
+// message it waits for is not late.
+inline const Timed& later(const Timed& first, const Timed& second) {
+  return second.cycle > first.cycle ? second : first;
+}
+
+}  // namespace wafersim::mapping
