@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/config/parse_value.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 
@@ -97,7 +98,12 @@ const std::vector<int64_t>& Config::get_int_list(const std::string& path) const 
   wrong_read(path, "int list");
 }
 
-bool Config::is_default(const std::string& path) const { return entry_of(*this, path).from_default; }
+bool Config::is_default(const std::string& path) const {
+  const Entry& entry = entry_of(*this, path);
+  if (entry.from_default) return true;
+  const ParamSpec* spec = schema_->find(path);
+  return spec->default_value && default_value(*spec) == entry.value;
+}
 
 const SourceLocation& Config::where(const std::string& path) const { return entry_of(*this, path).where; }
 

@@ -33,6 +33,8 @@ class Config {
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  // String or Enum
   const std::vector<int64_t>& get_int_list(const std::string& path) const;
+  // True when the value equals the declared default, however it was given: behaviour
+  // must depend only on the resolved values, which is what to_yaml() and hash() cover.
   bool is_default(const std::string& path) const;
 
   const SourceLocation& where(const std::string& path) const;

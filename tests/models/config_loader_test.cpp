@@ -24,6 +24,17 @@ TEST_CASE("defaults fill every parameter that is not given", "[config]") {
   CHECK(config.get_bool("run.fast") == false);
   CHECK(config.get_string("run.mode") == "exact");
   CHECK(config.is_default("chip.clock_ghz"));
+  CHECK(config.entries().at("chip.clock_ghz").from_default);
+}
+
+TEST_CASE("a value equal to its default counts as default, however it was given", "[config]") {
+  // So that loading the printed YAML behaves exactly like the original.
+  const Config config = load("chip: {width: 3, clock_ghz: 1.5, count: auto, link: {lanes: [0, 1], hop_cycles: 2}}\n");
+  CHECK(config.is_default("chip.clock_ghz"));
+  CHECK(config.is_default("chip.count"));
+  CHECK(config.is_default("chip.link.lanes"));
+  CHECK_FALSE(config.is_default("chip.link.hop_cycles"));
+  CHECK_FALSE(config.entries().at("chip.clock_ghz").from_default);
 }
 
 TEST_CASE("values of every type are read", "[config]") {

@@ -77,7 +77,7 @@ TEST_CASE("every preset sets every hardware parameter itself", "[hardware][prese
     INFO(preset.path);
     const config::Config config = load_hardware(std::string("hardware: ") + preset.name + "\n");
     for (const config::ParamSpec& spec : hardware_schema().params())
-      if (spec.path.rfind("hardware.", 0) == 0) CHECK_FALSE(config.is_default(spec.path));
+      if (spec.path.rfind("hardware.", 0) == 0) CHECK_FALSE(config.entries().at(spec.path).from_default);
   }
 }
 

@@ -1,0 +1,114 @@
+#include "models/config/parse_value.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "models/config/source_text.h"
+#include "models/config/text.h"
+#include "models/config/value_text.h"
+
+namespace wafersim::config {
+
+const char* node_kind(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsNull()) return "nothing";
+  return "a scalar";
+}
+
+namespace {
+
+std::optional<int64_t> parse_int(const std::string& text) {
+  if (text.empty() || text.size() > 24) return std::nullopt;
+  size_t start = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (start == text.size()) return std::nullopt;
+  for (size_t i = start; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;
+  return int64_t(value);
+}
+
+std::optional<double> parse_float(const std::string& text) {
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  bool digit = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') digit = true;
+    else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') return std::nullopt;
+  }
+  if (!digit) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(const std::string& text) {
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLocation& where, const std::string& file) {
+  auto wrong = [&](const std::string& got) {
+    return ConfigError(where, spec.path, spec.path + " expects " + type_phrase(spec) + ", got " + got);
+  };
+  if (node.IsNull()) throw ConfigError(where, spec.path, spec.path + " has no value; expected " + type_phrase(spec));
+  if (spec.type == ParamType::IntList) {
+    if (!node.IsSequence()) throw wrong(node.IsScalar() ? quoted(node.Scalar()) : node_kind(node));
+    std::vector<int64_t> list;
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node& element = node[i];
+      std::optional<int64_t> number;
+      if (element.IsScalar() && element.Tag() != "!") number = parse_int(element.Scalar());
+      if (!number)
+        // Overrides have no lines: their elements are reported at the override itself.
+        throw ConfigError(where.line > 0 ? location_of(file, element.Mark()) : where, spec.path,
+                          spec.path + "[" + std::to_string(i) + "] expects an integer, got " +
+                              (element.IsScalar() ? quoted(element.Scalar()) : node_kind(element)));
+      list.push_back(*number);
+    }
+    return list;
+  }
+  if (!node.IsScalar()) throw wrong(node_kind(node));
+  const std::string& text = node.Scalar();
+  // A quoted "5" is a string: numbers and flags must be written plain.
+  const bool plain = node.Tag() != "!";
+  switch (spec.type) {
+    case ParamType::Int:
+      if (auto number = parse_int(text); number && plain) return *number;
+      break;
+    case ParamType::IntOrAuto:
+      if (text == "auto") return text;
+      if (auto number = parse_int(text); number && plain) return *number;
+      break;
+    case ParamType::Float:
+      if (auto number = parse_float(text); number && plain) return *number;
+      break;
+    case ParamType::Bool:
+      if (auto flag = parse_bool(text); flag && plain) return *flag;
+      break;
+    case ParamType::String:
+    case ParamType::Enum:
+      return text;
+    case ParamType::IntList:
+      break;
+  }
+  throw wrong(plain ? quoted(text) : "the string " + quoted(text));
+}
+
+Value default_value(const ParamSpec& spec) {
+  if (!spec.default_value) throw std::logic_error("parameter '" + spec.path + "' has no default");
+  const SourceLocation where{"default", 0, 0};
+  try {
+    return parse_value(spec, YAML::Load(*spec.default_value), where, where.file);
+  } catch (const std::exception& e) {
+    throw std::logic_error("declared default of '" + spec.path + "' is invalid: " + e.what());
+  }
+}
+
+}  // namespace wafersim::config

@@ -1,0 +1,129 @@
+// The command-line shape: exit codes, help, version, validate and describe.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "run_wafersim.h"
+
+using namespace wafersim::testing;
+
+namespace {
+const std::string kGood = std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml";
+const std::vector<std::string> kCommands = {"run", "analytic", "map", "sweep", "validate", "describe", "bench"};
+}  // namespace
+
+TEST_CASE("--version prints the version and exits 0", "[cli]") {
+  const Outcome outcome = run_wafersim({"--version"});
+  CHECK(outcome.exit_code == 0);
+  CHECK(std::regex_match(outcome.out, std::regex("wafersim [0-9]+\\.[0-9]+\\.[0-9]+\n")));
+}
+
+TEST_CASE("--help works for the program and every command", "[cli]") {
+  const Outcome top = run_wafersim({"--help"});
+  CHECK(top.exit_code == 0);
+  for (const std::string& command : kCommands) {
+    INFO(command);
+    CHECK_THAT(top.out, Catch::Contains(command));
+    const Outcome help = run_wafersim({command, "--help"});
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Contains("Usage:"));
+    CHECK(help.err.empty());
+  }
+}
+
+TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
+  const Outcome unknown = run_wafersim({"valdate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err == "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench); "
+                       "did you mean 'validate'?\n");
+  const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
+  CHECK(option.exit_code == 2);
+  CHECK(is_one_line(option.err));
+  const Outcome none = run_wafersim({});
+  CHECK(none.exit_code == 2);
+  CHECK(is_one_line(none.err));
+}
+
+TEST_CASE("commands that need an experiment exit 2 without one", "[cli]") {
+  // Whether or not the command has landed yet: missing input, or "not available yet".
+  for (const std::string command : {"run", "analytic", "map", "sweep"}) {
+    INFO(command);
+    const Outcome outcome = run_wafersim({command});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+  }
+}
+
+TEST_CASE("validate accepts the good file and reports its hash", "[cli][validate]") {
+  const Outcome outcome = run_wafersim({"validate", kGood});
+  CHECK(outcome.exit_code == 0);
+  CHECK(std::regex_match(outcome.out, std::regex(std::regex_replace(kGood, std::regex("[.^$|()\\[\\]{}*+?\\\\]"), "\\$&") +
+                                                 ": ok \\(config hash [0-9a-f]{16}\\)\n")));
+  CHECK(outcome.err.empty());
+  CHECK(run_wafersim({"validate", kGood, "--quiet"}).out.empty());
+}
+
+TEST_CASE("validate --print output is itself a valid experiment with the same hash", "[cli][validate]") {
+  Scratch scratch;
+  const Outcome printed = run_wafersim({"validate", kGood, "--print", "--set", "hardware.fabric.colors=16"});
+  REQUIRE(printed.exit_code == 0);
+  CHECK_THAT(printed.out, Catch::Contains("\n  fabric:\n") && Catch::Contains("    colors: 16\n"));
+  CHECK_THAT(printed.out, Catch::Contains("hardware:\n  preset: tiny\n"));
+  const std::string hash = printed.out.substr(printed.out.find("config hash ") + 12, 16);
+  const std::string copy = scratch.write("resolved.yaml", printed.out);
+  const Outcome again = run_wafersim({"validate", copy});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == copy + ": ok (config hash " + hash + ")\n");
+}
+
+TEST_CASE("validate --json writes a JSON file, or to stdout with '-'", "[cli][validate][json]") {
+  Scratch scratch;
+  const std::string path = (scratch.path() / "result.json").string();
+  REQUIRE(run_wafersim({"validate", kGood, "--quiet", "--json", path}).exit_code == 0);
+  const nlohmann::json written = nlohmann::json::parse(read_all(path));
+  CHECK(written.at("valid") == true);
+  CHECK(written.at("file") == kGood);
+  // Only the result is left in the folder: no temporary file.
+  CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) == 1);
+
+  const Outcome to_stdout = run_wafersim({"validate", kGood, "--quiet", "--json", "-"});
+  CHECK(nlohmann::json::parse(to_stdout.out).at("config_hash") == written.at("config_hash"));
+
+  const Outcome unwritable = run_wafersim({"validate", kGood, "--quiet", "--json", path + "/no/such/folder.json"});
+  CHECK(unwritable.exit_code == 2);
+  CHECK(is_one_line(unwritable.err));
+}
+
+TEST_CASE("describe hardware lists the presets; with a name, its parameters", "[cli][describe]") {
+  const Outcome list = run_wafersim({"describe", "hardware"});
+  CHECK(list.exit_code == 0);
+  CHECK(std::regex_search(list.out, std::regex("\nwse3 +762 x 1176 +896112 +49152 ")));
+  CHECK(std::regex_search(list.out, std::regex("\nwse2 +757 x 996 +753972 ")));
+  CHECK(std::regex_search(list.out, std::regex("\ntiny +16 x 16 +256 ")));
+  CHECK_THAT(list.out, Catch::Contains("clock (GHz)"));
+
+  const Outcome one = run_wafersim({"describe", "hardware", "wse2"});
+  CHECK(one.exit_code == 0);
+  CHECK(std::regex_search(one.out, std::regex("\nhardware.tile.fmac_per_cycle_16bit +4 +FMAC/cycle\n")));
+
+  const Outcome unknown = run_wafersim({"describe", "hardware", "wse9"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err == "error: unknown hardware preset 'wse9' (known: tiny, wse2, wse3); did you mean 'wse2'?\n");
+}
+
+TEST_CASE("describe params lists every parameter with unit and default", "[cli][describe]") {
+  const Outcome all = run_wafersim({"describe", "params"});
+  CHECK(all.exit_code == 0);
+  CHECK_THAT(all.out, Catch::Contains("hardware.fabric.colors  (int, colors)\n    default: 24\n    allowed: [1, 32] colors\n"));
+  CHECK_THAT(all.out, Catch::Contains("hardware.grid_width  (int, tiles)\n    default: required\n"));
+  CHECK_THAT(all.out, Catch::Contains("sim.seed  (int)\n    default: 1\n"));
+
+  const Outcome fabric = run_wafersim({"describe", "params", "hardware.fabric"});
+  CHECK(fabric.out.find("hardware.tile.") == std::string::npos);
+  CHECK_THAT(fabric.out, Catch::Contains("hardware.fabric.hop_latency_cycles"));
+
+  const Outcome none = run_wafersim({"describe", "params", "hardwar.tile"});
+  CHECK(none.exit_code == 2);
+  CHECK(is_one_line(none.err));
+}
