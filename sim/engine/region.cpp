@@ -256,8 +256,7 @@ void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled,
       w.link_hops += 1;
     }
   } else if (w.options.contention) {
-    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays,
-                            serialization_cycles(w.hw.fabric, task.bytes), cycle);
+    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle);
   } else {
     transit.arrival = cycle + compiled.cycles;
     w.link_hops += uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
@@ -279,8 +278,7 @@ void Region::multicast(uint32_t tile, const Task& task, const CompiledTask& comp
   if (message_iteration >= w.iterations) return;
   const int64_t tile_step = dir_dx(task.dir) + int64_t(dir_dy(task.dir)) * w.width;
   if (w.options.contention) {
-    reserve_multicast(w, tile, task.dir, task.count, task.relays, serialization_cycles(w.hw.fabric, task.bytes),
-                      cycle, transits_);
+    reserve_multicast(w, tile, task.dir, task.count, task.relays, compiled.serialization, cycle, transits_);
   } else {
     transits_.resize(task.count);
     for (uint32_t k = 1; k <= task.count; ++k)

@@ -9,6 +9,7 @@ constexpr uint64_t kDynamicCycles = UINT64_MAX;
 
 CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
   CompiledTask compiled;
+  compiled.serialization = serialization_cycles(hw.fabric, task.bytes);
   compiled.id_delta = (int64_t(task.dwafer) * hw.grid_height + task.dy) * int64_t(hw.grid_width) + task.dx;
   switch (task.op) {
     case Op::Compute: {

@@ -32,6 +32,7 @@ struct CompiledTask {
   int64_t id_delta = 0;  // Send: destination tile id minus source tile id
   uint64_t cycles = 0;   // Compute without per-position work: its cycles;
                          // Send / Multicast: contention-free latency (Multicast: to the first tile)
+  uint64_t serialization = 0;  // Send / Multicast: cycles the body holds each link
 };
 
 // The state a tile's events touch together, in one cache line half.
