@@ -64,7 +64,7 @@ TEST_CASE("dtype overrides go through --set", "[model][config]") {
 
 TEST_CASE("mxfp4 experts carry one 8-bit scale per 32 weights", "[model]") {
   const ModelSpec model = load_model("gpt-oss-120b").model;
-  const MatrixSpec& down = layer_matrices(model, 0).back();
+  const MatrixSpec down = layer_matrices(model, 0).back();
   CHECK(down.bytes() == 2880 * 2880 / 2 + 2880 * 2880 / 32 + 2 * 2880);  // + bf16 bias
 }
 
