@@ -1,11 +1,240 @@
+// wafersim sweep: run every point of a sweep file, each in a process of its
+// own, and collect the results in one table (see docs/SWEEPS.md).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "models/config/text.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/sweep/atomic_file.h"
+#include "sim/cli/sweep/points.h"
+#include "sim/cli/sweep/results.h"
+#include "sim/cli/sweep/runner.h"
+#include "sim/cli/sweep/yaml_tree.h"
 
 namespace wafersim::cli {
 
+namespace {
+
+using namespace sweep;
+
+struct SweepOptions {
+  std::string file;
+  std::string out_dir;
+  std::string engine;  // "" = the sweep file's
+  unsigned jobs = 0;   // 0 = one per core
+  bool resume = false;
+};
+
+// Holds DIR/sweep.lock while the sweep writes DIR, so two sweeps never share a folder.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& folder) {
+    const std::string path = folder + "/sweep.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw CommandError(2, "cannot write " + path + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
+      throw CommandError(2, "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::string label(const SweepPlan& plan, size_t index) {
+  std::vector<std::string> values;
+  for (size_t c = 0; c < plan.columns.size(); ++c)
+    values.push_back(plan.columns[c] + "=" + plan.points[index].cells[c]);
+  return fmt::format("point {} of {} ({})", index + 1, plan.points.size(), config::join(values));
+}
+
+YAML::Node sequence_of(const std::vector<std::string>& items) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const std::string& item : items) list.push_back(item);
+  return list;
+}
+
+// DIR/sweep.yaml: the sweep as it ran, itself a sweep file.
+std::string resolved_sweep(const SweepFile& sweep, const SweepPlan& plan, const std::string& engine,
+                           const std::vector<std::string>& metrics) {
+  YAML::Node root(YAML::NodeType::Map);
+  root["base"] = YAML::Clone(sweep.base);
+  root["engine"] = engine;
+  root["mode"] = sweep.mode;
+  if (!sweep.axes.empty()) {
+    YAML::Node axes(YAML::NodeType::Map);
+    for (const Axis& axis : sweep.axes) {
+      YAML::Node values(YAML::NodeType::Sequence);
+      for (const Setting& value : axis.values) values.push_back(YAML::Clone(value.value));
+      axes[axis.path] = values;
+    }
+    root["axes"] = axes;
+  }
+  if (!sweep.points.empty()) {
+    YAML::Node points(YAML::NodeType::Sequence);
+    for (const std::vector<Setting>& settings : sweep.points) {
+      YAML::Node point(YAML::NodeType::Map);
+      for (const Setting& setting : settings) point[setting.path] = YAML::Clone(setting.value);
+      points.push_back(point);
+    }
+    root["points"] = points;
+  }
+  root["metrics"] = sequence_of(metrics);
+  if (!sweep.seeds.empty()) {
+    YAML::Node seeds(YAML::NodeType::Sequence);
+    for (const Setting& seed : sweep.seeds) seeds.push_back(YAML::Clone(seed.value));
+    YAML::Node repeat(YAML::NodeType::Map);
+    repeat["seeds"] = seeds;
+    root["repeat"] = repeat;
+  }
+  std::vector<std::string> hashes;
+  for (const Point& point : plan.points) hashes.push_back(point.hash);
+  root["point_hashes"] = sequence_of(hashes);
+  return "# The sweep " + sweep.path + " as it ran: base inlined, ranges expanded.\n" +
+         "# Run it again with: wafersim sweep THIS_FILE --out NEW_DIR\n" + emit_yaml(root);
+}
+
+void warn_if_changed(const SweepFile& sweep, const SweepPlan& plan) {
+  if (sweep.recorded_hashes.empty()) return;
+  std::vector<std::string> hashes;
+  for (const Point& point : plan.points) hashes.push_back(point.hash);
+  if (hashes != sweep.recorded_hashes)
+    std::cerr << "warning: the points of " << sweep.path
+              << " no longer resolve to the experiments listed in its point_hashes (a preset or default has changed "
+                 "since it was written)\n";
+}
+
+std::string results_table(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records,
+                          const std::vector<std::string>& metrics) {
+  std::string text = csv_header(plan, metrics);
+  for (size_t i = 0; i < plan.points.size(); ++i)
+    if (records[i]) text += csv_row(plan.points[i], *records[i], metrics);
+  return text;
+}
+
+void warn_missing_metrics(const SweepPlan& plan, const std::vector<std::optional<nlohmann::json>>& records,
+                          const std::vector<std::string>& metrics, const std::string& points_dir) {
+  std::optional<size_t> some_ok;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (records[i] && (*records[i])["status"] == "ok") some_ok = i;
+  if (!some_ok) return;
+  for (const std::string& metric : metrics) {
+    bool found = false;
+    for (const auto& record : records)
+      if (record && !json_path_text(record->value("result", nlohmann::json()), metric).empty()) found = true;
+    if (!found)
+      std::cerr << "warning: no result has " << config::quoted(metric) << "; the paths a result holds are in "
+                << points_dir << "/" << plan.points[*some_ok].hash << ".json under \"result\"\n";
+  }
+}
+
+bool holds_results(const std::string& out_dir, const std::string& points_dir) {
+  if (std::filesystem::exists(out_dir + "/results.csv")) return true;
+  for (const auto& entry : std::filesystem::directory_iterator(points_dir))
+    if (entry.path().extension() == ".json") return true;
+  return false;
+}
+
+void run_sweep(const SweepOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  const SweepFile sweep = load_sweep_file(options.file);
+  const std::string engine = options.engine.empty() ? sweep.engine : options.engine;
+  const std::vector<std::string> metrics = sweep.metrics.empty() ? default_metrics(engine) : sweep.metrics;
+  const SweepPlan plan = plan_points(sweep);
+  warn_if_changed(sweep, plan);
+  if (plan.duplicates)
+    std::cerr << plan.duplicates << " point(s) resolve to the same experiment as an earlier point and run once\n";
+
+  const std::string& out = options.out_dir;
+  const std::string points_dir = out + "/points";
+  std::error_code error;
+  std::filesystem::create_directories(points_dir, error);
+  if (error) throw CommandError(2, "cannot create " + points_dir + ": " + error.message());
+  FolderLock lock(out);
+  if (!options.resume && holds_results(out, points_dir))
+    throw CommandError(2, out + " already holds sweep results; pass --resume to continue that sweep, or choose "
+                                "another --out");
+  remove_temporary_files(points_dir);
+
+  auto point_file = [&](const Point& point, const char* suffix) { return points_dir + "/" + point.hash + suffix; };
+  std::vector<std::optional<nlohmann::json>> records(plan.points.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    write_file_atomically(point_file(plan.points[i], ".yaml"), plan.points[i].yaml);
+    // A result of another engine is not this sweep's result: it runs again.
+    std::optional<nlohmann::json> record = read_point_record(point_file(plan.points[i], ".json"));
+    if (options.resume && record && (*record)["engine"] == engine) records[i] = std::move(record);
+    else todo.push_back(i);
+  }
+  write_file_atomically(out + "/sweep.yaml", resolved_sweep(sweep, plan, engine, metrics));
+  const std::string csv_path = out + "/results.csv";
+  write_file_atomically(csv_path, results_table(plan, records, metrics));
+
+  std::vector<Job> jobs;
+  for (size_t i : todo) {
+    const Point& point = plan.points[i];
+    const std::string json_path = point_file(point, ".result.tmp");
+    jobs.push_back({{engine, point_file(point, ".yaml"), "--json", json_path, "--quiet"},
+                    json_path,
+                    point_file(point, ".stderr.tmp"),
+                    label(plan, i)});
+  }
+  RunnerOptions runner;
+  runner.jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  runner.total = plan.points.size();
+  runner.done = plan.points.size() - todo.size();
+  const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
+    const size_t i = todo[job];
+    nlohmann::json record = point_record(plan, plan.points[i], engine, outcome);
+    write_file_atomically(point_file(plan.points[i], ".json"), record.dump(2) + "\n");
+    // Rows arrive in finishing order; the table is rewritten in sweep order at the end.
+    append_to_file(csv_path, csv_row(plan.points[i], record, metrics));
+    records[i] = std::move(record);
+  });
+  write_file_atomically(csv_path, results_table(plan, records, metrics));
+  warn_missing_metrics(plan, records, metrics, points_dir);
+
+  size_t finished = 0;
+  for (const auto& record : records) finished += record ? 1 : 0;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  std::cout << fmt::format("{} of {} points finished ({} ok, {} do not fit, {} failed in this run; {} from before) "
+                           "in {:.1f} s with {} job(s), engine {}\n",
+                           finished, plan.points.size(), summary.ok, summary.does_not_fit, summary.failed,
+                           runner.done, seconds, runner.jobs, engine)
+            << "results: " << csv_path << "\n"
+            << "plot:    scripts/plot_sweep.py " << out << "   (from the wafersim source folder)\n";
+  if (summary.interrupted)
+    throw CommandError(130, fmt::format("sweep interrupted with {} of {} points finished; continue it with: "
+                                        "wafersim sweep {} --out {} --resume",
+                                        finished, plan.points.size(), options.file, out));
+}
+
+}  // namespace
+
 void add_sweep_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("sweep", "(not available yet)");
-  command->allow_extras();
-  command->callback([] { throw CommandError(2, "'wafersim sweep' is not available in this version yet"); });
+  auto options = std::make_shared<SweepOptions>();
+  CLI::App* command = app.add_subcommand(
+      "sweep", "Run every point of a sweep file, each in its own process, into a results table (docs/SWEEPS.md)");
+  command->add_option("FILE", options->file, "Sweep YAML file")->required();
+  command->add_option("--out", options->out_dir, "Output folder: points/, results.csv, sweep.yaml")->required();
+  command->add_option("--jobs", options->jobs, "Points run at once (default: one per core)")
+      ->check(CLI::Range(1u, 1024u));
+  command->add_flag("--resume", options->resume, "Keep the finished points in --out and run only the others");
+  command->add_option("--engine", options->engine, "Override the sweep file's engine")
+      ->check(CLI::IsMember(engine_names()));
+  command->callback([options] { run_sweep(*options); });
 }
 
 }  // namespace wafersim::cli

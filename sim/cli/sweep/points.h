@@ -1,0 +1,34 @@
+#pragma once
+// The points of a sweep: every combination of axis values (grid or zip), then
+// the explicit points, each repeated per seed; each one written out as a
+// complete experiment and loaded as `run` would load it, so a bad path or
+// value stops the sweep, naming its line in the sweep file, before anything runs.
+#include <string>
+#include <vector>
+
+#include "sim/cli/sweep/sweep_file.h"
+
+namespace wafersim::cli::sweep {
+
+struct Point {
+  std::vector<Setting> settings;   // applied to the base, whole sections before keys inside them
+  std::vector<std::string> cells;  // the value of each column this point runs with
+  std::string yaml;                // the complete experiment file
+  std::string hash;                // hash of the resolved configuration: the point's identity
+};
+
+struct SweepPlan {
+  std::vector<std::string> columns;  // axis paths, then paths only explicit points set, then repeat.seed
+  std::vector<Point> points;         // in sweep order, one per distinct experiment
+  size_t duplicates = 0;             // points that resolved to an experiment listed before them
+};
+
+// Largest number of points a sweep may expand to.
+constexpr size_t kMaxPoints = 100000;
+
+// Expands and validates every point (ConfigError, exit code 2, at the sweep
+// file's line of the value at fault). A point that is valid but too large for
+// the hardware stays in: running it records that it does not fit.
+SweepPlan plan_points(const SweepFile& sweep);
+
+}  // namespace wafersim::cli::sweep

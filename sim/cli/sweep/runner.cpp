@@ -1,0 +1,273 @@
+#include "sim/cli/sweep/runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "models/config/text.h"
+
+namespace wafersim::cli::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string self_executable() {
+  char buffer[PATH_MAX];
+  const ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (length <= 0) throw std::runtime_error(std::string("cannot find the wafersim binary: ") + std::strerror(errno));
+  return std::string(buffer, size_t(length));
+}
+
+// Signals are taken synchronously (sigtimedwait) while jobs run: no handler
+// runs at an awkward moment, and a stop request is seen within one wait.
+class SignalWatch {
+ public:
+  SignalWatch() {
+    ::sigemptyset(&watched_);
+    for (int signal : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&watched_, signal);
+    ::sigprocmask(SIG_BLOCK, &watched_, &previous_mask_);
+    // An ignored SIGCHLD would let the kernel reap the children before we read their status.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(SIGCHLD, &default_action, &previous_chld_);
+  }
+  ~SignalWatch() {
+    const timespec now{0, 0};
+    while (::sigtimedwait(&watched_, nullptr, &now) > 0) {
+    }
+    ::sigaction(SIGCHLD, &previous_chld_, nullptr);
+    ::sigprocmask(SIG_SETMASK, &previous_mask_, nullptr);
+  }
+  SignalWatch(const SignalWatch&) = delete;
+  SignalWatch& operator=(const SignalWatch&) = delete;
+
+  // The signal that arrived within `seconds`, or 0.
+  int wait(double seconds) {
+    const timespec timeout{time_t(seconds), long((seconds - double(time_t(seconds))) * 1e9)};
+    const int signal = ::sigtimedwait(&watched_, nullptr, &timeout);
+    return signal < 0 ? 0 : signal;
+  }
+  const sigset_t& previous_mask() const { return previous_mask_; }
+
+ private:
+  sigset_t watched_;
+  sigset_t previous_mask_;
+  struct sigaction previous_chld_ {};
+};
+
+bool is_stop_signal(int signal) { return signal == SIGINT || signal == SIGTERM || signal == SIGHUP; }
+
+pid_t spawn(const std::string& program, const Job& job, const sigset_t& child_mask) {
+  std::vector<std::string> words = {program};
+  words.insert(words.end(), job.arguments.begin(), job.arguments.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a point: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  // Child: only async-signal-safe calls until exec. A killed sweep takes its runs with it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  const int err_fd = ::open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (null_fd < 0 || err_fd < 0) ::_exit(127);
+  ::dup2(null_fd, 0);
+  ::dup2(null_fd, 1);
+  ::dup2(err_fd, 2);
+  ::sigprocmask(SIG_SETMASK, &child_mask, nullptr);
+  ::execv(argv[0], argv.data());
+  ::_exit(127);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The run's message: its last line, without progress-line redraws.
+std::string last_line(const std::string& text) {
+  std::string line;
+  std::istringstream lines(text);
+  for (std::string candidate; std::getline(lines, candidate);) {
+    candidate = candidate.substr(candidate.rfind('\r') == std::string::npos ? 0 : candidate.rfind('\r') + 1);
+    if (!candidate.empty()) line = candidate;
+  }
+  return config::one_line(line.size() > 1000 ? line.substr(0, 1000) : line);
+}
+
+void remove_job_files(const Job& job) {
+  ::unlink(job.json_path.c_str());
+  ::unlink(job.stderr_path.c_str());
+}
+
+Outcome outcome_of(int status, const Job& job, double seconds) {
+  Outcome outcome;
+  outcome.wall_seconds = seconds;
+  const std::string json_text = read_text(job.json_path);
+  if (!json_text.empty()) {
+    outcome.result = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+    if (outcome.result.is_discarded()) outcome.result = nullptr;
+  }
+  const std::string message = last_line(read_text(job.stderr_path));
+  remove_job_files(job);
+  if (WIFSIGNALED(status)) {
+    outcome.exit_code = 128 + WTERMSIG(status);
+    outcome.status = "failed";
+    outcome.error = fmt::format("killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    return outcome;
+  }
+  outcome.exit_code = WEXITSTATUS(status);
+  if (outcome.exit_code == 0 && outcome.result.is_object()) {
+    outcome.status = "ok";
+  } else if (outcome.exit_code == 3) {
+    outcome.status = "does_not_fit";
+    outcome.error = message;
+  } else {
+    outcome.status = "failed";
+    outcome.error = !message.empty()          ? message
+                    : outcome.exit_code == 0 ? "the run wrote no result"
+                                             : fmt::format("exit code {}", outcome.exit_code);
+  }
+  return outcome;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 3600) return fmt::format("{}:{:02} min", int(seconds) / 60, int(seconds) % 60);
+  return fmt::format("{}:{:02} h", int(seconds) / 3600, int(seconds) % 3600 / 60);
+}
+
+// The progress line on stderr: redrawn in place on a terminal, else printed
+// every few seconds so a log stays short.
+class Progress {
+ public:
+  Progress(const RunnerOptions& options) : options_(options), terminal_(::isatty(2) == 1), start_(Clock::now()) {}
+
+  void finished(const Outcome& outcome, const std::string& label, const RunnerSummary& summary) {
+    ++finished_;
+    summary_ = summary;
+    if (outcome.status == "ok") return;
+    clear();
+    std::cerr << label << ": " << (outcome.error.empty() ? outcome.status : outcome.error) << "\n";
+  }
+
+  void show(size_t running, bool force = false) {
+    if (!force && seconds_since(last_shown_) < (terminal_ ? 0.1 : 5)) return;
+    last_shown_ = Clock::now();
+    const double elapsed = seconds_since(start_);
+    const size_t done = options_.done + finished_;
+    const std::string eta =
+        finished_ ? duration_text(elapsed / double(finished_) * double(options_.total - done)) : std::string("?");
+    const std::string line =
+        fmt::format("sweep: {}/{} points done ({} failed, {} do not fit), {} running, {} elapsed, ETA {}", done,
+                    options_.total, summary_.failed, summary_.does_not_fit, running, duration_text(elapsed), eta);
+    if (terminal_) std::cerr << "\r\033[K" << line << std::flush;
+    else std::cerr << line << "\n";
+  }
+
+  void end() {
+    if (terminal_) std::cerr << "\n";
+  }
+
+ private:
+  void clear() {
+    if (terminal_) std::cerr << "\r\033[K";
+  }
+  RunnerOptions options_;
+  bool terminal_;
+  Clock::time_point start_;
+  Clock::time_point last_shown_{};
+  size_t finished_ = 0;
+  RunnerSummary summary_;
+};
+
+struct Running {
+  pid_t pid;
+  size_t index;
+  Clock::time_point start;
+};
+
+}  // namespace
+
+RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options,
+                       const std::function<void(size_t, const Outcome&)>& finished) {
+  const std::string program = self_executable();
+  SignalWatch signals;
+  Progress progress(options);
+  RunnerSummary summary;
+  std::vector<Running> running;
+  size_t next = 0;
+  bool stopping = false;
+  Clock::time_point stop_time;
+  auto stop = [&] {
+    if (stopping) return;
+    stopping = true;
+    stop_time = Clock::now();
+    for (const Running& run : running) ::kill(run.pid, SIGTERM);
+  };
+
+  progress.show(0, true);
+  while (true) {
+    while (!stopping && next < jobs.size() && running.size() < std::max(1u, options.jobs)) {
+      running.push_back({spawn(program, jobs[next], signals.previous_mask()), next, Clock::now()});
+      ++next;
+    }
+    if (running.empty()) break;
+    bool reaped = false;
+    for (size_t r = 0; r < running.size();) {
+      int status = 0;
+      const pid_t pid = ::waitpid(running[r].pid, &status, WNOHANG);
+      if (pid == 0 || (pid < 0 && errno == EINTR)) {
+        ++r;
+        continue;
+      }
+      const Running run = running[r];
+      running.erase(running.begin() + long(r));
+      reaped = true;
+      const Job& job = jobs[run.index];
+      if (pid > 0 && WIFSIGNALED(status) && (stopping || is_stop_signal(WTERMSIG(status)))) {
+        // Stopped, not failed: it runs again on --resume.
+        remove_job_files(job);
+        stop();
+        continue;
+      }
+      const Outcome outcome = outcome_of(pid > 0 ? status : (127 << 8), job, seconds_since(run.start));
+      if (outcome.status == "ok") ++summary.ok;
+      else if (outcome.status == "does_not_fit") ++summary.does_not_fit;
+      else ++summary.failed;
+      finished(run.index, outcome);
+      progress.finished(outcome, job.label, summary);
+    }
+    if (stopping && seconds_since(stop_time) > 5)
+      for (const Running& run : running) ::kill(run.pid, SIGKILL);
+    if (is_stop_signal(signals.wait(reaped ? 0 : 0.5))) stop();
+    progress.show(running.size());
+  }
+  progress.show(0, true);
+  progress.end();
+  summary.interrupted = stopping;
+  return summary;
+}
+
+}  // namespace wafersim::cli::sweep

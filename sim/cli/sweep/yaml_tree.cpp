@@ -1,0 +1,154 @@
+#include "sim/cli/sweep/yaml_tree.h"
+
+#include <filesystem>
+
+#include "models/config/embedded.h"
+#include "models/config/source_text.h"
+#include "models/config/text.h"
+#include "models/config/value_text.h"
+
+namespace wafersim::cli::sweep {
+
+namespace {
+
+// A scalar as its source spelled it: quoted text stays quoted, so a quoted
+// "5" is still a string when the point file is read back.
+std::string scalar_text(const YAML::Node& node) {
+  return node.Tag() == "!" ? config::yaml_scalar(node.Scalar()) : node.Scalar();
+}
+
+void set_in_place(YAML::Node node, const std::vector<std::string>& parts, size_t index, const YAML::Node& value) {
+  if (index + 1 == parts.size()) {
+    node[parts[index]] = YAML::Clone(value);
+    return;
+  }
+  YAML::Node child = node[parts[index]];
+  if (!child.IsMap()) {
+    YAML::Node group(YAML::NodeType::Map);
+    // Only a top-level section can be a preset name.
+    if (index == 0 && child.IsScalar()) group["preset"] = YAML::Clone(child);
+    child = group;  // yaml-cpp assignment rebinds the tree's node, so the tree now holds the group
+  }
+  set_in_place(child, parts, index + 1, value);
+}
+
+void emit_block(const YAML::Node& map, int indent, std::string& out) {
+  for (const auto& pair : map) {
+    out += std::string(size_t(indent), ' ') + scalar_text(pair.first) + ":";
+    const YAML::Node& value = pair.second;
+    if (value.IsMap() && value.size() > 0) {
+      out += "\n";
+      emit_block(value, indent + 2, out);
+    } else {
+      if (!value.IsNull()) out += " " + flow_text(value);
+      out += "\n";
+    }
+  }
+}
+
+const std::vector<EmbeddedFile>* preset_table(const std::string& section) {
+  if (section == "hardware") return &embedded_hardware_presets();
+  if (section == "model") return &embedded_model_zoo();
+  return nullptr;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The loader reads a preset name as a file when it is not a preset: the same test here.
+std::string absolute_preset_name(const std::string& name, const std::vector<EmbeddedFile>& table,
+                                 const std::string& folder) {
+  if (name.empty() || name[0] == '/' || find_embedded(table, name)) return name;
+  const std::filesystem::path path = std::filesystem::path(folder.empty() ? "." : folder) / name;
+  const bool looks_like_file = name.find('/') != std::string::npos || ends_with(name, ".yaml") || ends_with(name, ".yml");
+  std::error_code ignored;
+  if (!looks_like_file && !std::filesystem::exists(path, ignored)) return name;  // the loader names the unknown preset
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// Note: assigning to a YAML::Node rebinds the node it refers to inside its tree,
+// so walks below recurse instead of reassigning a cursor.
+void locate_in(const YAML::Node& node, const std::vector<std::string>& parts, size_t index, const std::string& file,
+               config::SourceLocation& best) {
+  if (index == parts.size() || !node.IsMap()) return;  // a preset name stands for everything below it
+  for (const auto& pair : node) {
+    if (!pair.first.IsScalar() || pair.first.Scalar() != parts[index]) continue;
+    if (!pair.first.Mark().is_null()) best = config::location_of(file, pair.first.Mark());
+    if (!pair.second.IsNull() && !pair.second.Mark().is_null()) best = config::location_of(file, pair.second.Mark());
+    locate_in(pair.second, parts, index + 1, file, best);
+    return;
+  }
+}
+
+void make_absolute(YAML::Node name, const std::vector<EmbeddedFile>& table, const std::string& folder) {
+  if (!name.IsScalar() || name.Tag() == "!") return;
+  const std::string resolved = absolute_preset_name(name.Scalar(), table, folder);
+  if (resolved != name.Scalar()) name = resolved;  // rebinds the tree's node to the new text
+}
+
+}  // namespace
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+void set_value(YAML::Node root, const std::string& path, const YAML::Node& value) {
+  set_in_place(root, split_path(path), 0, value);
+}
+
+std::string emit_yaml(const YAML::Node& node) {
+  if (!node.IsMap()) return flow_text(node) + "\n";
+  std::string out;
+  emit_block(node, 0, out);
+  return out;
+}
+
+std::string flow_text(const YAML::Node& node) {
+  if (node.IsScalar()) return scalar_text(node);
+  if (node.IsSequence()) {
+    std::vector<std::string> items;
+    for (const YAML::Node& item : node) items.push_back(flow_text(item));
+    return "[" + config::join(items) + "]";
+  }
+  if (node.IsMap()) {
+    std::vector<std::string> items;
+    for (const auto& pair : node) items.push_back(scalar_text(pair.first) + ": " + flow_text(pair.second));
+    return "{" + config::join(items) + "}";
+  }
+  return "null";
+}
+
+config::SourceLocation locate(const YAML::Node& root, const std::string& path, const std::string& file,
+                              const config::SourceLocation& fallback) {
+  config::SourceLocation best = fallback;
+  locate_in(root, split_path(path), 0, file, best);
+  return best;
+}
+
+YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::string& folder) {
+  if (!experiment.IsMap()) return experiment;
+  YAML::Node copy = YAML::Clone(experiment);
+  for (auto section : copy) {
+    if (!section.first.IsScalar()) continue;
+    const std::vector<EmbeddedFile>* table = preset_table(section.first.Scalar());
+    if (!table) continue;
+    if (section.second.IsScalar()) {
+      make_absolute(section.second, *table, folder);
+      continue;
+    }
+    if (!section.second.IsMap()) continue;
+    for (auto key : section.second)
+      if (key.first.IsScalar() && key.first.Scalar() == "preset") make_absolute(key.second, *table, folder);
+  }
+  return copy;
+}
+
+}  // namespace wafersim::cli::sweep
