@@ -186,7 +186,8 @@ void run_sweep(const SweepOptions& options) {
   for (size_t i : todo) {
     const Point& point = plan.points[i];
     const std::string json_path = point_file(point, ".result.tmp");
-    jobs.push_back({{engine, point_file(point, ".yaml"), "--json", json_path, "--quiet"},
+    const std::string command = engine == "sim" ? "run" : engine;  // the engine's wafersim command
+    jobs.push_back({{command, point_file(point, ".yaml"), "--json", json_path, "--quiet"},
                     json_path,
                     point_file(point, ".stderr.tmp"),
                     label(plan, i)});

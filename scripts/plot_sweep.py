@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Plot the results of a `wafersim sweep`: one metric against one axis, one line
+per value of the other axes.
+
+    scripts/plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png]
+
+Defaults: the first axis on x, the first metric on y, the second axis as hue.
+Points that failed or do not fit have no value and are left out (the title
+counts them). Repeats of a point (the repeat.seed column) are averaged, with
+their range as error bars. PNGs go to DIR/plots/ unless --out says otherwise.
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
+import yaml  # noqa: E402
+
+SEED_COLUMN = "repeat.seed"
+
+
+def fail(message):
+    print(f"plot_sweep.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_sweep(folder):
+    """The table's rows and which of its columns are axes and which metrics."""
+    csv_path = os.path.join(folder, "results.csv")
+    sweep_path = os.path.join(folder, "sweep.yaml")
+    for path in (csv_path, sweep_path):
+        if not os.path.isfile(path):
+            fail(f"{path} not found: is {folder} the --out folder of a wafersim sweep?")
+    with open(sweep_path) as f:
+        metrics = (yaml.safe_load(f) or {}).get("metrics") or []
+    with open(csv_path, newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        rows = list(reader)
+    # The table holds the axis columns first, then the metrics (docs/SWEEPS.md).
+    first_metric = next((i for i, name in enumerate(header) if name in metrics), len(header))
+    return rows, header[:first_metric], [m for m in metrics if m in header], header
+
+
+def number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def ordered_values(rows, column):
+    """Distinct values of a column: numerically sorted when all are numbers."""
+    values = list(dict.fromkeys(row[column] for row in rows))
+    if all(number(v) is not None for v in values):
+        values.sort(key=number)
+    return values
+
+
+def safe_name(text):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def plot(rows, axes, x, y, hue, out_path):
+    x_values = ordered_values(rows, x)
+    numeric_x = all(number(v) is not None for v in x_values)
+    position = {v: (number(v) if numeric_x else i) for i, v in enumerate(x_values)}
+    # One line per combination of the other axes, the hue axis first.
+    others = [a for a in axes if a not in (x, SEED_COLUMN) and a != hue]
+    others = [a for a in others if len(set(row[a] for row in rows)) > 1]
+    line_axes = ([hue] if hue else []) + others
+
+    lines = {}
+    missing = 0
+    for row in rows:
+        value = number(row.get(y, ""))
+        if value is None:
+            missing += 1
+            continue
+        key = tuple(row[a] for a in line_axes)
+        lines.setdefault(key, {}).setdefault(row[x], []).append(value)
+
+    figure, axis = plt.subplots(figsize=(8, 5), dpi=120)
+    keys = sorted(lines, key=lambda k: tuple(
+        (0, number(v), "") if number(v) is not None else (1, 0.0, v) for v in k))
+    for key in keys:
+        by_x = lines[key]
+        xs = [v for v in x_values if v in by_x]
+        means = [sum(by_x[v]) / len(by_x[v]) for v in xs]
+        low = [m - min(by_x[v]) for m, v in zip(means, xs)]
+        high = [max(by_x[v]) - m for m, v in zip(means, xs)]
+        label = ", ".join(f"{a}={v}" for a, v in zip(line_axes, key)) or None
+        if any(low) or any(high):
+            axis.errorbar([position[v] for v in xs], means, yerr=[low, high], marker="o", capsize=3, label=label)
+        else:
+            axis.plot([position[v] for v in xs], means, marker="o", label=label)
+
+    if numeric_x:
+        positive = [position[v] for v in x_values if position[v] > 0]
+        # Powers-of-two sweeps read best on a log2 axis.
+        if len(positive) == len(x_values) and len(x_values) > 2 and max(positive) / min(positive) >= 16:
+            axis.set_xscale("log", base=2)
+            axis.set_xticks([position[v] for v in x_values])
+            axis.set_xticklabels(x_values)
+    else:
+        axis.set_xticks(range(len(x_values)))
+        axis.set_xticklabels(x_values, rotation=30, ha="right")
+    axis.set_xlabel(x)
+    axis.set_ylabel(y)
+    title = f"{y} vs {x}"
+    if missing:
+        title += f"\n({missing} point(s) without a value: failed or do not fit)"
+    axis.set_title(title, fontsize=10)
+    axis.grid(True, alpha=0.3)
+    if line_axes:
+        axis.legend(fontsize=8, title=None)
+    figure.tight_layout()
+    figure.savefig(out_path)
+    plt.close(figure)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", metavar="DIR", help="the --out folder of a wafersim sweep")
+    parser.add_argument("--x", help="column on the x axis (default: the first axis)")
+    parser.add_argument("--y", help="column on the y axis (default: the first metric)")
+    parser.add_argument("--hue", help="axis drawn as one line per value (default: the second axis)")
+    parser.add_argument("--out", help="PNG file to write (default: DIR/plots/Y_vs_X.png)")
+    parser.add_argument("--all", action="store_true", help="one plot per metric, each into DIR/plots/")
+    args = parser.parse_args()
+
+    rows, axes, metrics, header = read_sweep(args.folder)
+    if not rows:
+        fail(f"{args.folder}/results.csv has no rows yet")
+    if not axes:
+        fail(f"{args.folder}/results.csv has no axis columns")
+    for option in ("x", "y", "hue"):
+        name = getattr(args, option)
+        if name and name not in header:
+            fail(f"--{option} {name} is not a column of results.csv; columns: {', '.join(header)}")
+    x = args.x or axes[0]
+    free_axes = [a for a in axes if a not in (x, SEED_COLUMN)]
+    hue = args.hue if args.hue else (free_axes[0] if free_axes else None)
+    if hue == x:
+        fail("--hue and --x name the same column")
+    ys = metrics if args.all else [args.y or (metrics[0] if metrics else None)]
+    if not ys or ys[0] is None:
+        fail("the sweep has no metric columns; name one with --y")
+    if args.out and len(ys) > 1:
+        fail("--out names one file; --all writes one per metric into DIR/plots/")
+
+    for y in ys:
+        out_path = args.out
+        if not out_path:
+            os.makedirs(os.path.join(args.folder, "plots"), exist_ok=True)
+            name = f"{safe_name(y)}_vs_{safe_name(x)}" + (f"_by_{safe_name(hue)}" if hue else "")
+            out_path = os.path.join(args.folder, "plots", name + ".png")
+        plot(rows, axes, x, y, hue, out_path)
+        print(out_path)
+
+
+if __name__ == "__main__":
+    main()
