@@ -167,3 +167,20 @@ TEST_CASE("prefill runs the LM head on the last token of each sequence", "[graph
   CHECK(find_op(graph, "lm_head").output_shape == std::vector<uint64_t>{3, 1024});
   CHECK(graph_totals(graph).kv_bytes_written == 60 * 2 * kv_bytes_per_position(model));
 }
+
+TEST_CASE("prefill routes each prompt position with the same key decode would use", "[graph][moe]") {
+  const ModelSpec model = load_model("tiny-moe").model;
+  const uint32_t batch = 2;
+  const uint64_t p = 30;
+  const Graph graph = build_prefill_graph(model, {batch, p, 4});
+  const ExpertRouter router(4, model.moe.n_experts, model.moe.top_k);
+  std::map<int32_t, uint64_t> expected, seen;
+  for (uint32_t s = 0; s < batch; ++s)
+    for (uint64_t position = 0; position < p; ++position)
+      for (uint32_t e = 0; e < model.moe.n_experts; ++e)
+        if (router.routed(s, position, 1, e)) ++expected[int32_t(e)];
+  for (const Op& op : graph.ops)
+    if (op.layer == 1 && op.kind == OpKind::MatMul && op.expert >= 0 && op.name.find("up_proj") != std::string::npos)
+      seen[op.expert] = op.tokens;
+  CHECK(seen == expected);
+}
