@@ -52,38 +52,63 @@ TileSram tile_sram(const Block& block, uint32_t i, uint32_t j, uint64_t max_cont
   return sram;
 }
 
-// Fills stats for one region; returns the SRAM of its fullest tile.
+// Weight bytes of a region, each step's weights and biases in their formats.
+uint64_t region_weight_bytes_placed(const Region& region) {
+  uint64_t bytes = 0;
+  for (const Block& block : region.blocks)
+    for (const auto& step : block.steps) bytes += step->total_weight_bytes();
+  return bytes;
+}
+
+// The fullest tile of a region.
+struct FullestTile {
+  uint32_t x = 0, y = 0;
+  uint64_t activation_bytes = 0;  // the part of its SRAM that does not shrink when the region grows
+};
+
+// Every tile's SRAM is checked without visiting every tile: block splits give
+// lower-indexed rows and columns the larger shares, KV shares shrink with the
+// offset, and gather trees run on row 0 and column 0 only, so the fullest tile
+// and the tightest context are on rows 0 and 1 or column 0; elsewhere tiles
+// hold what tile (1, 1) holds but smaller shares. Totals come from the steps.
 RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_t max_context, uint64_t stream_buffer,
-                           uint32_t colors_available, uint32_t* peak_x, uint32_t* peak_y) {
+                           uint32_t colors_available, FullestTile* fullest) {
   RegionStats stats;
   stats.max_context_tokens = UINT64_MAX;
-  uint64_t sum = 0;
+  uint64_t activation_sum = 0;
   for (const Block& block : region.blocks) {
-    for (uint32_t i = 0; i < block.geo.rows; ++i) {
-      for (uint32_t j = 0; j < block.geo.cols; ++j) {
-        const TileSram sram = tile_sram(block, i, j, max_context, stream_buffer);
-        const uint64_t used = hw.tile.runtime_reserved_bytes + sram.weights + sram.kv + sram.activations;
-        stats.weight_bytes += sram.weights;
-        stats.weight_elements += sram.weight_elements;
-        stats.kv_bytes += sram.kv;
-        sum += used;
-        if (used > stats.sram_peak_bytes) {
-          stats.sram_peak_bytes = used;
-          *peak_x = block.geo.x(i, j);
-          *peak_y = block.geo.y(i, j);
-        }
-        const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
-        const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
-        for (const auto& step : block.steps)
-          stats.max_context_tokens = std::min(stats.max_context_tokens, step->max_context(i, j, free_bytes));
+    const BlockGeometry& g = block.geo;
+    auto visit = [&](uint32_t i, uint32_t j) {
+      const TileSram sram = tile_sram(block, i, j, max_context, stream_buffer);
+      const uint64_t used = hw.tile.runtime_reserved_bytes + sram.weights + sram.kv + sram.activations;
+      activation_sum += sram.activations;
+      if (used > stats.sram_peak_bytes) {
+        stats.sram_peak_bytes = used;
+        *fullest = FullestTile{g.x(i, j), g.y(i, j), sram.activations};
       }
-    }
+      const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
+      const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
+      for (const auto& step : block.steps)
+        stats.max_context_tokens = std::min(stats.max_context_tokens, step->max_context(i, j, free_bytes));
+    };
+    const uint32_t edge_rows = std::min<uint32_t>(g.rows, 2);
+    for (uint32_t i = 0; i < edge_rows; ++i)
+      for (uint32_t j = 0; j < g.cols; ++j) visit(i, j);
+    for (uint32_t i = edge_rows; i < g.rows; ++i) visit(i, 0);
+    const uint64_t interior = g.rows > 2 && g.cols > 1 ? uint64_t(g.rows - 2) * (g.cols - 1) : 0;
+    if (interior > 0) activation_sum += interior * tile_sram(block, 1, 1, max_context, stream_buffer).activations;
+
     for (const auto& step : block.steps) {
+      stats.weight_elements += step->total_weight_elements();
+      stats.kv_bytes += step->total_kv_bytes(max_context);
       stats.patterns_peak = std::max(stats.patterns_peak, std::min(step->patterns(), colors_available));
       stats.relayed_patterns += step->relayed_patterns();
     }
-    stats.tiles += block.geo.tiles();
+    stats.tiles += g.tiles();
   }
+  stats.weight_bytes = region_weight_bytes_placed(region);
+  const uint64_t sum =
+      stats.tiles * hw.tile.runtime_reserved_bytes + stats.weight_bytes + stats.kv_bytes + activation_sum;
   stats.sram_mean_bytes = stats.tiles ? sum / stats.tiles : 0;
   return stats;
 }
@@ -132,19 +157,19 @@ std::vector<uint32_t> classes(const Block& block, bool rows) {
 
 void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& set, const HardwareSpec& hw) {
   const std::vector<uint32_t> row_class = classes(block, true), col_class = classes(block, false);
+  const uint32_t row_classes = *std::max_element(row_class.begin(), row_class.end()) + 1;
   const uint32_t col_classes = *std::max_element(col_class.begin(), col_class.end()) + 1;
-  std::unordered_map<uint64_t, uint32_t> program_of;
+  std::vector<uint32_t> program_of(uint64_t(row_classes) * col_classes, ProgramSet::kIdle);
   const Step* attention = nullptr;
   for (const auto& step : block.steps)
     if (step->has_kv_offset()) attention = step.get();
   for (uint32_t i = 0; i < block.geo.rows; ++i) {
     for (uint32_t j = 0; j < block.geo.cols; ++j) {
-      const uint64_t key = uint64_t(row_class[i]) * col_classes + col_class[j];
-      auto [it, fresh] = program_of.try_emplace(key, 0);
-      if (fresh) it->second = interner.intern(block.program(i, j));
+      uint32_t& program = program_of[uint64_t(row_class[i]) * col_classes + col_class[j]];
+      if (program == ProgramSet::kIdle) program = interner.intern(block.program(i, j));
       const uint64_t tile = (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width +
                             block.geo.x(i, j);
-      set.tile_program[tile] = it->second;
+      set.tile_program[tile] = program;
       if (attention) set.tile_kv_offset[tile] = attention->kv_offset(i, j);
     }
   }
@@ -194,8 +219,9 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   const uint32_t colors_available = hw.fabric.colors - hw.fabric.colors_reserved;
 
   std::vector<RegionNeed> needs = region_needs(model, max_context);
-  // First guess: a tile holds its share of the region's bytes in 90 % of its usable SRAM.
-  const uint64_t tile_budget = usable * 9 / 10;
+  // First guess: a tile holds its share of the region's bytes in what is left
+  // after activation buffers (a few KiB, checked per tile below).
+  const uint64_t tile_budget = usable - std::min<uint64_t>(usable / 2, 2 * options.stream_buffer_bytes + 2048);
   uint64_t total_bytes = 0, weight_bytes = 0;
   for (const RegionNeed& need : needs) total_bytes += need.bytes;
   for (const RegionNeed& need : needs) weight_bytes += region_weight_bytes(model, need.kind, need.layer);
@@ -249,20 +275,24 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
         grown = true;
         continue;
       }
-      uint32_t peak_x = 0, peak_y = 0;
-      RegionStats stats = measure_region(region, hw, max_context, options.stream_buffer_bytes, colors_available,
-                                         &peak_x, &peak_y);
+      FullestTile fullest;
+      RegionStats stats =
+          measure_region(region, hw, max_context, options.stream_buffer_bytes, colors_available, &fullest);
       if (stats.sram_peak_bytes > hw.tile.sram_bytes) {
-        const double over = double(stats.sram_peak_bytes - hw.tile.runtime_reserved_bytes) / double(usable);
-        needs[r].min_height = std::max<uint32_t>(box.height_y() + 1, uint32_t(std::ceil(box.height_y() * over * 1.02)));
+        // Weights and KV shrink with the region's height; activation buffers do not.
+        const uint64_t fixed = hw.tile.runtime_reserved_bytes + fullest.activation_bytes;
+        const double shrink = fixed < hw.tile.sram_bytes
+                                  ? double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed)
+                                  : 2.0;
+        needs[r].min_height = std::max<uint32_t>(box.height_y() + 1, uint32_t(std::ceil(box.height_y() * shrink)));
         grown = true;
         continue;
       }
       if (stats.sram_peak_bytes > plan.sram_peak_bytes) {
         plan.sram_peak_bytes = stats.sram_peak_bytes;
         plan.sram_peak_wafer = box.wafer;
-        plan.sram_peak_x = peak_x;
-        plan.sram_peak_y = peak_y;
+        plan.sram_peak_x = fullest.x;
+        plan.sram_peak_y = fullest.y;
       }
       plan.regions.push_back(std::move(region));
       plan.stats.push_back(stats);

@@ -20,23 +20,38 @@ const config::Schema& experiment_schema() {
   return schema;
 }
 
-config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
+namespace {
+
+config::LoadOptions load_options(const std::vector<std::string>& overrides) {
   config::LoadOptions options;
   options.overrides = overrides;
   options.presets["hardware"] = &embedded_hardware_presets();
   options.presets["model"] = &embedded_model_zoo();
-  return config::load_file(experiment_schema(), path, options);
+  return options;
+}
+
+}  // namespace
+
+config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
+  return config::load_file(experiment_schema(), path, load_options(overrides));
+}
+
+Experiment experiment_from_config(const config::Config& config) {
+  return Experiment{config,
+                    hardware_from_config(config),
+                    workloads::model_from_config(config),
+                    workloads::workload_from_config(config),
+                    mapping_options_from_config(config),
+                    sim_options_from_config(config)};
 }
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  config::Config config = load_experiment_config(path, overrides);
-  Experiment experiment{config,
-                        hardware_from_config(config),
-                        workloads::model_from_config(config),
-                        workloads::workload_from_config(config),
-                        mapping_options_from_config(config),
-                        sim_options_from_config(config)};
-  return experiment;
+  return experiment_from_config(load_experiment_config(path, overrides));
+}
+
+Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
+                                const std::vector<std::string>& overrides) {
+  return experiment_from_config(config::load_string(experiment_schema(), yaml_text, name, load_options(overrides)));
 }
 
 }  // namespace wafersim::mapping

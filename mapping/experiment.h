@@ -28,6 +28,10 @@ struct Experiment {
 };
 
 // The config and every typed spec read from it (cross-field checks included).
+Experiment experiment_from_config(const config::Config& config);
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
+// The same from YAML text; `name` stands for the file in error messages.
+Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
+                                const std::vector<std::string>& overrides = {});
 
 }  // namespace wafersim::mapping

@@ -46,13 +46,14 @@ Work residual_work(const ModelSpec& m) {
 class ChainBuilder {
  public:
   ChainBuilder(const RegionContext& context, Block& block, uint16_t layer, uint16_t first_tag)
-      : context_(context), block_(block), next_tag_(first_tag) {
+      : block_(block), next_tag_(first_tag) {
     env_.hw = context.hw;
     env_.geo = block.geo;
     env_.fanin = context.options->reduce_fanin;
     env_.colors_available = context.colors_available;
     env_.layer = layer;
     env_.activation = context.model->activation_dtype;
+    env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
   }
   template <typename Make>
   void add(const char* label, Make make) {
@@ -65,7 +66,6 @@ class ChainBuilder {
   uint16_t next_tag() const { return next_tag_; }
 
  private:
-  const RegionContext& context_;
   Block& block_;
   StepEnv env_;
   uint16_t next_tag_;

@@ -38,6 +38,8 @@ class RootCompute : public Step {
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     return i == 0 ? chunk(row_weights_, env_.geo.cols, j) : 0;
   }
+  uint64_t total_weight_elements() const override { return row_weights_; }
+  uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, row_weights_); }
   Dtype weight_dtype() const override { return weight_; }
   uint32_t patterns() const override { return 0; }
   uint16_t tags_used() const override { return 0; }
@@ -85,6 +87,8 @@ class Lookup : public Step {
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     return chunk(table_elements_, env_.geo.tiles(), uint64_t(i) * env_.geo.cols + j);
   }
+  uint64_t total_weight_elements() const override { return table_elements_; }
+  uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, table_elements_); }
   Dtype weight_dtype() const override { return weight_; }
   uint32_t patterns() const override { return 2; }
   uint16_t tags_used() const override { return 2; }
@@ -157,6 +161,8 @@ class GemvToColumn : public Step {
     return shape_.bias && j == 0 ? chunk(shape_.d_out, env_.geo.rows, i) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
+  uint64_t total_weight_elements() const override { return shape_.elements(); }
+  uint64_t total_weight_bytes() const override { return shape_.bytes(); }
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
   }
@@ -218,6 +224,8 @@ class GemvToRow : public Step {
     return shape_.bias && i == 0 ? chunk(shape_.d_out, env_.geo.cols, j) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
+  uint64_t total_weight_elements() const override { return shape_.elements(); }
+  uint64_t total_weight_bytes() const override { return shape_.bytes(); }
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
   }
@@ -275,10 +283,13 @@ class GatherToRoot : public Step {
     return Front{FrontKind::Root, tree_time(tree_, in.at), {}};
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
-    // A tree node holds what its subtree sends; the root streams (see the region root buffer).
+    // Slices stream through the nodes of a gather on their way to the root: a
+    // node keeps its own slice and a stream buffer, not its whole subtree (the
+    // timing still forwards a subtree only once all of it has arrived).
     const uint32_t position = tree_.along_row ? j : i;
     if ((tree_.along_row ? i : j) != 0 || position == 0) return 0;
-    return tree_payload(tree_, position, tree_role(position, tree_.n, env_.fanin).subtree_size);
+    const uint64_t subtree = tree_payload(tree_, position, tree_role(position, tree_.n, env_.fanin).subtree_size);
+    return std::min(subtree, tree_payload(tree_, position, 1) + env_.stream_buffer_bytes);
   }
   uint32_t patterns() const override { return tree_levels(tree_.n, env_.fanin); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
@@ -302,7 +313,8 @@ class Attention : public Step {
 
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
     column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
-    partial_bytes_ = uint64_t(heads_per_group_) * q_per_kv * (shape.head_dim + 2) * 4;
+    // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).
+    partial_bytes_ = uint64_t(heads_per_group_) * q_per_kv * (act_bytes(env, shape.head_dim) + 2 * 4);
     fixed_ = Work{0, column_bytes_, partial_bytes_};
     // Per position: q.k and p.v (2 flops each per element) and the softmax (~5 per score).
     per_position_ = Work{heads_per_group_ * q_per_kv * (4 * uint64_t(shape.head_dim) + 5),
@@ -360,6 +372,9 @@ class Attention : public Step {
   }
   uint64_t kv_bytes(uint32_t i, uint32_t j, uint64_t context) const override {
     return positions_held(attended(context), group_tiles(j), kv_offset(i, j)) * per_position_.read_bytes;
+  }
+  uint64_t total_kv_bytes(uint64_t context) const override {
+    return uint64_t(groups_) * attended(context) * per_position_.read_bytes;  // each group holds every position once
   }
   uint64_t activation_bytes(uint32_t, uint32_t) const override { return column_bytes_ + 2 * partial_bytes_; }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {

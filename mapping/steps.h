@@ -37,6 +37,7 @@ struct StepEnv {
   uint32_t colors_available = 0;
   uint16_t layer = 0;          // for statistics
   Dtype activation = Dtype::BF16;
+  uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
 };
 
 class Step {
@@ -61,6 +62,10 @@ class Step {
   virtual Dtype weight_dtype() const { return Dtype::BF16; }
   virtual uint64_t bias_elements(uint32_t, uint32_t) const { return 0; }
   virtual Dtype bias_dtype() const { return Dtype::BF16; }
+  // The same summed over the block's tiles (weights and biases together).
+  virtual uint64_t total_weight_elements() const { return 0; }
+  virtual uint64_t total_weight_bytes() const { return 0; }
+  virtual uint64_t total_kv_bytes(uint64_t /*context*/) const { return 0; }
   // Other SRAM the step needs on tile (i, j).
   virtual uint64_t kv_bytes(uint32_t, uint32_t, uint64_t /*context*/) const { return 0; }
   virtual uint64_t activation_bytes(uint32_t, uint32_t) const { return 0; }
@@ -123,6 +128,9 @@ struct GemvShape {
   Dtype weight = Dtype::BF16;
   bool bias = false;         // d_out bias elements, stored with the output slices
   Dtype bias_dtype = Dtype::BF16;
+
+  uint64_t elements() const { return d_in * d_out + (bias ? d_out : 0); }
+  uint64_t bytes() const { return dtype_bytes(weight, d_in * d_out) + (bias ? dtype_bytes(bias_dtype, d_out) : 0); }
 };
 std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag = -1);
 

@@ -12,7 +12,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/decode_report.h"
 #include "sim/cli/output.h"
-#include "sim/engine/engine.h"
+#include "sim/engine/decode.h"
 
 namespace wafersim::cli {
 
@@ -22,27 +22,6 @@ struct RunOptions {
   std::string file;
   CommonOptions common;
 };
-
-mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim::EngineResult& result) {
-  const size_t regions = plan.regions.size();
-  mapping::DecodeTimeline timeline;
-  timeline.start.resize(regions);
-  timeline.finish.resize(regions);
-  for (size_t r = 0; r < regions; ++r)
-    for (const sim::MarkRecord& mark : result.marks[mapping::Plan::mark_in(r)]) timeline.start[r].push_back(mark.cycle);
-  for (size_t r = 0; r < regions; ++r)
-    for (const sim::MarkRecord& mark : result.marks[mapping::Plan::mark_out(r)])
-      timeline.finish[r].push_back(mark.cycle);
-  // The critical path ends where the last token leaves the LM head.
-  const std::vector<sim::MarkRecord>& exits = result.marks[mapping::Plan::mark_out(regions - 1)];
-  if (!exits.empty()) {
-    const sim::MarkRecord* last = &exits[0];
-    for (const sim::MarkRecord& mark : exits)
-      if (mark.cycle >= last->cycle) last = &mark;
-    for (size_t c = 0; c < timeline.critical_path.size(); ++c) timeline.critical_path[c] = last->path[c];
-  }
-  return timeline;
-}
 
 void run(const RunOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
@@ -64,10 +43,11 @@ void run(const RunOptions& options) {
                                progress.seconds > 0 ? double(progress.events) / progress.seconds / 1e6 : 0.0)
                 << std::flush;
     };
-  const sim::EngineResult result = sim::run_programs(plan.hw, plan.programs, inputs, engine);
+  const sim::DecodeRun run = sim::simulate_decode(plan, inputs, engine);
+  const sim::EngineResult& result = run.engine;
   if (engine.progress && result.run_seconds >= engine.progress_seconds) std::cerr << "\n";
 
-  const mapping::DecodeMetrics metrics = mapping::decode_metrics(plan, timeline_from_marks(plan, result));
+  const mapping::DecodeMetrics metrics = mapping::decode_metrics(plan, run.timeline);
   RunFigures figures;
   figures.engine = "sim";
   figures.compute_busy_mean = result.compute_busy_mean;
