@@ -1,0 +1,155 @@
+// The layer-partitioning compiler: every weight placed once, no tile over its
+// SRAM, deterministic plans, wafer counts and "does not fit" errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "mapping/experiment.h"
+#include "mapping/plan.h"
+#include "models/config/error.h"
+#include "tests/mapping/mapping_fixture.h"
+#include "workloads/model_spec.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+const char* const kZoo[] = {"llama3.1-8b", "llama3.1-70b",  "llama3.1-405b",  "llama2-13b",     "codellama-34b",
+                            "qwen2-72b",   "qwen3-32b",     "gpt-oss-120b",   "qwen3-235b-a22b"};
+
+mapping::Plan plan_for(const std::string& model, const std::string& hardware = "wse3",
+                       const std::vector<std::string>& overrides = {}) {
+  return compile(mapping::load_experiment_text(zoo_experiment(model, hardware), model + ".yaml", overrides));
+}
+
+// Visits every tile of every block: what the compiler's edge-row shortcut must agree with.
+struct BruteForce {
+  uint64_t weight_elements = 0;
+  uint64_t sram_peak_bytes = 0;
+};
+
+BruteForce visit_every_tile(const mapping::Plan& plan) {
+  BruteForce out;
+  const uint64_t context = plan.workload.max_context();
+  for (const mapping::Region& region : plan.regions)
+    for (const mapping::Block& block : region.blocks)
+      for (uint32_t i = 0; i < block.geo.rows; ++i)
+        for (uint32_t j = 0; j < block.geo.cols; ++j) {
+          uint64_t bytes = plan.hw.tile.runtime_reserved_bytes, activations = 0;
+          for (const auto& step : block.steps) {
+            const uint64_t weights = step->weight_elements(i, j), biases = step->bias_elements(i, j);
+            out.weight_elements += weights + biases;
+            bytes += dtype_bytes(step->weight_dtype(), weights) + dtype_bytes(step->bias_dtype(), biases) +
+                     step->kv_bytes(i, j, context);
+            activations = std::max(activations, step->activation_bytes(i, j));
+          }
+          if (i == 0 && j == 0) activations += plan.options.stream_buffer_bytes;
+          out.sram_peak_bytes = std::max(out.sram_peak_bytes, bytes + activations);
+        }
+  return out;
+}
+
+uint64_t placed_elements(const mapping::Plan& plan) {
+  uint64_t elements = 0;
+  for (const mapping::RegionStats& stats : plan.stats) elements += stats.weight_elements;
+  return elements;
+}
+
+uint64_t placed_bytes(const mapping::Plan& plan) {
+  uint64_t bytes = 0;
+  for (const mapping::RegionStats& stats : plan.stats) bytes += stats.weight_bytes;
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("every zoo model: each weight placed once, no tile over capacity", "[mapping][zoo]") {
+  for (const char* model : kZoo) {
+    INFO(model);
+    const mapping::Plan plan = plan_for(model);
+    const workloads::ParamCounts counts = workloads::count_params(plan.model);
+    CHECK(placed_elements(plan) == counts.total);
+    CHECK(placed_bytes(plan) == counts.weight_bytes);
+    CHECK(plan.sram_peak_bytes <= plan.hw.tile.sram_bytes);
+    CHECK(plan.max_context_tokens >= plan.workload.max_context());
+    CHECK(plan.tiles_used <= plan.tiles_total);
+    CHECK(plan.colors_peak <= plan.hw.fabric.colors - plan.hw.fabric.colors_reserved + 1);
+    for (const mapping::RegionStats& stats : plan.stats) CHECK(stats.tiles > 0);
+  }
+}
+
+TEST_CASE("tile by tile, placements add up and the fullest tile is the one reported", "[mapping]") {
+  for (const char* model : {"llama3.1-8b", "tiny-dense", "tiny-moe"}) {
+    INFO(model);
+    const mapping::Plan plan = plan_for(model, std::string(model).rfind("tiny", 0) == 0 ? "tiny" : "wse3");
+    const BruteForce every_tile = visit_every_tile(plan);
+    CHECK(every_tile.weight_elements == workloads::count_params(plan.model).total);
+    CHECK(every_tile.sram_peak_bytes == plan.sram_peak_bytes);
+  }
+}
+
+TEST_CASE("plans are deterministic", "[mapping]") {
+  const mapping::Plan a = plan_for("tiny-moe", "tiny");
+  const mapping::Plan b = plan_for("tiny-moe", "tiny");
+  CHECK(a.programs.programs == b.programs.programs);
+  CHECK(a.programs.tile_program == b.programs.tile_program);
+  CHECK(a.programs.tile_kv_offset == b.programs.tile_kv_offset);
+  CHECK(a.sram_peak_bytes == b.sram_peak_bytes);
+}
+
+TEST_CASE("wafers: auto picks the fewest that fit", "[mapping]") {
+  CHECK(plan_for("llama3.1-8b").hw.wafers == 1);
+  for (const char* model : {"llama3.1-70b", "llama3.1-405b"}) {
+    INFO(model);
+    const mapping::Plan plan = plan_for(model);
+    const workloads::ParamCounts counts = workloads::count_params(plan.model);
+    // Enough wafers to hold the weights at all...
+    CHECK(uint64_t(plan.hw.wafers) * plan.hw.tiles_per_wafer() * plan.hw.usable_sram_bytes() >= counts.weight_bytes);
+    // ...and one fewer does not fit.
+    const std::string fewer = "hardware.wafers=" + std::to_string(plan.hw.wafers - 1);
+    CHECK_THROWS_AS(plan_for(model, "wse3", {fewer}), config::DoesNotFitError);
+  }
+}
+
+TEST_CASE("a fixed wafer count that is too small names the bytes and the count that fits", "[mapping]") {
+  try {
+    plan_for("llama3.1-70b", "wse3", {"hardware.wafers=2"});
+    FAIL("expected DoesNotFitError");
+  } catch (const config::DoesNotFitError& error) {
+    const std::string message = error.what();
+    CHECK(message.find("llama3.1-70b needs") != std::string::npos);
+    CHECK(message.find("2 wafer(s) of wse3 hold") != std::string::npos);
+    CHECK(message.find("it fits on") != std::string::npos);
+  }
+}
+
+TEST_CASE("a plan stays small: programs are shared by tiles with the same role", "[mapping]") {
+  const mapping::Plan plan = plan_for("llama3.1-8b");
+  CHECK(plan.tiles_used == plan.tiles_total);  // spread over the whole wafer
+  CHECK(plan.programs.programs.size() < plan.tiles_used / 100);
+  CHECK(plan.plan_bytes > 0);
+  CHECK(double(plan.plan_bytes) / double(plan.tiles_total) < 64.0);
+}
+
+TEST_CASE("too few colours send routing patterns through relays", "[mapping]") {
+  CHECK(plan_for("tiny-dense", "tiny").relays == 0);
+  const mapping::Plan starved = plan_for("tiny-dense", "tiny", {"hardware.fabric.colors=6"});
+  CHECK(starved.relays > 0);
+  CHECK(starved.colors_peak <= 6 - starved.hw.fabric.colors_reserved + 1);
+}
+
+TEST_CASE("regions follow token order in a serpentine", "[mapping]") {
+  const mapping::Plan plan = plan_for("llama3.1-8b");
+  REQUIRE(plan.regions.size() == plan.model.n_layers + 2);
+  CHECK(plan.regions.front().name == "embedding");
+  CHECK(plan.regions.back().name == "lm_head");
+  // Neighbours in token order are neighbours on the wafer: their boxes touch or the strip turns.
+  for (size_t r = 1; r < plan.regions.size(); ++r) {
+    const mapping::BlockGeometry& a = plan.regions[r - 1].box;
+    const mapping::BlockGeometry& b = plan.regions[r].box;
+    const bool stacked = a.x0 == b.x0 && (a.y0 + a.height_y() == b.y0 || b.y0 + b.height_y() == a.y0);
+    const bool next_strip = b.x0 == a.x0 + a.width_x();
+    CHECK((stacked || next_strip));
+  }
+}

@@ -1,0 +1,26 @@
+#pragma once
+// Loads a test experiment and compiles it.
+#include <string>
+#include <vector>
+
+#include "mapping/experiment.h"
+#include "mapping/plan.h"
+
+namespace wafersim::testing {
+
+inline std::string experiment_path(const std::string& name) {
+  return std::string(WAFERSIM_TEST_DATA) + "/experiments/" + name + ".yaml";
+}
+
+// A zoo model on a hardware preset, as an experiment file's text.
+inline std::string zoo_experiment(const std::string& model, const std::string& hardware, uint64_t prompt_tokens = 1024,
+                                  uint64_t decode_tokens = 8) {
+  return "hardware: " + hardware + "\nmodel: " + model + "\nworkload:\n  prompt_tokens: " +
+         std::to_string(prompt_tokens) + "\n  decode_tokens: " + std::to_string(decode_tokens) + "\n";
+}
+
+inline mapping::Plan compile(const mapping::Experiment& experiment) {
+  return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+}
+
+}  // namespace wafersim::testing
