@@ -124,14 +124,18 @@ class ScratchFile {
   const std::string prefix = error.where().str() + ": ";
   if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
   const std::string& key = error.key();
+  const std::vector<Setting> in_order = applied(settings);
   const Setting* blamed = nullptr;
-  for (const Setting& setting : applied(settings)) {
+  for (const Setting& setting : in_order) {
     const bool related = !key.empty() && (key == setting.path || key.rfind(setting.path + ".", 0) == 0 ||
                                           setting.path.rfind(key + ".", 0) == 0);
     if (related) blamed = &setting;  // the last one applied wins, as in the loader
   }
   if (blamed) throw config::ConfigError(blamed->where, key, message + context);
-  throw config::ConfigError(locate(sweep.base_source, key, sweep.base_file, sweep.base_where), key, message + context);
+  // The loader names a value at the value, and a key it does not know at the key.
+  const bool known = mapping::experiment_schema().find(key) || mapping::experiment_schema().is_section(key);
+  throw config::ConfigError(locate(sweep.base_source, key, sweep.base_file, sweep.base_where, !known), key,
+                            message + context);
 }
 
 std::string cell(const config::Config& config, const std::vector<Setting>& settings, const std::string& column) {

@@ -70,13 +70,15 @@ std::string absolute_preset_name(const std::string& name, const std::vector<Embe
 // Note: assigning to a YAML::Node rebinds the node it refers to inside its tree,
 // so walks below recurse instead of reassigning a cursor.
 void locate_in(const YAML::Node& node, const std::vector<std::string>& parts, size_t index, const std::string& file,
-               config::SourceLocation& best) {
+               bool at_key, config::SourceLocation& best) {
   if (index == parts.size() || !node.IsMap()) return;  // a preset name stands for everything below it
   for (const auto& pair : node) {
     if (!pair.first.IsScalar() || pair.first.Scalar() != parts[index]) continue;
     if (!pair.first.Mark().is_null()) best = config::location_of(file, pair.first.Mark());
-    if (!pair.second.IsNull() && !pair.second.Mark().is_null()) best = config::location_of(file, pair.second.Mark());
-    locate_in(pair.second, parts, index + 1, file, best);
+    const bool last = index + 1 == parts.size();
+    if (!(last && at_key) && !pair.second.IsNull() && !pair.second.Mark().is_null())
+      best = config::location_of(file, pair.second.Mark());
+    locate_in(pair.second, parts, index + 1, file, at_key, best);
     return;
   }
 }
@@ -127,9 +129,9 @@ std::string flow_text(const YAML::Node& node) {
 }
 
 config::SourceLocation locate(const YAML::Node& root, const std::string& path, const std::string& file,
-                              const config::SourceLocation& fallback) {
+                              const config::SourceLocation& fallback, bool at_key) {
   config::SourceLocation best = fallback;
-  locate_in(root, split_path(path), 0, file, best);
+  locate_in(root, split_path(path), 0, file, at_key, best);
   return best;
 }
 

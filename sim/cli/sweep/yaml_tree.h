@@ -26,10 +26,11 @@ std::string emit_yaml(const YAML::Node& node);
 // One value on one line: a scalar as written, a list or mapping in flow style.
 std::string flow_text(const YAML::Node& node);
 
-// The position in `file` of the node at `path` in `root`, or of the deepest
-// key on the way to it; `fallback` when the tree holds none of it.
+// The position in `file` of the value at `path` in `root` (of its key when
+// `at_key`), or of the deepest key on the way to it; `fallback` when the tree
+// holds none of it.
 config::SourceLocation locate(const YAML::Node& root, const std::string& path, const std::string& file,
-                              const config::SourceLocation& fallback);
+                              const config::SourceLocation& fallback, bool at_key);
 
 // Preset sections may name a file relative to the file that mentions them;
 // a point file lives elsewhere, so such names become absolute paths.
