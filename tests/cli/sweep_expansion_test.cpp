@@ -102,7 +102,7 @@ TEST_CASE("points that resolve to the same experiment run once", "[cli][sweep]")
   CHECK(csv.values("config_hash")[0] == nlohmann::json::parse(base.out)["config_hash"].get<std::string>());
 }
 
-TEST_CASE("whole sections by preset name; a point that does not fit is recorded and the sweep goes on",
+TEST_CASE("whole sections by preset name, and a point that does not fit is recorded and the sweep goes on",
           "[cli][sweep]") {
   Scratch scratch;
   const Csv csv = run_sweep("sections.yaml", scratch);
