@@ -47,7 +47,8 @@ class ChainBuilder {
  public:
   ChainBuilder(const RegionContext& context, Block& block, uint16_t layer, uint16_t first_tag)
       : block_(block), next_tag_(first_tag) {
-    env_.hw = context.hw;
+    env_.tile = context.hw->tile;
+    env_.fabric = context.hw->fabric;
     env_.geo = block.geo;
     env_.fanin = context.options->reduce_fanin;
     env_.colors_available = context.colors_available;

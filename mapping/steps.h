@@ -30,7 +30,8 @@ struct Front {
 
 struct StepEnv {
   const char* label = "";      // what the step computes, for reports ("qkv_proj", "attention")
-  const HardwareSpec* hw = nullptr;
+  TileParams tile;             // copies: a step outlives the compiler's working state
+  FabricParams fabric;
   BlockGeometry geo;
   uint32_t fanin = 2;
   uint16_t tag = 0;            // first tag of this step

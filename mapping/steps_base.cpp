@@ -20,10 +20,10 @@ uint32_t Step::relayed_patterns() const {
 }
 
 uint64_t Step::line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const {
-  return message_cycles(env_.hw->fabric, hops, 0, relays(pattern), bytes);
+  return message_cycles(env_.fabric, hops, 0, relays(pattern), bytes);
 }
 
-uint64_t Step::cycles(Dtype dtype, const Work& work) const { return compute_cycles(env_.hw->tile, dtype, work); }
+uint64_t Step::cycles(Dtype dtype, const Work& work) const { return compute_cycles(env_.tile, dtype, work); }
 
 Task Step::compute(const Work& work, Dtype dtype, Category category) const {
   Task task;

@@ -1,0 +1,79 @@
+// The regression suite that holds the engine and the analytic model together:
+// with contention off they agree to the cycle, region by region and token by
+// token; with contention on the engine is slower, but by less than 10 %
+// (with reduce fan-in 2: wider trees make children share their parent's last
+// link, which only the engine charges; docs/METRICS.md gives the figures).
+// Each test case runs in its own process (SystemC elaborates once).
+#include <catch2/catch.hpp>
+
+#include "tests/sim/decode_fixture.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+void require_same_cycles(const std::string& experiment, std::vector<std::string> overrides) {
+  overrides.push_back("sim.contention=false");
+  const BothTimings both = decode_both_ways(experiment, overrides);
+  const mapping::DecodeTimeline& simulated = both.simulated.timeline;
+  REQUIRE(simulated.finish.size() == both.analytic.finish.size());
+  for (size_t r = 0; r < both.analytic.finish.size(); ++r) {
+    INFO("region " << both.plan.regions[r].name);
+    CHECK(simulated.start[r] == both.analytic.start[r]);
+    CHECK(simulated.finish[r] == both.analytic.finish[r]);
+  }
+  CHECK(simulated.critical_path == both.analytic.critical_path);
+  CHECK(both.simulated.engine.tiles_simulated == both.plan.tiles_total);
+}
+
+void require_within_ten_percent(const std::string& experiment, std::vector<std::string> overrides) {
+  overrides.push_back("sim.contention=true");
+  const BothTimings both = decode_both_ways(experiment, overrides);
+  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
+  INFO("simulated " << simulated << " cycles, analytic " << analytic << " cycles");
+  CHECK(simulated >= analytic);
+  CHECK(double(simulated) <= 1.10 * double(analytic));
+  for (size_t n = 0; n < both.analytic.finish.back().size(); ++n)
+    CHECK(both.simulated.timeline.finish.back()[n] >= both.analytic.finish.back()[n]);
+}
+
+}  // namespace
+
+TEST_CASE("contention off: one layer agrees to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-1layer", {});
+}
+TEST_CASE("contention off: two dense layers agree to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {});
+}
+TEST_CASE("contention off: a pipeline of three sequences agrees to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {"workload.batch=3"});
+}
+TEST_CASE("contention off: MoE layers on two wafers agree to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-moe", {"workload.batch=2"});
+}
+TEST_CASE("contention off: relayed routes agree to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {"hardware.fabric.colors=6"});
+}
+TEST_CASE("contention off: multicast along y with fan-in 3 agrees to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {"mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
+}
+
+TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-dense", {});
+}
+TEST_CASE("contention on: MoE layers within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-moe", {});
+}
+TEST_CASE("contention on: batch of four within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-dense", {"workload.batch=4"});
+}
+TEST_CASE("contention on: long context within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-dense", {"workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention on: two wafers within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-dense", {"hardware.wafers=2"});
+}
+TEST_CASE("contention on: multicast along y within 10 percent", "[regression][contention]") {
+  require_within_ten_percent("tiny-1layer", {"mapping.multicast_axis=y"});
+}
