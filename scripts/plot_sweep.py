@@ -5,8 +5,8 @@ per value of the other axes.
     scripts/plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png]
 
 Defaults: the first axis on x, the first metric on y, the second axis as hue.
-Points that failed or do not fit have no value and are left out (the title
-counts them). Repeats of a point (the repeat.seed column) are averaged, with
+Points that failed or do not fit have no value: the title counts them, and
+those that do not fit are marked x along the bottom edge. Repeats of a point (the repeat.seed column) are averaged, with
 their range as error bars. PNGs go to DIR/plots/ unless --out says otherwise.
 """
 import argparse
@@ -79,10 +79,13 @@ def plot(rows, axes, x, y, hue, out_path):
 
     lines = {}
     missing = 0
+    not_fitting = []
     for row in rows:
         value = number(row.get(y, ""))
         if value is None:
             missing += 1
+            if row.get("status") == "does_not_fit":
+                not_fitting.append(position[row[x]])
             continue
         key = tuple(row[a] for a in line_axes)
         lines.setdefault(key, {}).setdefault(row[x], []).append(value)
@@ -97,16 +100,24 @@ def plot(rows, axes, x, y, hue, out_path):
         low = [m - min(by_x[v]) for m, v in zip(means, xs)]
         high = [max(by_x[v]) - m for m, v in zip(means, xs)]
         label = ", ".join(f"{a}={v}" for a, v in zip(line_axes, key)) or None
+        # Categories (model names) have no order to draw a line along.
+        style = "-" if numeric_x else "none"
         if any(low) or any(high):
-            axis.errorbar([position[v] for v in xs], means, yerr=[low, high], marker="o", capsize=3, label=label)
+            axis.errorbar([position[v] for v in xs], means, yerr=[low, high], marker="o", capsize=3,
+                          linestyle=style, label=label)
         else:
-            axis.plot([position[v] for v in xs], means, marker="o", label=label)
+            axis.plot([position[v] for v in xs], means, marker="o", linestyle=style, label=label)
 
+    if not_fitting:
+        # Along the bottom edge: where the model does not fit, there is no value to draw.
+        axis.plot(not_fitting, [0.03] * len(not_fitting), "x", color="black",
+                  transform=axis.get_xaxis_transform(), label="does not fit")
     if numeric_x:
         positive = [position[v] for v in x_values if position[v] > 0]
         # Powers-of-two sweeps read best on a log2 axis.
         if len(positive) == len(x_values) and len(x_values) > 2 and max(positive) / min(positive) >= 16:
             axis.set_xscale("log", base=2)
+        if len(x_values) <= 12:
             axis.set_xticks([position[v] for v in x_values])
             axis.set_xticklabels(x_values)
     else:
@@ -119,8 +130,8 @@ def plot(rows, axes, x, y, hue, out_path):
         title += f"\n({missing} point(s) without a value: failed or do not fit)"
     axis.set_title(title, fontsize=10)
     axis.grid(True, alpha=0.3)
-    if line_axes:
-        axis.legend(fontsize=8, title=None)
+    if line_axes or not_fitting:
+        axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out_path)
     plt.close(figure)

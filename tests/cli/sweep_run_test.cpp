@@ -115,3 +115,23 @@ TEST_CASE("SIGINT stops a sweep cleanly: exit 130, finished rows kept, no tempor
   CHECK(read_csv(out / "results.csv").rows.size() == kept.size());
   for (const auto& [name, text] : kept) CHECK(parses_as_json(text));
 }
+
+TEST_CASE("plot_sweep.py draws a finished sweep into DIR/plots", "[cli][sweep]") {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib, yaml' 2>/dev/null") != 0) {
+    WARN("/usr/bin/python3 has no matplotlib or yaml (Debian python3-matplotlib, python3-yaml): plot not tested");
+    return;
+  }
+  Scratch scratch;
+  const std::filesystem::path out = scratch.path() / "out";
+  REQUIRE(run_wafersim({"sweep", sweep_data("sections.yaml"), "--out", out.string()}).exit_code == 0);
+  const std::string command = "/usr/bin/python3 " + shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") +
+                              " " + shell_quoted(out.string()) + " >/dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const std::filesystem::path png =
+      out / "plots" / "metrics.tokens_per_second_vs_model_by_hardware.fabric.hop_latency_cycles.png";
+  REQUIRE(std::filesystem::exists(png));
+  CHECK(read_all(png).substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  CHECK(std::system(("/usr/bin/python3 " + shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") +
+                     " " + shell_quoted(out.string()) + " --y no.such.metric 2>/dev/null")
+                        .c_str()) != 0);
+}
