@@ -57,7 +57,8 @@ std::string label(const SweepPlan& plan, size_t index) {
   std::vector<std::string> values;
   for (size_t c = 0; c < plan.columns.size(); ++c)
     values.push_back(plan.columns[c] + "=" + plan.points[index].cells[c]);
-  return fmt::format("point {} of {} ({})", index + 1, plan.points.size(), config::join(values));
+  const std::string where = fmt::format("point {} of {}", index + 1, plan.points.size());
+  return values.empty() ? where : where + " (" + config::join(values) + ")";
 }
 
 YAML::Node sequence_of(const std::vector<std::string>& items) {

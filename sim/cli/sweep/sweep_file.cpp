@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -161,8 +160,6 @@ class Reader {
              config::did_you_mean(path, known));
   }
 
-  const std::string& file() const { return file_; }
-
  private:
   std::string file_;
 };
@@ -249,12 +246,16 @@ void read_repeat(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
   if (!node["seeds"]) in.fail(node, "repeat.seeds", "repeat needs seeds: a list of seeds, one run of each point per seed");
   // The value's path is a placeholder: points.cpp writes each seed into every seed parameter.
   sweep.seeds = in.values(kRepeatSeedColumn, node["seeds"], "repeat.seeds");
-  for (const Axis& axis : sweep.axes)
+  auto refuse_seed = [](const std::string& path, const config::SourceLocation& where, const std::string& what) {
     for (const std::string& seed : seed_paths())
-      if (axis.path == seed || seed.rfind(axis.path + ".", 0) == 0)
-        throw config::ConfigError(axis.where, axis.path,
-                                  "axis " + config::quoted(axis.path) + " sets " + seed +
+      if (path == seed || seed.rfind(path + ".", 0) == 0)
+        throw config::ConfigError(where, path,
+                                  what + " " + config::quoted(path) + " sets " + seed +
                                       ", which repeat.seeds sets too; keep one of the two");
+  };
+  for (const Axis& axis : sweep.axes) refuse_seed(axis.path, axis.where, "axis");
+  for (const std::vector<Setting>& point : sweep.points)
+    for (const Setting& setting : point) refuse_seed(setting.path, setting.where, "point");
 }
 
 void read_hashes(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
