@@ -33,7 +33,11 @@ std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_contex
   return needs;
 }
 
-std::string gigabytes(uint64_t bytes) { return fmt::format("{:.2f} GB", double(bytes) / 1e9); }
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= 1000000000) return fmt::format("{:.2f} GB", double(bytes) / 1e9);
+  if (bytes >= 1000000) return fmt::format("{:.2f} MB", double(bytes) / 1e6);
+  return fmt::format("{} bytes", bytes);
+}
 
 struct TileSram {
   uint64_t weight_elements = 0, weights = 0, kv = 0, activations = 0;
@@ -229,20 +233,26 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
     for (RegionNeed& need : needs) need.min_height = std::max(need.min_height, min_height_for(need.bytes, hw.grid_width, tile_budget));
   };
   full_width_heights();
-  const uint32_t fits_on = wafers_needed(needs, hw, 1);
-  auto does_not_fit = [&](uint32_t wafers, const std::string& why) {
-    const std::string fit = fits_on ? fmt::format("; it fits on {} wafers", fits_on)
-                                    : "; one of its regions is larger than a wafer";
+  // A lower bound on the wafers: full-width regions at the estimated tile budget.
+  const uint32_t at_least = wafers_needed(needs, hw, 1);
+  auto does_not_fit = [&](uint32_t wafers) {
+    // Say how many wafers would do: the compiler's own answer with wafers: auto.
+    std::string fit = "; one of its regions is larger than a wafer";
+    if (at_least > 0 && hw.wafers > 0) {
+      HardwareSpec any_count = hw;
+      any_count.wafers = 0;
+      fit = fmt::format("; it fits on {} wafer(s)", compile_plan(any_count, model, workload, options).hw.wafers);
+    }
     throw config::DoesNotFitError(fmt::format(
         "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
-        "({} tiles x {} B){}{}",
-        model.name, gigabytes(total_bytes), gigabytes(weight_bytes), gigabytes(total_bytes - weight_bytes),
-        max_context, wafers, hw.name, gigabytes(uint64_t(wafers) * hw.tiles_per_wafer() * usable),
-        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit, why));
+        "({} tiles x {} B){}",
+        model.name, bytes_text(total_bytes), bytes_text(weight_bytes), bytes_text(total_bytes - weight_bytes),
+        max_context, wafers, hw.name, bytes_text(uint64_t(wafers) * hw.tiles_per_wafer() * usable),
+        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit));
   };
-  if (fits_on == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1), "");
-  uint32_t wafers = hw.wafers > 0 ? hw.wafers : fits_on;
-  if (wafers < fits_on) does_not_fit(wafers, "");
+  if (at_least == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1));
+  uint32_t wafers = hw.wafers > 0 ? hw.wafers : at_least;
+  if (wafers < at_least) does_not_fit(wafers);
 
   RegionContext context{&plan.hw, &plan.model, &plan.options, colors_available};
   for (int attempt = 0;; ++attempt) {
@@ -257,7 +267,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
       if (!layout.boxes.empty()) break;
     }
     if (layout.boxes.empty()) {
-      if (hw.wafers > 0) does_not_fit(wafers, "");
+      if (hw.wafers > 0) does_not_fit(wafers);
       ++wafers;
       continue;
     }

@@ -1,0 +1,108 @@
+// run, analytic and map as a user drives them: JSON keys, exact golden cycles,
+// byte-stable results, and exit code 3 when a model does not fit.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "run_wafersim.h"
+
+using namespace wafersim::testing;
+using nlohmann::json;
+
+namespace {
+
+const std::string kSource = WAFERSIM_SOURCE_DIR;
+const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
+
+json run_json(const std::vector<std::string>& args, int expected_exit = 0) {
+  Scratch scratch;
+  const std::string out = (scratch.path() / "result.json").string();
+  std::vector<std::string> full = args;
+  full.insert(full.end(), {"--quiet", "--json", out});
+  const Outcome outcome = run_wafersim(full);
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == expected_exit);
+  return json::parse(read_all(out));
+}
+
+// Everything but the figures of the machine the run happened on.
+json without_wall_figures(json document) {
+  document["sim"].erase("wall_seconds");
+  document["sim"].erase("peak_rss_bytes");
+  document["sim"].erase("events_per_second");
+  return document;
+}
+
+}  // namespace
+
+TEST_CASE("run reports every documented metric", "[cli][decode]") {
+  const json result = run_json({"run", kTinyDense});
+  for (const char* key : {"tokens_per_second", "tokens_per_second_per_user", "per_token_latency_us",
+                          "cycles_per_token", "breakdown", "per_layer", "total_cycles", "tokens"})
+    CHECK(result["metrics"].contains(key));
+  for (const char* key : {"mean", "p50", "p99", "max"}) CHECK(result["metrics"]["per_token_latency_us"].contains(key));
+  for (const char* key : {"compute", "fabric", "reduce", "offwafer", "contention"})
+    CHECK(result["metrics"]["breakdown"].contains(key));
+  for (const char* key : {"compute", "sram_capacity", "links"}) CHECK(result["utilization"].contains(key));
+  for (const char* key : {"tiles_simulated", "events", "events_per_second", "wall_seconds", "peak_rss_bytes"})
+    CHECK(result["sim"].contains(key));
+  CHECK(result["sim"]["tiles_simulated"] == 256);  // every tile of the 16 x 16 wafer
+  CHECK(result["metrics"]["tokens"] == 4);
+  CHECK(result["config_hash"].get<std::string>().size() == 16);
+  CHECK(result.contains("version"));
+  // The breakdown is a split of the critical path.
+  double sum = 0;
+  for (const auto& [name, fraction] : result["metrics"]["breakdown"].items()) sum += fraction.get<double>();
+  CHECK(sum == Approx(1.0));
+}
+
+TEST_CASE("analytic reports the same keys as run", "[cli][decode]") {
+  const json simulated = run_json({"run", kTinyDense});
+  const json analytic = run_json({"analytic", kTinyDense});
+  for (const auto& [key, value] : simulated["metrics"].items()) CHECK(analytic["metrics"].contains(key));
+  CHECK(analytic["engine"] == "analytic");
+  CHECK(analytic["config_hash"] == simulated["config_hash"]);
+}
+
+TEST_CASE("the same experiment twice gives byte-identical results", "[cli][decode]") {
+  const std::vector<std::string> args = {"run", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml",
+                                         "--set", "sim.contention=true", "--set", "workload.batch=2"};
+  CHECK(without_wall_figures(run_json(args)).dump() == without_wall_figures(run_json(args)).dump());
+}
+
+TEST_CASE("golden results: exact cycles of a dozen configurations", "[cli][decode][golden]") {
+  // Regenerate with scripts/update_golden.sh after a deliberate timing change.
+  size_t checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(WAFERSIM_TEST_DATA) + "/golden")) {
+    const json golden = json::parse(read_all(entry.path()));
+    INFO(entry.path().filename().string());
+    std::vector<std::string> args = {"run", kSource + "/" + golden["experiment"].get<std::string>()};
+    for (const auto& setting : golden["set"]) args.insert(args.end(), {"--set", setting.get<std::string>()});
+    const json metrics = run_json(args)["metrics"];
+    for (const auto& [key, expected] : golden["expected"].items()) CHECK(metrics[key] == expected);
+    ++checked;
+  }
+  CHECK(checked >= 12);
+}
+
+TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli][map]") {
+  const json plan = run_json({"map", kTinyDense});
+  for (const char* key : {"fits", "wafers", "tiles_used", "tiles_total", "sram_peak_bytes", "sram_mean_bytes",
+                          "max_context_tokens", "colors_peak", "relays", "regions"})
+    CHECK(plan.contains(key));
+  CHECK(plan["fits"] == true);
+  CHECK(plan["regions"].size() == 4);  // embedding, two layers, LM head
+
+  // tiny-moe needs two tiny wafers.
+  const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
+  const json refused = run_json({"map", moe, "--set", "hardware.wafers=1"}, 3);
+  CHECK(refused["fits"] == false);
+  CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
+
+  const Outcome outcome = run_wafersim({"run", moe, "--set", "hardware.wafers=1"});
+  CHECK(outcome.exit_code == 3);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("tiny-moe needs"));
+}
