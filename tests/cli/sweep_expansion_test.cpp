@@ -144,3 +144,16 @@ TEST_CASE("a bad sweep file is refused with exit 2 and one line at the sweep fil
   }
   CHECK(cases >= 12);
 }
+
+TEST_CASE("model files named relative to the sweep file are found, and each point file runs on its own",
+          "[cli][sweep]") {
+  Scratch scratch;
+  const Csv csv = run_sweep("model_files.yaml", scratch);
+  CHECK(csv.values("experiment.model") == std::vector<std::string>{"tiny-dense", "one-layer", "one-layer"});
+  CHECK(csv.values("status") == std::vector<std::string>(3, "ok"));
+  const std::string point = (scratch.path() / "out" / "points" / (csv.values("config_hash")[2] + ".yaml")).string();
+  const Outcome alone = run_wafersim({"analytic", point, "--json", "-", "--quiet"});
+  INFO(alone.err);
+  REQUIRE(alone.exit_code == 0);
+  CHECK(nlohmann::json::parse(alone.out)["config_hash"] == csv.values("config_hash")[2]);
+}

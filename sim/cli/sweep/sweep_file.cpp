@@ -26,7 +26,10 @@ const std::vector<std::string> kTopKeys = {"base", "engine", "mode", "axes", "po
 
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  explicit Reader(std::string file)
+      : file_(std::move(file)), folder_(std::filesystem::path(file_).parent_path().string()) {}
+
+  const std::string& folder() const { return folder_; }
 
   config::SourceLocation at(const YAML::Node& node) const { return config::location_of(file_, node.Mark()); }
 
@@ -83,7 +86,9 @@ class Reader {
     std::vector<Setting> out;
     if (node.IsSequence()) {
       if (node.size() == 0) fail(node, key, key + " has no values");
-      for (const YAML::Node& value : node) out.push_back({path, value, at(value)});
+      // A file named by a section's value is relative to this file; points are written elsewhere.
+      for (const YAML::Node& value : node)
+        out.push_back({path, with_absolute_section_file(path, value, folder_), at(value)});
       return out;
     }
     std::string got = node.IsScalar() ? config::quoted(node.Scalar()) + " (write [value] for a single value)"
@@ -162,6 +167,7 @@ class Reader {
 
  private:
   std::string file_;
+  std::string folder_;
 };
 
 std::string folder_of(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
@@ -213,7 +219,8 @@ void read_points(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
       for (const auto& pair : point) {
         const std::string path = in.key_of(pair.first, key);
         in.check_path(path, pair.first);
-        settings.push_back({path, pair.second, in.at(pair.second.IsNull() ? pair.first : pair.second)});
+        settings.push_back({path, with_absolute_section_file(path, pair.second, in.folder()),
+                            in.at(pair.second.IsNull() ? pair.first : pair.second)});
       }
     sweep.points.push_back(std::move(settings));
   }

@@ -137,19 +137,23 @@ config::SourceLocation locate(const YAML::Node& root, const std::string& path, c
 
 YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::string& folder) {
   if (!experiment.IsMap()) return experiment;
-  YAML::Node copy = YAML::Clone(experiment);
-  for (auto section : copy) {
-    if (!section.first.IsScalar()) continue;
-    const std::vector<EmbeddedFile>* table = preset_table(section.first.Scalar());
-    if (!table) continue;
-    if (section.second.IsScalar()) {
-      make_absolute(section.second, *table, folder);
-      continue;
-    }
-    if (!section.second.IsMap()) continue;
-    for (auto key : section.second)
-      if (key.first.IsScalar() && key.first.Scalar() == "preset") make_absolute(key.second, *table, folder);
+  YAML::Node copy(YAML::NodeType::Map);
+  for (const auto& section : experiment) {
+    const bool named = section.first.IsScalar();
+    copy[YAML::Clone(section.first)] =
+        named ? with_absolute_section_file(section.first.Scalar(), section.second, folder) : YAML::Clone(section.second);
   }
+  return copy;
+}
+
+YAML::Node with_absolute_section_file(const std::string& section, const YAML::Node& value, const std::string& folder) {
+  YAML::Node copy = YAML::Clone(value);
+  const std::vector<EmbeddedFile>* table = preset_table(section);
+  if (!table) return copy;
+  if (copy.IsScalar()) make_absolute(copy, *table, folder);
+  if (copy.IsMap())
+    for (auto key : copy)
+      if (key.first.IsScalar() && key.first.Scalar() == "preset") make_absolute(key.second, *table, folder);
   return copy;
 }
 

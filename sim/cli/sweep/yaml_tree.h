@@ -33,7 +33,9 @@ config::SourceLocation locate(const YAML::Node& root, const std::string& path, c
                               const config::SourceLocation& fallback, bool at_key);
 
 // Preset sections may name a file relative to the file that mentions them;
-// a point file lives elsewhere, so such names become absolute paths.
+// a point file lives elsewhere, so such names become absolute paths: in every
+// section of an experiment, or in the value of one section.
 YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::string& folder);
+YAML::Node with_absolute_section_file(const std::string& section, const YAML::Node& value, const std::string& folder);
 
 }  // namespace wafersim::cli::sweep
