@@ -24,7 +24,7 @@ std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_contex
   std::vector<RegionNeed> needs;
   auto add = [&](RegionKind kind, int32_t layer) {
     needs.push_back({kind, layer,
-                     region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context), 1});
+                     region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context), {}, 1});
   };
   add(RegionKind::Embedding, -1);
   for (uint32_t layer = 0; layer < model.n_layers; ++layer)
@@ -229,12 +229,20 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   uint64_t total_bytes = 0, weight_bytes = 0;
   for (const RegionNeed& need : needs) total_bytes += need.bytes;
   for (const RegionNeed& need : needs) weight_bytes += region_weight_bytes(model, need.kind, need.layer);
-  auto full_width_heights = [&] {
-    for (RegionNeed& need : needs) need.min_height = std::max(need.min_height, min_height_for(need.bytes, hw.grid_width, tile_budget));
+  // Heights in strips of a given width: enough for the bytes at the estimated
+  // budget, and for what earlier builds of the region showed it needs.
+  auto sized_for = [&](uint32_t strip_width) {
+    std::vector<RegionNeed> sized = needs;
+    for (RegionNeed& need : sized) {
+      const auto learnt = need.min_tiles_at_width.find(strip_width);
+      const uint64_t min_tiles = learnt == need.min_tiles_at_width.end() ? 0 : learnt->second;
+      need.min_height = std::max(uint32_t((min_tiles + strip_width - 1) / strip_width),
+                                 min_height_for(need.bytes, strip_width, tile_budget));
+    }
+    return sized;
   };
-  full_width_heights();
   // A lower bound on the wafers: full-width regions at the estimated tile budget.
-  const uint32_t at_least = wafers_needed(needs, hw, 1);
+  const uint32_t at_least = wafers_needed(sized_for(hw.grid_width), hw, 1);
   auto does_not_fit = [&](uint32_t wafers) {
     // Say how many wafers would do: the compiler's own answer with wafers: auto.
     std::string fit = "; one of its regions is larger than a wafer";
@@ -257,13 +265,18 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   RegionContext context{&plan.hw, &plan.model, &plan.options, colors_available};
   for (int attempt = 0;; ++attempt) {
     if (attempt > 200) throw std::logic_error("the compiler found no layout that fits every tile");
-    uint32_t strips = choose_strips(hw, options, (needs.size() + wafers - 1) / wafers);
+    // The strip count nearest the preferred aspect that packs on this many wafers.
+    const uint32_t preferred = choose_strips(hw, options, (needs.size() + wafers - 1) / wafers);
+    std::vector<uint32_t> candidates;
+    for (uint32_t strips = 1; strips <= std::min<uint32_t>(hw.grid_width, std::max(16u, preferred)); ++strips)
+      candidates.push_back(strips);
+    if (options.strips > 0) candidates = {preferred};
+    std::stable_sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+      return std::abs(std::log(double(a) / preferred)) < std::abs(std::log(double(b) / preferred));
+    });
     Layout layout;
-    for (; strips >= 1; --strips) {
-      std::vector<RegionNeed> sized = needs;
-      for (RegionNeed& need : sized)
-        need.min_height = std::max(need.min_height, min_height_for(need.bytes, hw.grid_width / strips, tile_budget));
-      layout = place_regions(sized, hw, options, wafers, strips);
+    for (uint32_t strips : candidates) {
+      layout = place_regions(sized_for(hw.grid_width / strips), hw, options, wafers, strips);
       if (!layout.boxes.empty()) break;
     }
     if (layout.boxes.empty()) {
@@ -281,7 +294,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
       try {
         region = build_region(context, needs[r].kind, needs[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
-        needs[r].min_height = box.height_y() + 1;
+        needs[r].min_tiles_at_width[layout.strip_width] = box.tiles() + box.width_x();
         grown = true;
         continue;
       }
@@ -294,7 +307,8 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
         const double shrink = fixed < hw.tile.sram_bytes
                                   ? double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed)
                                   : 2.0;
-        needs[r].min_height = std::max<uint32_t>(box.height_y() + 1, uint32_t(std::ceil(box.height_y() * shrink)));
+        needs[r].min_tiles_at_width[layout.strip_width] =
+            std::max<uint64_t>(box.tiles() + box.width_x(), uint64_t(std::ceil(double(box.tiles()) * shrink)));
         grown = true;
         continue;
       }

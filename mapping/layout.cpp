@@ -120,12 +120,14 @@ Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& h
     box.wafer = slot.wafer;
     box.across_is_x = options.multicast_along_x;
     const uint32_t x0 = slot.strip * layout.strip_width;
+    // The last strip takes the columns the division leaves over, so every tile has a region.
+    const uint32_t width = slot.strip + 1 == strips ? hw.grid_width - x0 : layout.strip_width;
     // Serpentine: even strips fill downwards, odd strips upwards.
     const uint32_t y0 = slot.strip % 2 == 0 ? slot.top : hw.grid_height - slot.top - slot.height;
     box.x0 = x0;
     box.y0 = y0;
-    box.rows = box.across_is_x ? slot.height : layout.strip_width;
-    box.cols = box.across_is_x ? layout.strip_width : slot.height;
+    box.rows = box.across_is_x ? slot.height : width;
+    box.cols = box.across_is_x ? width : slot.height;
     layout.boxes.push_back(box);
   }
   return layout;

@@ -3,6 +3,7 @@
 // and the rectangle of every region. Regions follow token order in a serpentine
 // (down the first strip, up the next, ...) so consecutive regions are neighbours.
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "mapping/block.h"
@@ -16,13 +17,16 @@ struct RegionNeed {
   RegionKind kind;
   int32_t layer;
   uint64_t bytes;        // weights + KV cache at the largest context
-  uint32_t min_height;   // rows of a strip this region needs at least
+  // Tiles this region needs at least in strips of a given width, learnt from
+  // builds that overflowed (activation buffers depend on the region's shape).
+  std::map<uint32_t, uint64_t> min_tiles_at_width;
+  uint32_t min_height;   // rows of a strip this region needs at least, for the strip width at hand
 };
 
 struct Layout {
   uint32_t wafers = 0;
   uint32_t strips = 0;
-  uint32_t strip_width = 0;
+  uint32_t strip_width = 0;          // the last strip also takes grid_width % strips columns
   std::vector<BlockGeometry> boxes;  // one per need, in order
 };
 

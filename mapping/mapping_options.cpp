@@ -6,7 +6,7 @@ namespace wafersim::mapping {
 
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
-  schema.add(float_param("mapping.region_aspect", "", "4.0", 0.01, 1000,
+  schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
                          "Preferred columns/rows ratio of a layer region; picks how many vertical strips "
                          "each wafer is cut into when mapping.strips is 0"));
   schema.add(int_param("mapping.strips", "", "0", 0, 4096,

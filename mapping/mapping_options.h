@@ -8,7 +8,7 @@ namespace config { class Config; class Schema; }
 namespace mapping {
 
 struct MappingOptions {
-  double region_aspect = 4.0;       // preferred columns / rows of a layer region (picks the strip count)
+  double region_aspect = 1.0;       // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;              // vertical strips per wafer; 0 = chosen from region_aspect
   uint32_t reduce_fanin = 2;        // children per node of reduction and gather trees
   bool multicast_along_x = true;    // input vectors travel along x (rows); false = along y
