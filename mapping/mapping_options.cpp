@@ -19,6 +19,9 @@ void declare_mapping_params(config::Schema& schema) {
                         "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
   schema.add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
                        "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"));
+  schema.add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,
+                         "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
+                         "experts); 0 = in proportion to their bytes"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -29,6 +32,7 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.multicast_along_x = config.get_string("mapping.multicast_axis") == "x";
   options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
   options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
+  options.moe_attention_share = config.get_float("mapping.moe_attention_share");
   return options;
 }
 

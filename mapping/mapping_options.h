@@ -14,6 +14,7 @@ struct MappingOptions {
   bool multicast_along_x = true;    // input vectors travel along x (rows); false = along y
   bool use_all_tiles = true;        // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
+  double moe_attention_share = 0;   // share of an MoE region's rows for attention and router; 0 = by bytes
 };
 
 void declare_mapping_params(config::Schema& schema);

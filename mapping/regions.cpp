@@ -185,9 +185,10 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       experts_bytes += matrix.bytes();
   const uint64_t attention_bytes = region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes;
   // Expert rows take their share of the region's rows; experts per row make blocks near square.
-  const uint32_t expert_rows_total = std::min<uint32_t>(
-      box.rows - 1,
-      uint32_t(std::llround(double(box.rows) * double(experts_bytes) / double(experts_bytes + attention_bytes))));
+  const double share = context.options->moe_attention_share > 0
+                          ? 1.0 - context.options->moe_attention_share
+                          : double(experts_bytes) / double(experts_bytes + attention_bytes);
+  const uint32_t expert_rows_total = std::min<uint32_t>(box.rows - 1, uint32_t(std::llround(double(box.rows) * share)));
   const double tiles_per_expert = std::max(1.0, double(expert_rows_total) * box.cols / total);
   uint32_t per_row = uint32_t(std::clamp<double>(std::round(box.cols / std::sqrt(tiles_per_expert)), 1.0,
                                                  double(std::min(total, box.cols))));
