@@ -205,6 +205,8 @@ void run_sweep(const SweepOptions& options) {
     append_to_file(csv_path, csv_row(plan.points[i], record, metrics));
     records[i] = std::move(record);
   });
+  // A run stopped while writing its own result leaves that file's temporary behind.
+  remove_temporary_files(points_dir);
   write_file_atomically(csv_path, results_table(plan, records, metrics));
   warn_missing_metrics(plan, records, metrics, points_dir);
 
