@@ -63,7 +63,6 @@ class ChainBuilder {
     block_.steps.push_back(make(env_));
     next_tag_ = uint16_t(next_tag_ + block_.steps.back()->tags_used());
   }
-  uint16_t take_tag() { return next_tag_++; }
   uint16_t next_tag() const { return next_tag_; }
 
  private:
