@@ -13,13 +13,13 @@ const std::string kGood = std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml";
 const std::vector<std::string> kCommands = {"run", "analytic", "map", "sweep", "validate", "describe", "bench"};
 }  // namespace
 
-TEST_CASE("--version prints the version and exits 0", "[cli]") {
+TEST_CASE("version flag prints the version and exits 0", "[cli]") {
   const Outcome outcome = run_wafersim({"--version"});
   CHECK(outcome.exit_code == 0);
   CHECK(std::regex_match(outcome.out, std::regex("wafersim [0-9]+\\.[0-9]+\\.[0-9]+\n")));
 }
 
-TEST_CASE("--help works for the program and every command", "[cli]") {
+TEST_CASE("help flag works for the program and every command", "[cli]") {
   const Outcome top = run_wafersim({"--help"});
   CHECK(top.exit_code == 0);
   for (const std::string& command : kCommands) {
