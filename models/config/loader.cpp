@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "models/config/config.h"
+#include "models/config/parse_value.h"
 #include "models/config/source_text.h"
 #include "models/config/text.h"
-#include "models/config/parse_value.h"
 #include "models/config/value_text.h"
 
 namespace wafersim::config {
