@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <set>
 #include <optional>
 
 #include <fmt/format.h>
@@ -104,10 +104,7 @@ class ScratchFile {
   ~ScratchFile() { ::unlink(path_.c_str()); }
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
-  const std::string& write(const std::string& text) {
-    std::ofstream(path_, std::ios::binary | std::ios::trunc) << text;
-    return path_;
-  }
+  void write(const std::string& text) const { std::ofstream(path_, std::ios::binary | std::ios::trunc) << text; }
   const std::string& path() const { return path_; }
 
  private:
@@ -119,11 +116,12 @@ class ScratchFile {
 [[noreturn]] void report(const config::ConfigError& error, const SweepFile& sweep, const std::vector<Setting>& settings,
                          const std::string& scratch, size_t index) {
   const std::string context = fmt::format(" (point {}: {})", index + 1, describe(settings));
-  if (error.where().file != scratch) throw config::ConfigError(error.where(), error.key(), error.what() + context);
   std::string message = error.what();
   const std::string prefix = error.where().str() + ": ";
   if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
   const std::string& key = error.key();
+  // An error inside a file the point names (a model file) is already at its place.
+  if (error.where().file != scratch) throw config::ConfigError(error.where(), key, message + context);
   const std::vector<Setting> in_order = applied(settings);
   const Setting* blamed = nullptr;
   for (const Setting& setting : in_order) {
@@ -151,13 +149,12 @@ SweepPlan plan_points(const SweepFile& sweep) {
   SweepPlan plan;
   plan.columns = columns_of(sweep);
   ScratchFile scratch;
-  std::map<std::string, size_t> seen;
+  std::set<std::string> seen;
   const std::vector<std::vector<Setting>> all = combinations(sweep);
   for (size_t index = 0; index < all.size(); ++index) {
     Point point;
-    point.settings = applied(all[index]);
     YAML::Node tree = YAML::Clone(sweep.base);
-    for (const Setting& setting : point.settings) set_value(tree, setting.path, setting.value);
+    for (const Setting& setting : applied(all[index])) set_value(tree, setting.path, setting.value);
     point.yaml = "# Sweep point: " + describe(all[index]) + "\n" + emit_yaml(tree);
     scratch.write(point.yaml);
 
@@ -171,7 +168,7 @@ SweepPlan plan_points(const SweepFile& sweep) {
     }
     if (!config) config = mapping::load_experiment_config(scratch.path(), {});
     point.hash = config->hash();
-    if (!seen.emplace(point.hash, index).second) {
+    if (!seen.insert(point.hash).second) {
       ++plan.duplicates;
       continue;
     }

@@ -11,7 +11,6 @@
 namespace wafersim::cli::sweep {
 
 struct Point {
-  std::vector<Setting> settings;   // applied to the base, whole sections before keys inside them
   std::vector<std::string> cells;  // the value of each column this point runs with
   std::string yaml;                // the complete experiment file
   std::string hash;                // hash of the resolved configuration: the point's identity
