@@ -99,7 +99,7 @@ TEST_CASE("unknown and missing presets", "[config][preset]") {
   CHECK(load_error("run: fast\n") == "exp.yaml:1:6: section 'run' expects a mapping of keys, got a scalar");
 }
 
-TEST_CASE("--set overrides file values and reports its own location", "[config][set]") {
+TEST_CASE("overrides (--set) replace file values and report their own location", "[config][set]") {
   const Config config = load("chip: small\n", {"chip.link.hop_cycles=6", "chip.link.lanes=[2, 4]", "run.mode=approximate"});
   CHECK(config.get_int("chip.link.hop_cycles") == 6);
   CHECK(config.get_int_list("chip.link.lanes") == std::vector<int64_t>{2, 4});
@@ -109,7 +109,7 @@ TEST_CASE("--set overrides file values and reports its own location", "[config][
   CHECK(load("chip: small\n", {"chip.width=5", "chip.width=6"}).get_int("chip.width") == 6);
 }
 
-TEST_CASE("--set problems are one-line errors at the override", "[config][set]") {
+TEST_CASE("override (--set) problems are one-line errors at the override", "[config][set]") {
   CHECK(load_error("chip: small\n", {"chip.link.hop=2"}) ==
         "--set chip.link.hop=2: unknown parameter 'chip.link.hop'; did you mean 'chip.link.hop_cycles'?");
   CHECK(load_error("chip: small\n", {"chip.width"}) == "--set chip.width: malformed override; expected --set a.b.c=value");
