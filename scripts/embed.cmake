@@ -10,6 +10,7 @@ function(wafersim_embed target function)
             -DROOT=${PROJECT_SOURCE_DIR} "-DFILES=${files}"
             -P ${PROJECT_SOURCE_DIR}/scripts/embed_files.cmake
     DEPENDS ${files} ${PROJECT_SOURCE_DIR}/scripts/embed_files.cmake
-    COMMENT "Embedding ${function}")
+    COMMENT "Embedding ${function}"
+    VERBATIM)
   target_sources(${target} PRIVATE "${out}")
 endfunction()
