@@ -78,10 +78,13 @@ Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, u
   return transit;
 }
 
-void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, uint32_t relays,
-                       uint64_t serialization, uint64_t sent, std::vector<Transit>& transits) {
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization,
+                       uint64_t sent, MulticastState& multicast) {
   const FabricParams& fabric = world.hw.fabric;
-  transits.resize(count);
+  const uint32_t count = multicast.count;
+  multicast.pass.resize(count);
+  multicast.arrival.resize(count);
+  multicast.wait.resize(count);
   uint64_t wait = 0;
   uint64_t head = cross_ramp(world.injection[source], sent, serialization, &wait) + fabric.ramp_on_cycles +
                   uint64_t(relays) * fabric.relay_cycles;
@@ -102,7 +105,9 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, u
     uint64_t eject_wait = 0;
     const uint32_t tile = uint32_t(int64_t(source) + tile_step * k);
     const uint64_t eject = cross_ramp(world.ejection[tile], head, serialization, &eject_wait);
-    transits[k - 1] = {eject + serialization + fabric.ramp_off_cycles, wait + eject_wait};
+    multicast.pass[k - 1] = head + serialization + fabric.ramp_off_cycles;
+    multicast.arrival[k - 1] = eject + serialization + fabric.ramp_off_cycles;
+    multicast.wait[k - 1] = wait + eject_wait;
   }
   world.link_hops += count;
 }

@@ -23,8 +23,8 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
 Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, uint64_t bytes, uint64_t sent);
 
 // A multicast from `source` through the next `count` tiles towards `dir`;
-// transits[k - 1] is the delivery at the k-th tile.
-void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t count, uint32_t relays,
-                       uint64_t serialization, uint64_t sent, std::vector<Transit>& transits);
+// Fills the pass, arrival and wait cycles of `multicast` (see MulticastState).
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization,
+                       uint64_t sent, MulticastState& multicast);
 
 }  // namespace wafersim::sim

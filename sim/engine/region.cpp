@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <new>
+#include <stdexcept>
 
 #include "models/cost.h"
 #include "models/fabric.h"
@@ -47,6 +48,8 @@ void Region::end_of_elaboration() {
 
 void Region::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
 
+void Region::continue_multicast(uint64_t cycle, uint32_t multicast) { schedule(cycle, multicast | kMulticastBit); }
+
 uint32_t Region::allocate(const Message& message) {
   uint32_t slot = free_;
   if (slot == kNoMessage) {
@@ -66,6 +69,7 @@ void Region::release(uint32_t message_index) {
 }
 
 void Region::schedule(uint64_t cycle, uint32_t event) {
+  if (cycle < cycle_) throw std::logic_error("engine: an event was scheduled before the current cycle");
   wheel_.push(cycle, event);
   if (!running_ && cycle < scheduled_) {
     const uint64_t now = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
@@ -76,6 +80,7 @@ void Region::schedule(uint64_t cycle, uint32_t event) {
 
 void Region::wake() {
   const uint64_t cycle = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
+  cycle_ = cycle;
   running_ = true;
   scheduled_ = UINT64_MAX;
   wheel_.advance_to(cycle);
@@ -84,7 +89,9 @@ void Region::wake() {
     while (node != TimingWheel::kEnd) {
       const uint32_t event = wheel_.pop_node(node, &node);
       if (event & kDeliveryBit)
-        receive(event & ~kDeliveryBit, cycle);
+        receive(event & kIndexMask, cycle);
+      else if (event & kMulticastBit)
+        step_multicast(event & kIndexMask, cycle);
       else
         run_tile(event, cycle);
     }
@@ -208,34 +215,45 @@ bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
 }
 
 void Region::receive(uint32_t message_index, uint64_t cycle) {
+  const Message& message = pool_[message_index];
+  arrive(message.tile, message.tag, message.iteration, message.path, message_index, cycle);
+}
+
+void Region::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled,
+                    uint64_t cycle) {
   World& w = world_;
   ++w.events;
-  Message& message = pool_[message_index];
-  const uint32_t tile = message.tile;
   TileState& s = w.state[tile];
   if (s.pending > 0) {
     const Task& wait = w.program_of(tile).tasks[s.pc];
-    if (wait.tag == message.tag && s.iteration == message.iteration) {
-      if (--s.pending == 0) {
-        // The critical path runs through the message that arrived last, after the tile got here.
-        if (cycle > s.now) {
-          s.now = cycle;
-          w.path[tile] = message.path;
-        }
-        release(message_index);
+    if (wait.tag == tag && s.iteration == iteration) {
+      const bool resumes = --s.pending == 0;
+      // The critical path runs through the message that arrived last, after the tile got here.
+      if (resumes && cycle > s.now) {
+        s.now = cycle;
+        w.path[tile] = path;
+      }
+      if (pooled != kNoMessage) release(pooled);
+      if (resumes) {
         ++w.events;
         ++s.pc;
         run_tile(tile, cycle);
-        return;
       }
-      release(message_index);
       return;
     }
   }
   // Not awaited yet: park it, in arrival order, until its Wait.
-  uint32_t* link = &s.mailbox;
+  if (pooled == kNoMessage) {
+    Message message;
+    message.tile = tile;
+    message.iteration = iteration;
+    message.tag = tag;
+    message.path = path;
+    pooled = allocate(message);
+  }
+  uint32_t* link = &w.state[tile].mailbox;
   while (*link != kNoMessage) link = &pool_[*link].next;
-  *link = message_index;
+  *link = pooled;
 }
 
 void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
@@ -275,27 +293,75 @@ void Region::multicast(uint32_t tile, const Task& task, const CompiledTask& comp
                        uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
-  if (message_iteration >= w.iterations) return;
-  const int64_t tile_step = dir_dx(task.dir) + int64_t(dir_dy(task.dir)) * w.width;
-  if (w.options.contention) {
-    reserve_multicast(w, tile, task.dir, task.count, task.relays, compiled.serialization, cycle, transits_);
+  if (message_iteration >= w.iterations || task.count == 0) return;
+  uint32_t index = w.free_multicast;
+  if (index == kNoMessage) {
+    index = uint32_t(w.multicasts.size());
+    w.multicasts.emplace_back();
   } else {
-    transits_.resize(task.count);
+    w.free_multicast = w.multicasts[index].next_free;
+  }
+  MulticastState& m = w.multicasts[index];
+  m.path = w.path[tile];
+  m.sent = cycle;
+  m.source = tile;
+  m.tile_step = int32_t(dir_dx(task.dir) + int64_t(dir_dy(task.dir)) * w.width);
+  m.count = task.count;
+  m.next_k = 1;
+  m.iteration = uint32_t(message_iteration);
+  m.tag = task.tag;
+  m.category = task.category;
+  if (w.options.contention) {
+    reserve_multicast(w, tile, task.dir, task.relays, compiled.serialization, cycle, m);
+  } else {
+    m.arrival.resize(task.count);
+    m.wait.assign(task.count, 0);
     for (uint32_t k = 1; k <= task.count; ++k)
-      transits_[k - 1] = {cycle + compiled.cycles + uint64_t(k - 1) * w.hw.fabric.hop_latency_cycles, 0};
+      m.arrival[k - 1] = cycle + compiled.cycles + uint64_t(k - 1) * w.hw.fabric.hop_latency_cycles;
+    m.pass = m.arrival;
     w.link_hops += task.count;
   }
-  Message message;
-  message.iteration = uint32_t(message_iteration);
-  message.tag = task.tag;
-  for (uint32_t k = 1; k <= task.count; ++k) {
-    const Transit& transit = transits_[k - 1];
-    message.tile = uint32_t(int64_t(tile) + tile_step * k);
-    message.path = w.path[tile];
-    message.path[size_t(task.category)] += transit.arrival - cycle - transit.wait;
-    message.path[size_t(Category::Contention)] += transit.wait;
-    post(message, transit.arrival);
+  post_multicast(index, uint32_t(int64_t(tile) + m.tile_step), m.pass[0]);
+}
+
+void Region::post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival) {
+  const uint32_t region = world_.region_of(tile);
+  if (region == index_)
+    schedule(arrival, multicast | kMulticastBit);
+  else
+    sinks_[region]->continue_multicast(arrival, multicast);
+}
+
+void Region::step_multicast(uint32_t multicast, uint64_t cycle) {
+  World& w = world_;
+  MulticastState& m = w.multicasts[multicast];
+  const uint32_t k = m.next_k;
+  const uint32_t tile = uint32_t(int64_t(m.source) + int64_t(m.tile_step) * k);
+  Path path = m.path;
+  path[size_t(m.category)] += m.arrival[k - 1] - m.sent - m.wait[k - 1];
+  path[size_t(Category::Contention)] += m.wait[k - 1];
+  const uint16_t tag = m.tag;
+  const uint32_t iteration = m.iteration;
+  const uint64_t arrival = m.arrival[k - 1];
+  // Pass the multicast on before the tile runs: running it may start new multicasts.
+  if (k < m.count) {
+    ++m.next_k;
+    post_multicast(multicast, uint32_t(int64_t(tile) + m.tile_step), m.pass[k]);
+  } else {
+    m.next_free = w.free_multicast;
+    w.free_multicast = multicast;
   }
+  if (arrival == cycle) {
+    arrive(tile, tag, iteration, path, kNoMessage, cycle);
+    return;
+  }
+  // This core's ejection ramp is busy: the delivery waits while the multicast moves on.
+  Message message;
+  message.tile = tile;
+  message.iteration = iteration;
+  message.tag = tag;
+  message.path = path;
+  schedule(arrival, allocate(message) | kDeliveryBit);
 }
 
 void Region::post(const Message& message, uint64_t arrival) {

@@ -18,6 +18,8 @@ namespace wafersim::sim {
 class MessageSink : public virtual sc_core::sc_interface {
  public:
   virtual void deliver(uint64_t cycle, const Message& message) = 0;
+  // The next tile of multicast `multicast` (World::multicasts) is one of this region's.
+  virtual void continue_multicast(uint64_t cycle, uint32_t multicast) = 0;
 };
 
 class Region : public sc_core::sc_module, public MessageSink {
@@ -29,17 +31,26 @@ class Region : public sc_core::sc_module, public MessageSink {
   Region(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile);
 
   void deliver(uint64_t cycle, const Message& message) override;
+  void continue_multicast(uint64_t cycle, uint32_t multicast) override;
   // Before the simulation starts: a tile that runs from cycle 0, a message present at cycle 0.
   void start_tile(uint32_t tile) { wheel_.push(0, tile); }
   void inject(const Message& message) { wheel_.push(0, allocate(message) | kDeliveryBit); }
 
  private:
+  // An event is a tile id (run the tile), a message index or a multicast index.
   static constexpr uint32_t kDeliveryBit = 0x80000000u;
+  static constexpr uint32_t kMulticastBit = 0x40000000u;
+  static constexpr uint32_t kIndexMask = 0x3fffffffu;
 
   void end_of_elaboration() override;
   void wake();
   void run_tile(uint32_t tile, uint64_t cycle);
   void receive(uint32_t message_index, uint64_t cycle);
+  void step_multicast(uint32_t multicast, uint64_t cycle);
+  // A message reaches `tile`: resumes it if it completes its Wait, else parks
+  // it (`pooled` is its pool index, or kNoMessage when it has none yet).
+  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled, uint64_t cycle);
+  void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
   bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
   void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
@@ -56,10 +67,10 @@ class Region : public sc_core::sc_module, public MessageSink {
   std::vector<Message> pool_;
   uint32_t free_ = kNoMessage;
   std::vector<MessageSink*> sinks_;
-  std::vector<Transit> transits_;
   sc_core::sc_event wake_event_;
   uint64_t scheduled_ = UINT64_MAX;  // cycle of the pending wake-up
   bool running_ = false;
+  uint64_t cycle_ = 0;               // cycle of the current (or last) wake-up
   TileObject* tile_objects_ = nullptr;  // one block, never destroyed (bulk teardown at process exit)
 };
 

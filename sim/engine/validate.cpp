@@ -77,7 +77,7 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
   if (set.tile_program.size() != set.tiles())
     throw EngineError(fmt::format("the program set names programs for {} tiles but has {}", set.tile_program.size(),
                                   set.tiles()));
-  if (set.tiles() >= (uint64_t(1) << 31) || set.grid_width > std::numeric_limits<uint16_t>::max())
+  if (set.tiles() >= (uint64_t(1) << 30) || set.grid_width > std::numeric_limits<uint16_t>::max())
     throw EngineError(fmt::format("{} tiles in rows of {} are more than the engine can index", set.tiles(),
                                   set.grid_width));
   if (set.iterations >= std::numeric_limits<uint32_t>::max())

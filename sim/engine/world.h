@@ -27,6 +27,25 @@ struct Message {
   Path path{};                 // critical path up to its arrival
 };
 
+// A multicast on its way along a row or column. It is delivered one tile at a
+// time: each delivery schedules the next, so a multicast is one pending event
+// however long it is. The record is shared by all regions it passes through.
+struct MulticastState {
+  Path path{};                   // the sender's account when it sent
+  uint64_t sent = 0;
+  // [k - 1]: when the message passes the k-th tile's router (head + body +
+  // ramp-off: nondecreasing in k), when it is delivered to the core there (later
+  // when that core's ejection ramp is busy), and its contention wait.
+  std::vector<uint64_t> pass, arrival, wait;
+  uint32_t source = 0;
+  int32_t tile_step = 0;         // tile id difference between consecutive tiles
+  uint32_t count = 0, next_k = 1;
+  uint32_t iteration = 0;
+  uint16_t tag = 0;
+  Category category = Category::Fabric;
+  uint32_t next_free = kNoMessage;
+};
+
 // Per-task figures computed once per program template.
 struct CompiledTask {
   int64_t id_delta = 0;  // Send: destination tile id minus source tile id
@@ -76,6 +95,9 @@ struct World {
   std::vector<LinkState> east, west, south, north;
   std::vector<uint64_t> injection, ejection;  // busy_until of each core's ramps
   std::vector<uint64_t> offwafer;             // busy_until of channel [from wafer * wafers + to wafer]
+
+  std::vector<MulticastState> multicasts;  // records in flight, and recycled ones
+  uint32_t free_multicast = kNoMessage;
 
   std::vector<uint32_t> region_of_row;
   std::vector<std::vector<MarkRecord>> marks;

@@ -69,3 +69,25 @@ TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine
   CHECK(result.marks[1][0].cycle == 1114 + 10);
   CHECK(result.marks[1][0].path[size_t(Category::Contention)] == 10);
 }
+
+TEST_CASE("a busy ejection ramp delays one tile of a multicast but not the tiles after it",
+          "[engine][contention][multicast]") {
+  const HardwareSpec hw = wse3_like(8, 8);
+  ProgramSet set = empty_set(8, 8);
+  // Row 0: tile 0 multicasts east over tiles 1, 2; tile 2 multicasts west over 1, 0.
+  place(set, 0, 0, {multicast(Dir::East, 2, 64, 0), wait(1, 1), mark(3)});
+  place(set, 1, 0, {wait(1, 0), mark(0), wait(1, 1), mark(1)});
+  place(set, 2, 0, {multicast(Dir::West, 2, 64, 1), wait(1, 0), mark(2)});
+  set.marks = 4;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
+  const uint64_t one_hop = analytic::multicast_arrival_cycles(hw.fabric, 1, 0, 64);  // 2 + 1 + 16 + 2
+  const uint64_t two_hops = analytic::multicast_arrival_cycles(hw.fabric, 2, 0, 64);
+  // Both heads reach tile 1 at cycle 3; the eastbound one (sent first) is taken off
+  // first and holds tile 1's ejection ramp until 3 + 16 = 19.
+  CHECK(result.marks[0][0].cycle == one_hop);
+  CHECK(result.marks[1][0].cycle == 19 + 16 + 2);
+  CHECK(result.marks[1][0].path[size_t(Category::Contention)] == 16);
+  // Both heads went on through tile 1's router at once: the far ends are on time.
+  CHECK(result.marks[2][0].cycle == two_hops);
+  CHECK(result.marks[3][0].cycle == two_hops);
+}
