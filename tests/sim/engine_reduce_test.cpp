@@ -22,6 +22,18 @@ analytic::ReduceParams reduce_params(uint32_t tiles) {
   return reduce;
 }
 
+// The critical-path account of a mark adds up to its cycle: every cycle of the
+// path is either compute on some tile or transit of some message.
+uint64_t checked_cycle(const sim::EngineResult& result) {
+  const sim::MarkRecord& record = result.marks[0][0];
+  uint64_t sum = 0;
+  for (const uint64_t cycles : record.path) sum += cycles;
+  CHECK(sum == record.cycle);
+  CHECK(record.path[size_t(Category::Reduce)] > 0);
+  CHECK(record.path[size_t(Category::Fabric)] > 0);
+  return record.cycle;
+}
+
 Task combine(const analytic::ReduceParams& reduce, uint32_t vectors) {
   return compute(reduce.combine * vectors, reduce.dtype, Category::Reduce);
 }
@@ -36,7 +48,7 @@ uint64_t simulate_chain(const HardwareSpec& hw, const analytic::ReduceParams& re
   set.marks = 1;
   sim::EngineOptions options;
   options.contention = false;
-  return sim::run_programs(hw, set, sim::SteadyInputs(), options).marks[0][0].cycle;
+  return checked_cycle(sim::run_programs(hw, set, sim::SteadyInputs(), options));
 }
 
 // The tree of reduce.h: at each level a receiver waits for its members (tag =
@@ -64,7 +76,7 @@ uint64_t simulate_tree(const HardwareSpec& hw, const analytic::ReduceParams& red
   set.marks = 1;
   sim::EngineOptions options;
   options.contention = false;
-  return sim::run_programs(hw, set, sim::SteadyInputs(), options).marks[0][0].cycle;
+  return checked_cycle(sim::run_programs(hw, set, sim::SteadyInputs(), options));
 }
 
 }  // namespace
