@@ -116,7 +116,7 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   for (uint64_t tile = 0; tile < programs.tiles(); ++tile) {
     if (programs.tile_program[tile] == ProgramSet::kIdle) continue;
     ++world->tiles_active;
-    modules[world->region_of(uint32_t(tile))]->start_tile(uint32_t(tile));
+    if (world->iterations > 0) modules[world->region_of(uint32_t(tile))]->start_tile(uint32_t(tile));
   }
   for (const Injection& injection : programs.injections) {
     Message message;
