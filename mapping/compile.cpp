@@ -174,7 +174,8 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
       const uint64_t tile = (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width +
                             block.geo.x(i, j);
       set.tile_program[tile] = program;
-      if (attention) set.tile_kv_offset[tile] = attention->kv_offset(i, j);
+      if (attention) set.tile_param[tile] = attention->kv_offset(i, j);
+      if (block.expert >= 0) set.tile_param[tile] = uint32_t(block.expert);
     }
   }
 }
@@ -350,7 +351,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   set.iterations = uint64_t(workload.batch) * workload.decode_tokens;
   set.marks = uint32_t(2 * n);
   set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
-  set.tile_kv_offset.assign(set.tiles(), 0);
+  set.tile_param.assign(set.tiles(), 0);
   ProgramInterner interner(set);
   for (const Region& region : plan.regions)
     for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
@@ -373,7 +374,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   }
   plan.colors_peak += 1;  // the route from one region root to the next
   plan.sram_mean_bytes = plan.tiles_used ? sram_sum / plan.tiles_used : 0;
-  plan.plan_bytes = set.tile_program.size() * sizeof(uint32_t) + set.tile_kv_offset.size() * sizeof(uint32_t);
+  plan.plan_bytes = set.tile_program.size() * sizeof(uint32_t) + set.tile_param.size() * sizeof(uint32_t);
   for (const Program& program : set.programs) plan.plan_bytes += program.tasks.size() * sizeof(Task);
   return plan;
 }

@@ -315,7 +315,7 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   if (expert >= 0) {
     Task guard;
     guard.op = Op::SkipUnlessExpert;
-    guard.expert = uint32_t(expert);
+    guard.expert = Task::kTileParam;  // experts of the same shape share programs
     guard.moe_layer = moe_layer;
     guard.count = uint32_t(tasks.size() - guarded);
     guard.layer = uint16_t(moe_layer);

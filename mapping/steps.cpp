@@ -335,7 +335,7 @@ class Attention : public Step {
     Task task = compute(fixed_, env_.activation, Category::Compute);
     task.work_per_position = per_position_;
     task.kv_stride = group_tiles(j);
-    task.kv_offset = Task::kTileKvOffset;
+    task.kv_offset = Task::kTileParam;
     task.kv_window = shape_.window;
     return task;
   }

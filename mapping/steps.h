@@ -72,7 +72,7 @@ class Step {
   virtual uint64_t activation_bytes(uint32_t, uint32_t) const { return 0; }
   // Largest context whose KV share still fits in `free_bytes` of tile (i, j).
   virtual uint64_t max_context(uint32_t, uint32_t, uint64_t /*free_bytes*/) const { return UINT64_MAX; }
-  // Per-tile KV share (Task::kTileKvOffset), when the step has one.
+  // Per-tile KV share (Task::kTileParam), when the step has one.
   virtual bool has_kv_offset() const { return false; }
   virtual uint32_t kv_offset(uint32_t, uint32_t) const { return 0; }
 

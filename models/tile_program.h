@@ -38,12 +38,12 @@ struct Task {
   uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert
   uint32_t mark = 0;                      // Mark slot
   Work work;                              // Compute: fixed work
+  // A field set to kTileParam reads this tile's entry of ProgramSet::tile_param
+  // instead (kv_offset, expert), so tiles that differ only in that number share one program.
+  static constexpr uint32_t kTileParam = 0xffffffffu;
   // Compute: work that grows with the context. This tile holds the KV entries
-  // of positions p with p % kv_stride == kv_offset; kv_offset == kTileKvOffset
-  // means "this tile's entry of ProgramSet::tile_kv_offset", so tiles that differ
-  // only in their share of the cache can share one program. A layer with a
-  // sliding window (kv_window > 0) attends to at most kv_window positions.
-  static constexpr uint32_t kTileKvOffset = 0xffffffffu;
+  // of positions p with p % kv_stride == kv_offset. A layer with a sliding
+  // window (kv_window > 0) attends to at most kv_window positions.
   Work work_per_position;
   uint32_t kv_stride = 1, kv_offset = 0, kv_window = 0;
   // Send: the message belongs to iteration (current + iteration_delta); the
@@ -89,7 +89,8 @@ struct ProgramSet {
   uint64_t iterations = 0;                // every program runs this many times
   std::vector<Injection> injections;
   uint32_t marks = 0;                     // Mark slots used by the programs
-  std::vector<uint32_t> tile_kv_offset;   // per tile (may be empty): see Task::kTileKvOffset
+  // Per tile (empty when no task uses it): the tile's KV share or expert, see Task::kTileParam.
+  std::vector<uint32_t> tile_param;
 
   uint64_t tiles() const { return uint64_t(wafers) * grid_width * grid_height; }
 };
@@ -98,8 +99,13 @@ struct ProgramSet {
 // Engine and analytic model both call this.
 inline uint64_t task_positions(const Task& task, const ProgramSet& set, uint64_t tile, uint64_t context) {
   if (task.kv_window > 0 && context > task.kv_window) context = task.kv_window;
-  const uint32_t offset = task.kv_offset == Task::kTileKvOffset ? set.tile_kv_offset[tile] : task.kv_offset;
+  const uint32_t offset = task.kv_offset == Task::kTileParam ? set.tile_param[tile] : task.kv_offset;
   return positions_held(context, task.kv_stride, offset);
+}
+
+// The expert a SkipUnlessExpert task asks about on `tile`.
+inline uint32_t task_expert(const Task& task, const ProgramSet& set, uint64_t tile) {
+  return task.expert == Task::kTileParam ? set.tile_param[tile] : task.expert;
 }
 
 }  // namespace wafersim

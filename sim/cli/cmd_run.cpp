@@ -37,8 +37,8 @@ void run(const RunOptions& options) {
   const uint64_t tokens = plan.programs.iterations;
   if (!options.common.quiet)
     engine.progress = [&](const sim::Progress& progress) {
-      std::cerr << fmt::format("\r{:.1f} s: {} tokens, {:.3f} ms simulated, {:.1f} M events/s   ",
-                               progress.seconds, tokens,
+      std::cerr << fmt::format("\r{:.1f} s: {}/{} tokens, {:.3f} ms simulated, {:.1f} M events/s   ",
+                               progress.seconds, progress.final_marks, tokens,
                                plan.hw.cycles_to_us(double(progress.cycle)) / 1e3,
                                progress.seconds > 0 ? double(progress.events) / progress.seconds / 1e6 : 0.0)
                 << std::flush;

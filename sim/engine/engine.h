@@ -20,6 +20,7 @@ struct Progress {
   uint64_t cycle = 0;          // simulated cycle reached
   uint64_t events = 0;         // events processed so far
   uint64_t tiles_finished = 0;
+  uint64_t final_marks = 0;    // Mark tasks reached in the highest slot (a decode: tokens done)
   uint64_t tiles_active = 0;
   double seconds = 0;          // wall time since the run started
 };

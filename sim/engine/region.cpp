@@ -114,6 +114,7 @@ void Region::report_progress(uint64_t cycle) {
   progress.cycle = cycle;
   progress.events = world_.events;
   progress.tiles_finished = world_.tiles_finished;
+  progress.final_marks = world_.final_marks;
   progress.tiles_active = world_.tiles_active;
   progress.seconds = std::chrono::duration<double>(now - world_.run_start).count();
   world_.options.progress(progress);
@@ -178,10 +179,11 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         continue;
       case Op::SkipUnlessExpert:
         ++w.events;
-        pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task.expert) ? 0 : task.count);
+        pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile)) ? 0 : task.count);
         continue;
       case Op::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
+        if (task.mark + 1 == w.marks.size()) ++w.final_marks;
         if (s.now > record.cycle) {
           record.cycle = s.now;
           std::copy(w.path[tile].begin(), w.path[tile].end(), record.path);

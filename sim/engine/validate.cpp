@@ -82,8 +82,8 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
                                   set.grid_width));
   if (set.iterations >= std::numeric_limits<uint32_t>::max())
     throw EngineError(fmt::format("{} iterations are more than the engine can count", set.iterations));
-  if (!set.tile_kv_offset.empty() && set.tile_kv_offset.size() != set.tiles())
-    throw EngineError(fmt::format("tile_kv_offset has {} entries for {} tiles", set.tile_kv_offset.size(), set.tiles()));
+  if (!set.tile_param.empty() && set.tile_param.size() != set.tiles())
+    throw EngineError(fmt::format("tile_param has {} entries for {} tiles", set.tile_param.size(), set.tiles()));
 
   std::vector<Reach> reaches;
   for (size_t p = 0; p < set.programs.size(); ++p) {
@@ -93,8 +93,10 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
       if (task.op == Op::Mark && task.mark >= set.marks)
         throw EngineError(fmt::format("program {} task {} marks slot {} but the set has {} mark slots", p, i, task.mark,
                                       set.marks));
-      if (task.op == Op::Compute && task.kv_offset == Task::kTileKvOffset && set.tile_kv_offset.empty())
-        throw EngineError(fmt::format("program {} task {} uses the tile's KV offset but the set has none", p, i));
+      const bool reads_tile_param = (task.op == Op::Compute && task.kv_offset == Task::kTileParam) ||
+                                    (task.op == Op::SkipUnlessExpert && task.expert == Task::kTileParam);
+      if (reads_tile_param && set.tile_param.empty())
+        throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
     }
   }
   const uint64_t per_wafer = uint64_t(set.grid_width) * set.grid_height;

@@ -104,6 +104,7 @@ struct World {
 
   uint64_t events = 0, link_hops = 0;
   uint64_t tiles_active = 0, tiles_finished = 0;
+  uint64_t final_marks = 0;  // Mark tasks reached in the highest slot
   uint64_t end_cycle = 0;
 
   std::chrono::steady_clock::time_point run_start, last_progress;

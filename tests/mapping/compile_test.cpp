@@ -94,7 +94,7 @@ TEST_CASE("plans are deterministic", "[mapping]") {
   const mapping::Plan b = plan_for("tiny-moe", "tiny");
   CHECK(a.programs.programs == b.programs.programs);
   CHECK(a.programs.tile_program == b.programs.tile_program);
-  CHECK(a.programs.tile_kv_offset == b.programs.tile_kv_offset);
+  CHECK(a.programs.tile_param == b.programs.tile_param);
   CHECK(a.sram_peak_bytes == b.sram_peak_bytes);
 }
 
