@@ -379,4 +379,8 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   return plan;
 }
 
+Plan compile_plan(const Experiment& experiment) {
+  return compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+}
+
 }  // namespace wafersim::mapping

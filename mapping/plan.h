@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "mapping/experiment.h"
 #include "mapping/mapping_options.h"
 #include "mapping/region.h"
 #include "models/hardware.h"
@@ -55,5 +56,6 @@ struct Plan {
 // fit) when the model does not fit.
 Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload,
                   const MappingOptions& options);
+Plan compile_plan(const Experiment& experiment);
 
 }  // namespace wafersim::mapping

@@ -17,16 +17,10 @@ namespace wafersim::cli {
 
 namespace {
 
-struct AnalyticOptions {
-  std::string file;
-  CommonOptions common;
-};
-
-void analytic(const AnalyticOptions& options) {
+void analytic(const ExperimentOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
-  const mapping::Plan plan =
-      mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  const mapping::Plan plan = mapping::compile_plan(experiment);
   const mapping::DecodeInputs inputs(experiment.model, experiment.workload);
   const mapping::DecodeTimeline timeline = mapping::analytic_timeline(plan, inputs);
   const mapping::DecodeMetrics metrics = mapping::decode_metrics(plan, timeline);
@@ -57,11 +51,10 @@ void analytic(const AnalyticOptions& options) {
 }  // namespace
 
 void add_analytic_command(CLI::App& app) {
-  auto options = std::make_shared<AnalyticOptions>();
+  auto options = std::make_shared<ExperimentOptions>();
   CLI::App* command = app.add_subcommand(
       "analytic", "Closed-form (contention-free) tokens/s and per-token latency of the plan `run` simulates");
-  command->add_option("CONFIG", options->file, "Experiment YAML file")->required();
-  add_common_options(*command, options->common);
+  add_experiment_options(*command, *options);
   command->callback([options] { analytic(*options); });
 }
 

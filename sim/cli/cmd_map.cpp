@@ -16,11 +16,6 @@ namespace wafersim::cli {
 
 namespace {
 
-struct MapOptions {
-  std::string file;
-  CommonOptions common;
-};
-
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
 
 nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_hash, double compile_seconds) {
@@ -110,12 +105,12 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
   std::cout << regions.str();
 }
 
-void map(const MapOptions& options) {
+void map(const ExperimentOptions& options) {
   const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
   const auto begin = std::chrono::steady_clock::now();
   mapping::Plan plan;
   try {
-    plan = mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+    plan = mapping::compile_plan(experiment);
   } catch (const config::DoesNotFitError& error) {
     if (!options.common.json_path.empty())
       write_json(options.common.json_path, {{"fits", false},
@@ -133,10 +128,9 @@ void map(const MapOptions& options) {
 }  // namespace
 
 void add_map_command(CLI::App& app) {
-  auto options = std::make_shared<MapOptions>();
+  auto options = std::make_shared<ExperimentOptions>();
   CLI::App* command = app.add_subcommand("map", "Compile an experiment onto the wafer(s) and report the plan");
-  command->add_option("CONFIG", options->file, "Experiment YAML file")->required();
-  add_common_options(*command, options->common);
+  add_experiment_options(*command, *options);
   command->callback([options] { map(*options); });
 }
 

@@ -18,16 +18,10 @@ namespace wafersim::cli {
 
 namespace {
 
-struct RunOptions {
-  std::string file;
-  CommonOptions common;
-};
-
-void run(const RunOptions& options) {
+void run(const ExperimentOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
-  const mapping::Plan plan =
-      mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  const mapping::Plan plan = mapping::compile_plan(experiment);
   const mapping::DecodeInputs inputs(experiment.model, experiment.workload);
 
   sim::EngineOptions engine;
@@ -67,11 +61,10 @@ void run(const RunOptions& options) {
 }  // namespace
 
 void add_run_command(CLI::App& app) {
-  auto options = std::make_shared<RunOptions>();
+  auto options = std::make_shared<ExperimentOptions>();
   CLI::App* command =
       app.add_subcommand("run", "Simulate the decode on every tile of the wafer(s): tokens/s and per-token latency");
-  command->add_option("CONFIG", options->file, "Experiment YAML file")->required();
-  add_common_options(*command, options->common);
+  add_experiment_options(*command, *options);
   command->callback([options] { run(*options); });
 }
 

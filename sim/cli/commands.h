@@ -16,6 +16,13 @@ struct CommonOptions {
 };
 void add_common_options(CLI::App& command, CommonOptions& options);
 
+// An experiment file plus the common flags: run, analytic and map.
+struct ExperimentOptions {
+  std::string file;
+  CommonOptions common;
+};
+void add_experiment_options(CLI::App& command, ExperimentOptions& options);
+
 // A command's failure with the exit code to use (2 bad input, 3 does not fit).
 class CommandError : public std::runtime_error {
  public:

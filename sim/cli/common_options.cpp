@@ -8,4 +8,9 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_flag("--quiet", options.quiet, "No progress line and no table");
 }
 
+void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
+  command.add_option("CONFIG", options.file, "Experiment YAML file")->required();
+  add_common_options(command, options.common);
+}
+
 }  // namespace wafersim::cli

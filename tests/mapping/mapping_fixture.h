@@ -20,7 +20,7 @@ inline std::string zoo_experiment(const std::string& model, const std::string& h
 }
 
 inline mapping::Plan compile(const mapping::Experiment& experiment) {
-  return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  return mapping::compile_plan(experiment);
 }
 
 }  // namespace wafersim::testing

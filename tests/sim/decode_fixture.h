@@ -21,7 +21,7 @@ inline BothTimings decode_both_ways(const std::string& experiment_name, const st
   const mapping::Experiment experiment = mapping::load_experiment(
       std::string(WAFERSIM_TEST_DATA) + "/experiments/" + experiment_name + ".yaml", overrides);
   BothTimings out;
-  out.plan = mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  out.plan = mapping::compile_plan(experiment);
   const mapping::DecodeInputs inputs(experiment.model, experiment.workload);
   out.analytic = mapping::analytic_timeline(out.plan, inputs);
   sim::EngineOptions options;
