@@ -15,7 +15,8 @@
 
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/sweep/atomic_file.h"
+#include "sim/cli/output.h"
+#include "sim/cli/sweep/temporary_files.h"
 #include "sim/cli/sweep/points.h"
 #include "sim/cli/sweep/results.h"
 #include "sim/cli/sweep/runner.h"
@@ -173,15 +174,15 @@ void run_sweep(const SweepOptions& options) {
   std::vector<std::optional<nlohmann::json>> records(plan.points.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < plan.points.size(); ++i) {
-    write_file_atomically(point_file(plan.points[i], ".yaml"), plan.points[i].yaml);
+    write_text_atomically(point_file(plan.points[i], ".yaml"), plan.points[i].yaml);
     // A result of another engine is not this sweep's result: it runs again.
     std::optional<nlohmann::json> record = read_point_record(point_file(plan.points[i], ".json"));
     if (options.resume && record && (*record)["engine"] == engine) records[i] = std::move(record);
     else todo.push_back(i);
   }
-  write_file_atomically(out + "/sweep.yaml", resolved_sweep(sweep, plan, engine, metrics));
+  write_text_atomically(out + "/sweep.yaml", resolved_sweep(sweep, plan, engine, metrics));
   const std::string csv_path = out + "/results.csv";
-  write_file_atomically(csv_path, results_table(plan, records, metrics));
+  write_text_atomically(csv_path, results_table(plan, records, metrics));
 
   std::vector<Job> jobs;
   for (size_t i : todo) {
@@ -200,14 +201,14 @@ void run_sweep(const SweepOptions& options) {
   const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
     const size_t i = todo[job];
     nlohmann::json record = point_record(plan, plan.points[i], engine, outcome);
-    write_file_atomically(point_file(plan.points[i], ".json"), record.dump(2) + "\n");
+    write_text_atomically(point_file(plan.points[i], ".json"), record.dump(2) + "\n");
     // Rows arrive in finishing order; the table is rewritten in sweep order at the end.
-    append_to_file(csv_path, csv_row(plan.points[i], record, metrics));
+    append_text(csv_path, csv_row(plan.points[i], record, metrics));
     records[i] = std::move(record);
   });
   // A run stopped while writing its own result leaves that file's temporary behind.
   remove_temporary_files(points_dir);
-  write_file_atomically(csv_path, results_table(plan, records, metrics));
+  write_text_atomically(csv_path, results_table(plan, records, metrics));
   warn_missing_metrics(plan, records, metrics, points_dir);
 
   size_t finished = 0;

@@ -34,17 +34,12 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-void write_json(const std::string& path, const nlohmann::json& document) {
-  const std::string text = document.dump(2) + "\n";
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
+void write_text_atomically(const std::string& path, const std::string& text) {
   // The temporary sits next to the target so the rename stays on one file system.
   std::string temporary = path + ".tmp-XXXXXX";
-  int fd = ::mkstemp(temporary.data());
+  const int fd = ::mkstemp(temporary.data());
   if (fd < 0) cannot_write(path, errno);
-  bool ok = write_all(fd, text) && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
+  bool ok = write_all(fd, text) && ::fchmod(fd, 0644) == 0;
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -58,6 +53,24 @@ void write_json(const std::string& path, const nlohmann::json& document) {
     ::unlink(temporary.c_str());
     cannot_write(path, error);
   }
+}
+
+void append_text(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) cannot_write(path, errno);
+  const bool ok = write_all(fd, text);
+  const int error = errno;
+  ::close(fd);
+  if (!ok) cannot_write(path, error);
+}
+
+void write_json(const std::string& path, const nlohmann::json& document) {
+  const std::string text = document.dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  write_text_atomically(path, text);
 }
 
 void Table::add_row(std::vector<std::string> cells) {

@@ -13,6 +13,12 @@ namespace wafersim::cli {
 // leaves none behind. Failure throws CommandError (exit code 2).
 void write_json(const std::string& path, const nlohmann::json& document);
 
+// The same for any text: a temporary file named "<path>.tmp-XXXXXX" in the same
+// folder, then a rename. A killed writer leaves the old file or the new one, never half.
+void write_text_atomically(const std::string& path, const std::string& text);
+// Appends `text` with one write, so a line is never interleaved with another writer's.
+void append_text(const std::string& path, const std::string& text);
+
 // A text table: one header line ("clock (GHz)"), then rows, columns padded to
 // their widest cell; numeric columns align right.
 class Table {
