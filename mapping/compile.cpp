@@ -209,6 +209,62 @@ Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t it
   return task;
 }
 
+// Region roots wait for the input, run their chain and send on; the LM head
+// feeds the embedding the sequence's next token.
+void connect_regions(Plan& plan) {
+  const uint64_t vector_bytes = dtype_bytes(plan.model.activation_dtype, plan.model.d_model);
+  const size_t n = plan.regions.size();
+  for (size_t r = 0; r < n; ++r) {
+    Region& region = plan.regions[r];
+    const bool head = r + 1 == n;
+    const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? 4 : vector_bytes,
+                                head ? plan.workload.batch : 0);
+    Block& main = region.blocks[0];
+    main.root_prologue = {input_wait(), mark(Plan::mark_in(r))};
+    main.root_epilogue = {send, mark(Plan::mark_out(r))};
+    plan.region_sends.push_back(send);
+  }
+}
+
+// The tile programs of every block, and the first token of each sequence.
+void build_programs(Plan& plan) {
+  const HardwareSpec& hw = plan.hw;
+  ProgramSet& set = plan.programs;
+  set.wafers = hw.wafers;
+  set.grid_width = hw.grid_width;
+  set.grid_height = hw.grid_height;
+  set.iterations = uint64_t(plan.workload.batch) * plan.workload.decode_tokens;
+  set.marks = uint32_t(2 * plan.regions.size());
+  set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
+  set.tile_param.assign(set.tiles(), 0);
+  ProgramInterner interner(set);
+  for (const Region& region : plan.regions)
+    for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
+  const BlockGeometry& embedding = plan.regions[0].box;
+  const uint64_t embedding_root = (uint64_t(embedding.wafer) * hw.grid_height + embedding.y0) * hw.grid_width + embedding.x0;
+  for (uint64_t iteration = 0; iteration < std::min<uint64_t>(plan.workload.batch, set.iterations); ++iteration)
+    set.injections.push_back(Injection{embedding_root, kTagInput, iteration});
+}
+
+// Totals for the report.
+void sum_up(Plan& plan) {
+  const ProgramSet& set = plan.programs;
+  plan.tiles_total = set.tiles();
+  uint64_t sram_sum = 0;
+  plan.max_context_tokens = UINT64_MAX;
+  for (const RegionStats& stats : plan.stats) {
+    plan.tiles_used += stats.tiles;
+    sram_sum += stats.sram_mean_bytes * stats.tiles;
+    plan.max_context_tokens = std::min(plan.max_context_tokens, stats.max_context_tokens);
+    plan.colors_peak = std::max(plan.colors_peak, stats.patterns_peak);
+    plan.relays += stats.relayed_patterns;
+  }
+  plan.colors_peak += 1;  // the route from one region root to the next
+  plan.sram_mean_bytes = plan.tiles_used ? sram_sum / plan.tiles_used : 0;
+  plan.plan_bytes = set.tile_program.size() * sizeof(uint32_t) + set.tile_param.size() * sizeof(uint32_t);
+  for (const Program& program : set.programs) plan.plan_bytes += program.tasks.size() * sizeof(Task);
+}
+
 }  // namespace
 
 Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const WorkloadSpec& workload,
@@ -330,52 +386,9 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   }
   plan.hw.wafers = wafers;
 
-  // Region roots: wait for the input, run the chain, send on; the LM head feeds the embedding the next token.
-  const uint64_t vector_bytes = dtype_bytes(model.activation_dtype, model.d_model);
-  const size_t n = plan.regions.size();
-  for (size_t r = 0; r < n; ++r) {
-    Region& region = plan.regions[r];
-    const bool head = r + 1 == n;
-    const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? 4 : vector_bytes,
-                                head ? workload.batch : 0);
-    Block& main = region.blocks[0];
-    main.root_prologue = {input_wait(), mark(Plan::mark_in(r))};
-    main.root_epilogue = {send, mark(Plan::mark_out(r))};
-    plan.region_sends.push_back(send);
-  }
-
-  ProgramSet& set = plan.programs;
-  set.wafers = wafers;
-  set.grid_width = hw.grid_width;
-  set.grid_height = hw.grid_height;
-  set.iterations = uint64_t(workload.batch) * workload.decode_tokens;
-  set.marks = uint32_t(2 * n);
-  set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
-  set.tile_param.assign(set.tiles(), 0);
-  ProgramInterner interner(set);
-  for (const Region& region : plan.regions)
-    for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
-  const uint64_t embedding_root =
-      (uint64_t(plan.regions[0].box.wafer) * hw.grid_height + plan.regions[0].box.y0) * hw.grid_width +
-      plan.regions[0].box.x0;
-  for (uint64_t iteration = 0; iteration < std::min<uint64_t>(workload.batch, set.iterations); ++iteration)
-    set.injections.push_back(Injection{embedding_root, kTagInput, iteration});
-
-  // Totals for the report.
-  plan.tiles_total = set.tiles();
-  uint64_t sram_sum = 0;
-  plan.max_context_tokens = UINT64_MAX;
-  for (const RegionStats& stats : plan.stats) {
-    plan.tiles_used += stats.tiles;
-    sram_sum += stats.sram_mean_bytes * stats.tiles;
-    plan.max_context_tokens = std::min(plan.max_context_tokens, stats.max_context_tokens);
-    plan.colors_peak = std::max(plan.colors_peak, stats.patterns_peak);
-    plan.relays += stats.relayed_patterns;
-  }
-  plan.colors_peak += 1;  // the route from one region root to the next
-  plan.sram_mean_bytes = plan.tiles_used ? sram_sum / plan.tiles_used : 0;
-  plan.plan_bytes = set.tile_program.size() * sizeof(uint32_t) + set.tile_param.size() * sizeof(uint32_t);
-  for (const Program& program : set.programs) plan.plan_bytes += program.tasks.size() * sizeof(Task);
+  connect_regions(plan);
+  build_programs(plan);
+  sum_up(plan);
   return plan;
 }
 
