@@ -12,6 +12,7 @@
 #include "mapping/layout.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
+#include "models/sram_ledger.h"
 
 namespace wafersim::mapping {
 
@@ -66,9 +67,23 @@ uint64_t region_weight_bytes_placed(const Region& region) {
 
 // The fullest tile of a region.
 struct FullestTile {
-  uint32_t x = 0, y = 0;
-  uint64_t activation_bytes = 0;  // the part of its SRAM that does not shrink when the region grows
+  uint32_t wafer = 0, x = 0, y = 0;
+  TileSram sram;  // its activation bytes do not shrink when the region grows
 };
+
+// What placing the fullest tile's items in order says when they do not fit.
+std::string overflow_report(const FullestTile& tile, const HardwareSpec& hw) {
+  SramLedger ledger({tile.wafer, tile.x, tile.y}, hw.tile.sram_bytes);
+  try {
+    ledger.place("runtime", hw.tile.runtime_reserved_bytes);
+    ledger.place("weights", tile.sram.weights);
+    ledger.place("activation buffers", tile.sram.activations);
+    ledger.place("KV cache", tile.sram.kv);
+  } catch (const SramOverflow& overflow) {
+    return overflow.what();
+  }
+  return "fits";
+}
 
 // Every tile's SRAM is checked without visiting every tile: block splits give
 // lower-indexed rows and columns the larger shares, KV shares shrink with the
@@ -88,7 +103,7 @@ RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_
       activation_sum += sram.activations;
       if (used > stats.sram_peak_bytes) {
         stats.sram_peak_bytes = used;
-        *fullest = FullestTile{g.x(i, j), g.y(i, j), sram.activations};
+        *fullest = FullestTile{g.wafer, g.x(i, j), g.y(i, j), sram};
       }
       const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
       const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
@@ -300,6 +315,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   };
   // A lower bound on the wafers: full-width regions at the estimated tile budget.
   const uint32_t at_least = wafers_needed(sized_for(hw.grid_width), hw, 1);
+  std::string overflow;  // the last tile found over capacity, for the message below
   auto does_not_fit = [&](uint32_t wafers) {
     // Say how many wafers would do: the compiler's own answer with wafers: auto.
     std::string fit = "; one of its regions is larger than a wafer";
@@ -310,10 +326,14 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
     }
     throw config::DoesNotFitError(fmt::format(
         "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
-        "({} tiles x {} B){}",
+        "({} tiles x {} B){}{}",
         model.name, bytes_text(total_bytes), bytes_text(weight_bytes), bytes_text(total_bytes - weight_bytes),
         max_context, wafers, hw.name, bytes_text(uint64_t(wafers) * hw.tiles_per_wafer() * usable),
-        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit));
+        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit, overflow));
+  };
+  // A tile whose buffers alone fill it: more tiles or wafers cannot help.
+  auto no_tile_fits = [&] {
+    throw config::DoesNotFitError(fmt::format("{} does not fit any number of {} wafers{}", model.name, hw.name, overflow));
   };
   if (at_least == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1));
   uint32_t wafers = hw.wafers > 0 ? hw.wafers : at_least;
@@ -360,10 +380,10 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
           measure_region(region, hw, max_context, options.stream_buffer_bytes, colors_available, &fullest);
       if (stats.sram_peak_bytes > hw.tile.sram_bytes) {
         // Weights and KV shrink with the region's height; activation buffers do not.
-        const uint64_t fixed = hw.tile.runtime_reserved_bytes + fullest.activation_bytes;
-        const double shrink = fixed < hw.tile.sram_bytes
-                                  ? double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed)
-                                  : 2.0;
+        const uint64_t fixed = hw.tile.runtime_reserved_bytes + fullest.sram.activations;
+        overflow = "; in the last layout tried, " + region.name + ": " + overflow_report(fullest, hw);
+        if (fixed + 1 >= hw.tile.sram_bytes) no_tile_fits();
+        const double shrink = double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed);
         needs[r].min_tiles_at_width[layout.strip_width] =
             std::max<uint64_t>(box.tiles() + box.width_x(), uint64_t(std::ceil(double(box.tiles()) * shrink)));
         grown = true;

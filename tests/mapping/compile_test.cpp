@@ -167,3 +167,15 @@ TEST_CASE("mapping.moe_attention_share sets the attention block of MoE regions",
     CHECK(attention.rows != by_bytes.regions[r].blocks[0].geo.rows);
   }
 }
+
+TEST_CASE("a tile that cannot hold its buffers is reported with its place and bytes", "[mapping]") {
+  try {
+    plan_for("tiny-dense", "tiny", {"mapping.stream_buffer_bytes=50000"});
+    FAIL("expected DoesNotFitError");
+  } catch (const config::DoesNotFitError& error) {
+    const std::string message = error.what();
+    CHECK_THAT(message, Catch::Contains("does not fit any number of tiny wafers"));
+    CHECK_THAT(message, Catch::Contains("tile (x 0, y 0) of wafer 0"));
+    CHECK_THAT(message, Catch::Contains("placing activation buffers (50000 B)"));
+  }
+}
