@@ -37,12 +37,19 @@ config::Config load_experiment_config(const std::string& path, const std::vector
 }
 
 Experiment experiment_from_config(const config::Config& config) {
-  return Experiment{config,
-                    hardware_from_config(config),
-                    workloads::model_from_config(config),
-                    workloads::workload_from_config(config),
-                    mapping_options_from_config(config),
-                    sim_options_from_config(config)};
+  Experiment experiment{config,
+                        hardware_from_config(config),
+                        workloads::model_from_config(config),
+                        workloads::workload_from_config(config),
+                        mapping_options_from_config(config),
+                        sim_options_from_config(config)};
+  // Every token of every sequence is an iteration whose timing is kept for the metrics.
+  const uint64_t iterations = uint64_t(experiment.workload.batch) * experiment.workload.decode_tokens;
+  if (iterations > kMaxIterations)
+    config.fail("workload.decode_tokens",
+                "batch x decode_tokens = " + std::to_string(iterations) + " tokens; at most " +
+                    std::to_string(kMaxIterations) + " per experiment");
+  return experiment;
 }
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {

@@ -27,6 +27,9 @@ struct Experiment {
   SimOptions sim;
 };
 
+// Tokens (batch x decode_tokens) one experiment may generate: their timings are kept.
+constexpr uint64_t kMaxIterations = uint64_t(1) << 20;
+
 // The config and every typed spec read from it (cross-field checks included).
 Experiment experiment_from_config(const config::Config& config);
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);

@@ -2,13 +2,9 @@
 #include <memory>
 
 #include "mapping/experiment.h"
-#include "models/hardware.h"
-#include "models/sim_options.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
 #include "sim/engine/version.h"
-#include "workloads/model_spec.h"
-#include "workloads/workload_spec.h"
 
 namespace wafersim::cli {
 
@@ -23,10 +19,7 @@ struct ValidateOptions {
 void validate(const ValidateOptions& options) {
   const config::Config config = mapping::load_experiment_config(options.file, options.common.sets);
   // Building the typed specs runs the cross-field checks.
-  hardware_from_config(config);
-  workloads::model_from_config(config);
-  workloads::workload_from_config(config);
-  sim_options_from_config(config);
+  mapping::experiment_from_config(config);
 
   const std::string verdict = options.file + ": ok (config hash " + config.hash() + ")";
   if (options.print) std::cout << "# " << verdict << "\n" << config.to_yaml();
