@@ -13,7 +13,6 @@ namespace {
 using workloads::MlpKind;
 using workloads::ModelSpec;
 
-
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // Inputs for closed forms that depend on neither the context nor the routing.
@@ -111,12 +110,7 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   });
   chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
   chain.add("residual_norm", [&](const StepEnv& env) {
-    Work work = residual_work(m);
-    const Work norm = norm_work(m);
-    work.flops += norm.flops;
-    work.read_bytes += norm.read_bytes;
-    work.write_bytes += norm.write_bytes;
-    return root_compute_step(env, work, act, Category::Compute);
+    return root_compute_step(env, residual_work(m) + norm_work(m), act, Category::Compute);
   });
 }
 

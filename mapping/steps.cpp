@@ -418,10 +418,7 @@ class Attention : public Step {
   uint16_t tags_used() const override { return uint16_t(patterns()); }
 
  private:
-  Work with_positions(uint64_t positions) const {
-    return Work{fixed_.flops + per_position_.flops * positions, fixed_.read_bytes + per_position_.read_bytes * positions,
-                fixed_.write_bytes + per_position_.write_bytes * positions};
-  }
+  Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
 
   AttentionShape shape_;
   uint32_t groups_ = 1, heads_per_group_ = 1;
