@@ -111,6 +111,13 @@ void Config::fail(const std::string& path, const std::string& message, int exit_
   throw ConfigError(where(path), path, path + ": " + message, exit_code);
 }
 
+void Config::clear_section(const std::string& section) {
+  const std::string prefix = section + ".";
+  for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+    it = entries_.erase(it);
+  presets_.erase(section);
+}
+
 void Config::set(const std::string& path, Value value, const SourceLocation& where, bool from_default) {
   const ParamSpec* spec = schema_->find(path);
   if (!spec) throw std::logic_error("configuration parameter '" + path + "' is not declared");

@@ -48,6 +48,8 @@ class Config {
   // Name of the preset a section was built from ("wse3"), or "" for none.
   const std::string& preset(const std::string& section) const;
   void set_preset(const std::string& section, const std::string& name) { presets_[section] = name; }
+  // Forgets every value of a section and its preset (before the section is replaced whole).
+  void clear_section(const std::string& section);
 
   // Resolved configuration as YAML, sections nested, keys in declaration order.
   std::string to_yaml() const;

@@ -154,6 +154,14 @@ class Loader {
     if (equals == std::string::npos || equals == 0)
       throw ConfigError(where, "", "malformed override; expected --set a.b.c=value");
     const std::string path = text.substr(0, equals);
+    const auto presets = options_.presets.find(path);
+    if (presets != options_.presets.end()) {
+      // --set model=NAME replaces the whole section with a preset or a file, as `model: NAME` would.
+      const YAML::Node value = YAML::Node(text.substr(equals + 1));
+      config_.clear_section(path);
+      apply_preset(path, *presets->second, value, where.file);
+      return;
+    }
     const ParamSpec* spec = schema_.find(path);
     if (!spec) {
       if (schema_.is_section(path))

@@ -106,3 +106,16 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   CHECK(is_one_line(outcome.err));
   CHECK_THAT(outcome.err, Catch::Contains("tiny-moe needs"));
 }
+
+TEST_CASE("a preset section given with --set is replaced whole", "[cli][config]") {
+  const json swapped = run_json({"analytic", kTinyDense, "--set", "model=tiny-moe"});
+  const json moe = run_json({"analytic", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml"});
+  CHECK(swapped["experiment"]["model"] == "tiny-moe");
+  CHECK(swapped["config_hash"] == moe["config_hash"]);  // the two files differ only in their model
+  CHECK(swapped["metrics"]["total_cycles"] == moe["metrics"]["total_cycles"]);
+
+  const Outcome unknown = run_wafersim({"analytic", kTinyDense, "--set", "model=no-such-model"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(is_one_line(unknown.err));
+  CHECK_THAT(unknown.err, Catch::Contains("unknown model preset 'no-such-model'"));
+}
