@@ -1,0 +1,51 @@
+// The compiler counts routing patterns per step; counting every route of the
+// step's programs router by router (models/fabric.h) must never find more.
+#include <catch2/catch.hpp>
+
+#include "models/fabric.h"
+#include "tests/mapping/mapping_fixture.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+// The busiest router over the routes the tiles of `block` send in `step`.
+uint32_t routed_peak(const mapping::Plan& plan, const mapping::Block& block, const mapping::Step& step) {
+  ColorMap colors(plan.hw.grid_width, plan.hw.grid_height, plan.hw.fabric);
+  for (uint32_t i = 0; i < block.geo.rows; ++i)
+    for (uint32_t j = 0; j < block.geo.cols; ++j) {
+      std::vector<Task> tasks;
+      step.emit(i, j, tasks);
+      const uint32_t x = block.geo.x(i, j), y = block.geo.y(i, j);
+      for (const Task& task : tasks) {
+        if (task.op == Op::Send && task.dwafer == 0) colors.add_route(x, y, uint32_t(x + task.dx), uint32_t(y + task.dy));
+        if (task.op == Op::Multicast) colors.add_multicast(x, y, task.dir, task.count);
+      }
+    }
+  return colors.peak();
+}
+
+}  // namespace
+
+TEST_CASE("no router carries more routes in a step than the patterns the compiler counted", "[mapping][colors]") {
+  for (const char* model : {"tiny-dense", "tiny-moe"}) {
+    for (const char* axis : {"x", "y"}) {
+      INFO(model << ", multicast along " << axis);
+      const mapping::Plan plan = compile(mapping::load_experiment_text(
+          zoo_experiment(model, "tiny"), "colors.yaml", {std::string("mapping.multicast_axis=") + axis}));
+      size_t steps_checked = 0;
+      for (const mapping::Region& region : plan.regions)
+        for (const mapping::Block& block : region.blocks)
+          for (const auto& step : block.steps) {
+            // The expert dispatch sends from one root to every expert row: one colour whose
+            // route forks (and the results merge back on one), which ColorMap counts per route.
+            if (std::string(step->label()) == "experts") continue;
+            INFO(region.name << " " << step->label());
+            CHECK(routed_peak(plan, block, *step) <= std::max<uint32_t>(step->patterns(), 1));
+            ++steps_checked;
+          }
+      CHECK(steps_checked > 20);
+    }
+  }
+}
