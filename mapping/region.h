@@ -24,11 +24,14 @@ struct Block {
   // A routed expert runs only when the router picks it for the iteration.
   int32_t expert = -1;
   uint32_t moe_layer = 0;
-  // The first tile of an expert row forwards the dispatched vector along the row.
-  bool dispatch_head = false;
-  uint32_t dispatch_row_tiles = 0;  // tiles after the head on the expert row
-  uint64_t dispatch_bytes = 0;
+  // Expert blocks: the layer root sends the vector to the first expert row's
+  // head, which multicasts it down the expert area's first column to the other
+  // rows' heads; every head multicasts it along its row.
+  uint64_t dispatch_bytes = 0;           // 0: not an expert block
   uint16_t dispatch_tag = 0;
+  uint32_t dispatch_row_tiles = 0;       // a row head: tiles after it on the expert row
+  uint32_t dispatch_column_tiles = 0;    // the first head: tiles below it on the first column
+  bool on_dispatch_column = false;       // the block's first column carries the column multicast
 
   // Tasks of tile (i, j), guard and forwarding included.
   std::vector<Task> program(uint32_t i, uint32_t j) const;

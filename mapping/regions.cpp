@@ -214,13 +214,12 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
 
   // Expert blocks, row by row; the first block of each row is its dispatch head.
-  std::vector<Task> head_sends;
+  std::vector<Task> head_sends;  // to the first row's head only: the others hear it down the first column
   std::vector<Dispatch::Expert> experts;
   const FixedInputs fixed;
   for (uint32_t row = 0, e = 0; row < expert_row_count; ++row) {
     const uint32_t in_row = std::min(per_row, total - e);
     const uint32_t top = attention_rows + row * expert_height;
-    uint64_t head_arrival = 0;
     for (uint32_t b = 0; b < in_row; ++b, ++e) {
       const uint32_t left = uint32_t(uint64_t(b) * box.cols / in_row), right = uint32_t(uint64_t(b + 1) * box.cols / in_row);
       Block expert;
@@ -231,10 +230,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert.geo.cols = right - left;
       expert.expert = e < routed ? int32_t(e) : -1;
       expert.moe_layer = layer;
-      expert.dispatch_head = b == 0;
-      expert.dispatch_row_tiles = box.cols - 1;
       expert.dispatch_bytes = vector_bytes;
       expert.dispatch_tag = dispatch_tag;
+      expert.on_dispatch_column = b == 0;
+      expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;
+      expert.dispatch_column_tiles = b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
       ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
               expert.geo.cols, dispatch_tag);
@@ -243,10 +243,12 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       });
       const Task back = make_send(expert.geo, main.geo, vector_bytes, return_tag, Category::Fabric, uint16_t(layer));
       expert.root_epilogue.push_back(back);
-      if (b == 0) {
+      if (b == 0 && row == 0)
         head_sends.push_back(make_send(main.geo, expert.geo, vector_bytes, dispatch_tag, Category::Fabric, uint16_t(layer)));
-        head_arrival = send_cycles(*context.hw, head_sends.back());
-      }
+      const uint32_t column_hops = row * expert_height;
+      const uint64_t head_arrival =
+          send_cycles(*context.hw, head_sends.front()) +
+          (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, vector_bytes));
       // Contention-free time from dispatch to this expert's result at the layer root.
       Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols)};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
@@ -288,23 +290,32 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   if (root) tasks.insert(tasks.end(), root_epilogue.begin(), root_epilogue.end());
   if (dispatch_bytes == 0) return tasks;
 
-  // Expert block: the top row first takes the dispatched vector (the head
-  // forwards it along the row), then the block runs only if routed.
+  // Expert block: the tiles that carry the dispatched vector take (and pass) it
+  // first; the rest of the block runs only if the expert is routed.
   size_t guarded = body;
+  auto forward = [&](Dir dir, uint32_t count) {
+    Task task;
+    task.op = Op::Multicast;
+    task.dir = dir;
+    task.count = count;
+    task.bytes = uint32_t(dispatch_bytes);
+    task.tag = dispatch_tag;
+    task.category = Category::Fabric;
+    task.layer = uint16_t(moe_layer);
+    tasks.insert(tasks.begin() + long(guarded++), task);
+  };
   if (i == 0) {
     guarded = body + 1;  // the dispatch wait emitted by the first step
-    if (dispatch_head && root) {
-      Task forward;
-      forward.op = Op::Multicast;
-      forward.dir = geo.across();
-      forward.count = dispatch_row_tiles;
-      forward.bytes = uint32_t(dispatch_bytes);
-      forward.tag = dispatch_tag;
-      forward.category = Category::Fabric;
-      forward.layer = uint16_t(moe_layer);
-      tasks.insert(tasks.begin() + long(guarded), forward);
-      ++guarded;
-    }
+    if (root && dispatch_row_tiles > 0) forward(geo.across(), dispatch_row_tiles);
+    if (root && dispatch_column_tiles > 0) forward(geo.down(), dispatch_column_tiles);
+  } else if (j == 0 && on_dispatch_column) {
+    Task wait;  // the column multicast passes here on its way to the next row's head
+    wait.op = Op::Wait;
+    wait.tag = dispatch_tag;
+    wait.count = 1;
+    wait.layer = uint16_t(moe_layer);
+    tasks.insert(tasks.begin() + long(body), wait);
+    guarded = body + 1;
   }
   if (expert >= 0) {
     Task guard;
