@@ -62,13 +62,14 @@ struct RegionContext {
   uint32_t colors_available = 0;
 };
 
-// Builds a region filling `box`; region_weight_elements etc. read the model only.
+// Builds a region filling `box`. Throws std::logic_error when the box is too
+// small for the region's sub-blocks (the compiler then makes it taller).
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);
 
 // Contention-free cycles of the message a Send task sends.
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send);
 
-// Bytes a region must hold: weights plus the KV cache at `max_context`.
+// Bytes a region must hold: its weights, and the KV cache at `max_context`.
 uint64_t region_weight_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer);
 uint64_t region_kv_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer, uint64_t max_context);
 
