@@ -294,27 +294,16 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   // first; the rest of the block runs only if the expert is routed.
   size_t guarded = body;
   auto forward = [&](Dir dir, uint32_t count) {
-    Task task;
-    task.op = Op::Multicast;
-    task.dir = dir;
-    task.count = count;
-    task.bytes = uint32_t(dispatch_bytes);
-    task.tag = dispatch_tag;
-    task.category = Category::Fabric;
-    task.layer = uint16_t(moe_layer);
-    tasks.insert(tasks.begin() + long(guarded++), task);
+    tasks.insert(tasks.begin() + long(guarded++),
+                 multicast_task(dir, count, dispatch_bytes, dispatch_tag, 0, uint16_t(moe_layer)));
   };
   if (i == 0) {
     guarded = body + 1;  // the dispatch wait emitted by the first step
     if (root && dispatch_row_tiles > 0) forward(geo.across(), dispatch_row_tiles);
     if (root && dispatch_column_tiles > 0) forward(geo.down(), dispatch_column_tiles);
   } else if (j == 0 && on_dispatch_column) {
-    Task wait;  // the column multicast passes here on its way to the next row's head
-    wait.op = Op::Wait;
-    wait.tag = dispatch_tag;
-    wait.count = 1;
-    wait.layer = uint16_t(moe_layer);
-    tasks.insert(tasks.begin() + long(body), wait);
+    // The column multicast passes here on its way to the next row's head.
+    tasks.insert(tasks.begin() + long(body), wait_task(dispatch_tag, 1, uint16_t(moe_layer)));
     guarded = body + 1;
   }
   if (expert >= 0) {

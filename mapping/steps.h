@@ -41,6 +41,10 @@ struct StepEnv {
   uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
 };
 
+// Task builders shared by the steps and the blocks' own tasks.
+Task wait_task(uint16_t tag, uint32_t count, uint16_t layer);
+Task multicast_task(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t relays, uint16_t layer);
+
 class Step {
  public:
   explicit Step(const StepEnv& env) : env_(env) {}

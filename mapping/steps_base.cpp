@@ -35,26 +35,32 @@ Task Step::compute(const Work& work, Dtype dtype, Category category) const {
   return task;
 }
 
-Task Step::wait(uint16_t tag, uint32_t count) const {
+Task wait_task(uint16_t tag, uint32_t count, uint16_t layer) {
   Task task;
   task.op = Op::Wait;
   task.tag = tag;
   task.count = count;
-  task.layer = env_.layer;
+  task.layer = layer;
   return task;
 }
 
-Task Step::multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const {
+Task multicast_task(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t relays, uint16_t layer) {
   Task task;
   task.op = Op::Multicast;
   task.dir = dir;
   task.count = count;
   task.bytes = uint32_t(bytes);
   task.tag = tag;
-  task.relays = relays(pattern);
+  task.relays = relays;
   task.category = Category::Fabric;
-  task.layer = env_.layer;
+  task.layer = layer;
   return task;
+}
+
+Task Step::wait(uint16_t tag, uint32_t count) const { return wait_task(tag, count, env_.layer); }
+
+Task Step::multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const {
+  return multicast_task(dir, count, bytes, tag, relays(pattern), env_.layer);
 }
 
 Task Step::send_local(int32_t di, int32_t dj, uint64_t bytes, uint16_t tag, Category category,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 
 #include "models/config/text.h"
 
@@ -49,20 +48,14 @@ std::string range_description(const ParamSpec& spec) {
 
 std::string yaml_scalar(const std::string& text) {
   if (reads_back_plain(text)) return text;
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
-      out += buffer;
-    } else out += char(c);
+  // Quotes and backslashes escaped here, control characters by one_line: both
+  // are YAML double-quoted escapes.
+  std::string escaped;
+  for (char c : text) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
   }
-  return out + "\"";
+  return "\"" + one_line(escaped) + "\"";
 }
 
 std::string value_text(const Value& value) {
