@@ -324,7 +324,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
       any_count.wafers = 0;
       fit = fmt::format("; it fits on {} wafer(s)", compile_plan(any_count, model, workload, options).hw.wafers);
     }
-    throw config::DoesNotFitError(fmt::format(
+    throw DoesNotFitError(fmt::format(
         "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
         "({} tiles x {} B){}{}",
         model.name, bytes_text(total_bytes), bytes_text(weight_bytes), bytes_text(total_bytes - weight_bytes),
@@ -333,7 +333,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   };
   // A tile whose buffers alone fill it: more tiles or wafers cannot help.
   auto no_tile_fits = [&] {
-    throw config::DoesNotFitError(fmt::format("{} does not fit any number of {} wafers{}", model.name, hw.name, overflow));
+    throw DoesNotFitError(fmt::format("{} does not fit any number of {} wafers{}", model.name, hw.name, overflow));
   };
   if (at_least == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1));
   uint32_t wafers = hw.wafers > 0 ? hw.wafers : at_least;
@@ -410,10 +410,6 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   build_programs(plan);
   sum_up(plan);
   return plan;
-}
-
-Plan compile_plan(const Experiment& experiment) {
-  return compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
 }
 
 }  // namespace wafersim::mapping

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/experiment.h"
+#include "mapping/does_not_fit.h"
 #include "mapping/mapping_options.h"
 #include "mapping/region.h"
 #include "models/hardware.h"
@@ -51,11 +51,10 @@ struct Plan {
   static uint32_t mark_out(size_t region) { return uint32_t(2 * region + 1); }
 };
 
-// Compiles a decode workload onto the hardware. Throws config::DoesNotFitError
+// Compiles a decode workload onto the hardware. Throws DoesNotFitError
 // (with the bytes needed, the bytes available and the wafer count that would
 // fit) when the model does not fit.
 Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload,
                   const MappingOptions& options);
-Plan compile_plan(const Experiment& experiment);
 
 }  // namespace wafersim::mapping

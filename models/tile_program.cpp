@@ -19,4 +19,16 @@ bool Task::operator==(const Task& o) const {
          iteration_delta == o.iteration_delta;
 }
 
+const char* category_name(Category category) {
+  switch (category) {
+    case Category::Compute: return "compute";
+    case Category::Fabric: return "fabric";
+    case Category::Reduce: return "reduce";
+    case Category::OffWafer: return "offwafer";
+    case Category::Contention: return "contention";
+    case Category::kCount: break;
+  }
+  return "?";
+}
+
 }  // namespace wafersim

@@ -23,6 +23,7 @@ enum class Dir : uint8_t { East, West, South, North };  // +x, -x, +y, -y
 
 // What the critical path spends its time on (metrics.breakdown).
 enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, kCount };
+const char* category_name(Category category);  // "compute", "fabric", ...
 
 struct Task {
   Op op = Op::Compute;

@@ -107,8 +107,8 @@ bool Config::is_default(const std::string& path) const {
 
 const SourceLocation& Config::where(const std::string& path) const { return entry_of(*this, path).where; }
 
-void Config::fail(const std::string& path, const std::string& message, int exit_code) const {
-  throw ConfigError(where(path), path, path + ": " + message, exit_code);
+void Config::fail(const std::string& path, const std::string& message) const {
+  throw ConfigError(where(path), path, path + ": " + message);
 }
 
 void Config::clear_section(const std::string& section) {

@@ -39,8 +39,7 @@ class Config {
 
   const SourceLocation& where(const std::string& path) const;
   // Throws ConfigError at the location of `path`'s value, naming the key.
-  [[noreturn]] void fail(const std::string& path, const std::string& message,
-                         int exit_code = kExitBadInput) const;
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const;
 
   // Stores a value after checking type and range against the schema (throws ConfigError).
   void set(const std::string& path, Value value, const SourceLocation& where, bool from_default = false);

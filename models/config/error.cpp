@@ -18,8 +18,7 @@ std::string located(const SourceLocation& where, const std::string& what) {
 }
 }  // namespace
 
-ConfigError::ConfigError(const SourceLocation& where, const std::string& key, const std::string& what,
-                         int exit_code)
-    : std::runtime_error(located(where, what)), where_(where), key_(key), exit_code_(exit_code) {}
+ConfigError::ConfigError(const SourceLocation& where, const std::string& key, const std::string& what)
+    : std::runtime_error(located(where, what)), where_(where), key_(key) {}
 
 }  // namespace wafersim::config

@@ -1,5 +1,5 @@
 #pragma once
-// Errors a user can fix. The CLI prints what() on one line and exits with exit_code().
+// Errors in a configuration a user can fix: the CLI prints what() on one line (bad input).
 #include <stdexcept>
 #include <string>
 
@@ -14,28 +14,17 @@ struct SourceLocation {
   std::string str() const;  // "exp.yaml:7:5", "exp.yaml", "--set"
 };
 
-enum ExitCode : int { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitDoesNotFit = 3 };
-
 class ConfigError : public std::runtime_error {
  public:
   // message is the whole single line, e.g.
   // "exp.yaml:7:5: unknown key 'hop_latency' in hardware.fabric; did you mean 'hop_latency_cycles'?"
-  ConfigError(const SourceLocation& where, const std::string& key, const std::string& what,
-              int exit_code = kExitBadInput);
+  ConfigError(const SourceLocation& where, const std::string& key, const std::string& what);
   const SourceLocation& where() const { return where_; }
   const std::string& key() const { return key_; }
-  int exit_code() const { return exit_code_; }
 
  private:
   SourceLocation where_;
   std::string key_;
-  int exit_code_;
-};
-
-// A valid configuration that asks more of the hardware than it has (exit code 3).
-class DoesNotFitError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 }  // namespace wafersim::config

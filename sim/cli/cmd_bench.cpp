@@ -14,7 +14,8 @@
 #include "sim/cli/output.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
-#include "sim/engine/version.h"
+#include "sim/experiment/process_memory.h"
+#include "sim/experiment/version.h"
 
 namespace wafersim::cli {
 
@@ -47,7 +48,7 @@ void apply_grid(const std::string& grid, HardwareSpec& hw) {
   char tail = 0;
   if (std::sscanf(grid.c_str(), "%ux%u%c", &width, &height, &tail) != 2 || width == 0 || height == 0 ||
       width > 65535 || height > 65535)
-    throw CommandError(2, fmt::format("--grid '{}': expected WIDTHxHEIGHT, e.g. 762x1176", grid));
+    throw CommandError(kExitBadInput, fmt::format("--grid '{}': expected WIDTHxHEIGHT, e.g. 762x1176", grid));
   hw.grid_width = width;
   hw.grid_height = height;
 }
@@ -67,11 +68,11 @@ std::string millions(double value) { return fmt::format("{:.1f}", value / 1e6); 
 void bench_engine(const BenchOptions& options) {
   sim::Traffic traffic;
   if (!sim::parse_traffic(options.traffic, &traffic))
-    throw CommandError(2, fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
+    throw CommandError(kExitBadInput, fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
   HardwareSpec hw = load_hardware(options.hardware);
   if (!options.grid.empty()) apply_grid(options.grid, hw);
   if (traffic == sim::Traffic::Multicast && hw.grid_width < 2)
-    throw CommandError(2, "--traffic multicast needs rows of at least 2 tiles");
+    throw CommandError(kExitBadInput, "--traffic multicast needs rows of at least 2 tiles");
 
   sim::TrafficSpec spec;
   spec.traffic = traffic;
@@ -91,11 +92,12 @@ void bench_engine(const BenchOptions& options) {
     };
   const sim::SteadyInputs inputs;
   const sim::EngineResult result = sim::run_programs(hw, synthetic.programs, inputs, engine);
+  const uint64_t peak_rss = peak_rss_bytes();
 
   const double run = result.run_seconds > 0 ? result.run_seconds : 1e-9;
   const double events_per_second = double(result.events) / run;
   const double hops_per_second = double(result.link_hops) / run;
-  const double rss_per_tile = double(result.peak_rss_bytes) / double(result.tiles_simulated);
+  const double rss_per_tile = double(peak_rss) / double(result.tiles_simulated);
   if (!options.common.quiet) {
     std::cout << fmt::format("bench engine: {} traffic on {} ({}x{} tiles), {} iteration(s), contention {}\n",
                              sim::to_string(traffic), hw.name, hw.grid_width, hw.grid_height,
@@ -109,7 +111,7 @@ void bench_engine(const BenchOptions& options) {
     table.add_row({"link hops", std::to_string(result.link_hops), "hops"});
     table.add_row({"link hop rate", millions(hops_per_second), "M hops/s"});
     table.add_row({"simulated time", std::to_string(result.end_cycle), "cycles"});
-    table.add_row({"peak memory", fmt::format("{:.1f}", double(result.peak_rss_bytes) / (1 << 20)), "MiB"});
+    table.add_row({"peak memory", fmt::format("{:.1f}", double(peak_rss) / (1 << 20)), "MiB"});
     table.add_row({"memory per tile", fmt::format("{:.0f}", rss_per_tile), "B/tile"});
     table.add_row({"link busy (mean)", fmt::format("{:.3f}", result.link_busy_mean), "fraction of cycles"});
     std::cout << table.str();
@@ -132,7 +134,7 @@ void bench_engine(const BenchOptions& options) {
                                           {"end_cycle", result.end_cycle},
                                           {"link_busy_mean", result.link_busy_mean},
                                           {"link_busy_peak", result.link_busy_peak},
-                                          {"peak_rss_bytes", result.peak_rss_bytes},
+                                          {"peak_rss_bytes", peak_rss},
                                           {"rss_bytes_per_tile", rss_per_tile}});
 }
 

@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "models/hardware.h"
@@ -59,7 +59,7 @@ void list_presets() {
 void show_preset(const std::string& name) {
   const EmbeddedFile* preset = find_embedded(embedded_hardware_presets(), name);
   if (!preset)
-    throw CommandError(2, "unknown hardware preset " + config::quoted(name) + " (known: " +
+    throw CommandError(kExitBadInput, "unknown hardware preset " + config::quoted(name) + " (known: " +
                               config::join(preset_names()) + ")" + config::did_you_mean(name, preset_names()));
   const config::Config config = load_preset(*preset);
   const HardwareSpec hw = hardware_from_config(config);
@@ -73,11 +73,11 @@ void show_preset(const std::string& name) {
 }
 
 void show_params(const std::string& prefix) {
-  const std::string text = config::describe_params(mapping::experiment_schema(), prefix);
+  const std::string text = config::describe_params(experiment_schema(), prefix);
   if (text.empty()) {
     std::vector<std::string> paths;
-    for (const config::ParamSpec& spec : mapping::experiment_schema().params()) paths.push_back(spec.path);
-    throw CommandError(2, "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
+    for (const config::ParamSpec& spec : experiment_schema().params()) paths.push_back(spec.path);
+    throw CommandError(kExitBadInput, "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
   }
   std::cout << text;
 }

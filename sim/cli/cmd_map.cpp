@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
-#include "sim/engine/version.h"
+#include "sim/experiment/version.h"
 
 namespace wafersim::cli {
 
@@ -106,12 +106,12 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
 }
 
 void map(const ExperimentOptions& options) {
-  const mapping::Experiment experiment = mapping::load_experiment(options.file, options.common.sets);
+  const Experiment experiment = load_experiment(options.file, options.common.sets);
   const auto begin = std::chrono::steady_clock::now();
   mapping::Plan plan;
   try {
-    plan = mapping::compile_plan(experiment);
-  } catch (const config::DoesNotFitError& error) {
+    plan = compile_plan(experiment);
+  } catch (const mapping::DoesNotFitError& error) {
     if (!options.common.json_path.empty())
       write_json(options.common.json_path, {{"fits", false},
                                             {"error", error.what()},

@@ -42,9 +42,9 @@ class FolderLock {
   explicit FolderLock(const std::string& folder) {
     const std::string path = folder + "/sweep.lock";
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw CommandError(2, "cannot write " + path + ": " + std::strerror(errno));
+    if (fd_ < 0) throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
-      throw CommandError(2, "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
+      throw CommandError(kExitBadInput, "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
   }
   ~FolderLock() { ::close(fd_); }
   FolderLock(const FolderLock&) = delete;
@@ -163,10 +163,10 @@ void run_sweep(const SweepOptions& options) {
   const std::string points_dir = out + "/points";
   std::error_code error;
   std::filesystem::create_directories(points_dir, error);
-  if (error) throw CommandError(2, "cannot create " + points_dir + ": " + error.message());
+  if (error) throw CommandError(kExitBadInput, "cannot create " + points_dir + ": " + error.message());
   FolderLock lock(out);
   if (!options.resume && holds_results(out, points_dir))
-    throw CommandError(2, out + " already holds sweep results; pass --resume to continue that sweep, or choose "
+    throw CommandError(kExitBadInput, out + " already holds sweep results; pass --resume to continue that sweep, or choose "
                                 "another --out");
   remove_temporary_files(points_dir);
 

@@ -1,10 +1,10 @@
 #include <iostream>
 #include <memory>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
-#include "sim/engine/version.h"
+#include "sim/experiment/version.h"
 
 namespace wafersim::cli {
 
@@ -17,9 +17,9 @@ struct ValidateOptions {
 };
 
 void validate(const ValidateOptions& options) {
-  const config::Config config = mapping::load_experiment_config(options.file, options.common.sets);
+  const config::Config config = load_experiment_config(options.file, options.common.sets);
   // Building the typed specs runs the cross-field checks.
-  mapping::experiment_from_config(config);
+  experiment_from_config(config);
 
   const std::string verdict = options.file + ": ok (config hash " + config.hash() + ")";
   if (options.print) std::cout << "# " << verdict << "\n" << config.to_yaml();

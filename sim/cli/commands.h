@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/cli/exit_codes.h"
+
 namespace wafersim::cli {
 
 // Flags shared by the commands that read an experiment.
@@ -23,7 +25,7 @@ struct ExperimentOptions {
 };
 void add_experiment_options(CLI::App& command, ExperimentOptions& options);
 
-// A command's failure with the exit code to use (2 bad input, 3 does not fit).
+// A command's failure with the exit code to use (kExitBadInput, kExitDoesNotFit).
 class CommandError : public std::runtime_error {
  public:
   CommandError(int exit_code, const std::string& message)

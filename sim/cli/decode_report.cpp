@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/cli/output.h"
-#include "sim/engine/version.h"
+#include "sim/experiment/version.h"
 
 namespace wafersim::cli {
 
@@ -13,17 +13,17 @@ nlohmann::json mean_peak(double mean, double peak) { return {{"mean", mean}, {"p
 
 }  // namespace
 
-nlohmann::json decode_json(const mapping::Experiment& experiment, const mapping::Plan& plan,
-                           const mapping::DecodeMetrics& metrics, const RunFigures& figures) {
+nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan,
+                           const DecodeMetrics& metrics, const backend::RunFigures& figures) {
   nlohmann::json breakdown = nlohmann::json::object();
   for (size_t c = 0; c < metrics.breakdown.size(); ++c)
-    breakdown[mapping::category_name(Category(c))] = metrics.breakdown[c];
+    breakdown[category_name(Category(c))] = metrics.breakdown[c];
   nlohmann::json per_layer = nlohmann::json::array();
-  for (const mapping::LayerCycles& layer : metrics.per_layer)
+  for (const LayerCycles& layer : metrics.per_layer)
     per_layer.push_back({{"region", layer.name}, {"cycles_per_token", layer.cycles_per_token}});
-  const mapping::LatencySummary& latency = metrics.per_token_latency_us;
-  return {
-      {"engine", figures.engine},
+  const LatencySummary& latency = metrics.per_token_latency_us;
+  nlohmann::json document = {
+      {"engine", figures.backend},
       {"experiment",
        {{"model", plan.model.name},
         {"hardware", plan.hw.name},
@@ -57,14 +57,17 @@ nlohmann::json decode_json(const mapping::Experiment& experiment, const mapping:
         {"peak_rss_bytes", figures.peak_rss_bytes}}},
       {"config_hash", experiment.config.hash()},
       {"version", version()}};
+  for (const backend::StepCycles& step : figures.first_token_steps)
+    document["metrics"]["steps"][step.region].push_back({{"step", step.step}, {"cycles", step.cycles}});
+  return document;
 }
 
-std::string decode_table(const mapping::Plan& plan, const mapping::DecodeMetrics& metrics, const RunFigures& figures) {
+std::string decode_table(const mapping::Plan& plan, const DecodeMetrics& metrics, const backend::RunFigures& figures) {
   std::string out = fmt::format("{} on {} ({} wafer(s)), batch {}, prompt {} tokens, {} decoded tokens per sequence [{}]\n",
                                 plan.model.name, plan.hw.name, plan.hw.wafers, plan.workload.batch,
-                                plan.workload.prompt_tokens, plan.workload.decode_tokens, figures.engine);
+                                plan.workload.prompt_tokens, plan.workload.decode_tokens, figures.backend);
   Table table({{"metric", "", false}, {"value", "", true}, {"unit", "", false}});
-  const mapping::LatencySummary& latency = metrics.per_token_latency_us;
+  const LatencySummary& latency = metrics.per_token_latency_us;
   table.add_row({"throughput", fmt::format("{:.1f}", metrics.tokens_per_second), "tokens/s (all sequences)"});
   table.add_row({"throughput per user", fmt::format("{:.1f}", metrics.tokens_per_second_per_user), "tokens/s"});
   table.add_row({"per-token latency, mean", fmt::format("{:.3f}", latency.mean), "us"});
@@ -74,11 +77,11 @@ std::string decode_table(const mapping::Plan& plan, const mapping::DecodeMetrics
   table.add_row({"cycles per token", fmt::format("{:.0f}", metrics.cycles_per_token), "cycles"});
   table.add_row({"total", std::to_string(metrics.total_cycles), "cycles"});
   for (size_t c = 0; c < metrics.breakdown.size(); ++c)
-    table.add_row({std::string("critical path: ") + mapping::category_name(Category(c)),
+    table.add_row({std::string("critical path: ") + category_name(Category(c)),
                    fmt::format("{:.1f}", 100 * metrics.breakdown[c]), "%"});
   table.add_row({"compute utilisation, mean", fmt::format("{:.2f}", 100 * figures.compute_busy_mean), "%"});
   table.add_row({"SRAM capacity used, mean", fmt::format("{:.1f}", 100.0 * double(plan.sram_mean_bytes) / double(plan.hw.tile.sram_bytes)), "%"});
-  if (figures.engine == "sim") {
+  if (figures.measured) {
     table.add_row({"tiles simulated", std::to_string(figures.tiles_simulated), "tiles"});
     table.add_row({"events", std::to_string(figures.events), "events"});
     table.add_row({"wall time", fmt::format("{:.2f}", figures.wall_seconds), "s"});
@@ -86,6 +89,12 @@ std::string decode_table(const mapping::Plan& plan, const mapping::DecodeMetrics
     table.add_row({"peak memory", fmt::format("{:.0f}", double(figures.peak_rss_bytes) / 1e6), "MB"});
   }
   out += table.str();
+  if (!figures.first_token_steps.empty()) {
+    Table steps({{"region", "", false}, {"step", "", false}, {"cycles", "", true}});
+    for (const backend::StepCycles& step : figures.first_token_steps)
+      steps.add_row({step.region, step.step, std::to_string(step.cycles)});
+    out += "\nsteps of the first token:\n" + steps.str();
+  }
   return out;
 }
 

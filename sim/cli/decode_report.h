@@ -5,25 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mapping/experiment.h"
 #include "mapping/plan.h"
-#include "mapping/timeline.h"
+#include "sim/backend/backend.h"
+#include "sim/experiment/experiment.h"
+#include "sim/experiment/metrics.h"
 
 namespace wafersim::cli {
 
-struct RunFigures {
-  std::string engine;              // "sim" or "analytic"
-  double compute_busy_mean = 0, compute_busy_peak = 0;
-  double link_busy_mean = 0, link_busy_peak = 0;
-  uint64_t tiles_simulated = 0;
-  uint64_t events = 0;
-  uint64_t link_hops = 0;
-  double wall_seconds = 0;         // not byte-stable
-  uint64_t peak_rss_bytes = 0;     // not byte-stable
-};
-
-nlohmann::json decode_json(const mapping::Experiment& experiment, const mapping::Plan& plan,
-                           const mapping::DecodeMetrics& metrics, const RunFigures& figures);
-std::string decode_table(const mapping::Plan& plan, const mapping::DecodeMetrics& metrics, const RunFigures& figures);
+nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan,
+                           const DecodeMetrics& metrics, const backend::RunFigures& figures);
+std::string decode_table(const mapping::Plan& plan, const DecodeMetrics& metrics, const backend::RunFigures& figures);
 
 }  // namespace wafersim::cli

@@ -273,7 +273,7 @@ void describe_model(const DescribeOptions& options) {
   const ModelSpec& model = loaded.model;
   const uint64_t context = options.context ? options.context : std::min<uint64_t>(4096, model.max_positions);
   if (context > model.max_positions)
-    throw CommandError(2, "--context " + std::to_string(context) + " exceeds " + model.name + "'s max_positions (" +
+    throw CommandError(kExitBadInput, "--context " + std::to_string(context) + " exceeds " + model.name + "'s max_positions (" +
                               std::to_string(model.max_positions) + ")");
   const Graph graph = workloads::build_decode_graph(model, {options.batch, context, 1});
   if (!options.common.quiet) print_summary(loaded, graph);

@@ -10,6 +10,9 @@
 #include "models/config/error.h"
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/exit_codes.h"
+#include "mapping/does_not_fit.h"
+#include "sim/experiment/version.h"
 
 // The SystemC banner would be printed before sc_main runs; the variable must be
 // set while the program is still being initialised.
@@ -22,7 +25,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
   using namespace wafersim;
 
   CLI::App app{"wafersim: cycle-approximate simulator of a wafer-scale accelerator running LLM decode"};
-  app.set_version_flag("--version", std::string("wafersim ") + WAFERSIM_VERSION);
+  app.set_version_flag("--version", std::string("wafersim ") + version());
   app.require_subcommand(1);
   cli::add_run_command(app);
   cli::add_analytic_command(app);
@@ -43,7 +46,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
       for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
         names.push_back(command->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
-        throw cli::CommandError(config::kExitBadInput, "unknown command " + config::quoted(argv[1]) + " (commands: " +
+        throw cli::CommandError(cli::kExitBadInput, "unknown command " + config::quoted(argv[1]) + " (commands: " +
                                                            config::join(names) + ")" +
                                                            config::did_you_mean(argv[1], names));
     }
@@ -52,19 +55,19 @@ extern "C" int sc_main(int argc, char* argv[]) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     report("error", std::string(e.what()) + " (see wafersim --help)");
-    return config::kExitBadInput;
+    return cli::kExitBadInput;
   } catch (const config::ConfigError& e) {
     report("error", e.what());
-    return e.exit_code();
-  } catch (const config::DoesNotFitError& e) {
+    return cli::kExitBadInput;
+  } catch (const mapping::DoesNotFitError& e) {
     report("does not fit", e.what());
-    return config::kExitDoesNotFit;
+    return cli::kExitDoesNotFit;
   } catch (const cli::CommandError& e) {
     report("error", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
     report("internal error", e.what());
-    return config::kExitInternal;
+    return cli::kExitInternal;
   }
-  return config::kExitOk;
+  return cli::kExitOk;
 }

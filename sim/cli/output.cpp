@@ -18,7 +18,7 @@ namespace wafersim::cli {
 namespace {
 
 [[noreturn]] void cannot_write(const std::string& path, int error) {
-  throw CommandError(2, "cannot write " + path + ": " + std::strerror(error));
+  throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(error));
 }
 
 bool write_all(int fd, const std::string& text) {

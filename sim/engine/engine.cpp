@@ -77,17 +77,6 @@ void collect_busy(const World& world, EngineResult& result) {
 
 }  // namespace
 
-uint64_t peak_rss_bytes() {
-  std::FILE* status = std::fopen("/proc/self/status", "r");
-  if (status == nullptr) return 0;
-  char line[256];
-  uint64_t kib = 0;
-  while (std::fgets(line, sizeof line, status) != nullptr)
-    if (std::sscanf(line, "VmHWM: %lu kB", &kib) == 1) break;
-  std::fclose(status);
-  return kib * 1024;
-}
-
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options) {
   const auto build_start = std::chrono::steady_clock::now();
@@ -140,7 +129,6 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   result.tiles_active = world->tiles_active;
   result.marks = world->marks;
   collect_busy(*world, result);
-  result.peak_rss_bytes = peak_rss_bytes();
   return result;
 }
 

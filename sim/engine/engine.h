@@ -50,7 +50,6 @@ struct EngineResult {
   double compute_busy_mean = 0, compute_busy_peak = 0;  // fraction of end_cycle, over active tiles
   double link_busy_mean = 0, link_busy_peak = 0;        // fraction of end_cycle, over all links (contention on)
   double build_seconds = 0, run_seconds = 0;
-  uint64_t peak_rss_bytes = 0;
 };
 
 // A ProgramSet the engine cannot run (a route off the grid, a deadlock, a second
@@ -62,8 +61,5 @@ class EngineError : public std::runtime_error {
 
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options);
-
-// Peak resident memory of this process so far (VmHWM), 0 where unknown.
-uint64_t peak_rss_bytes();
 
 }  // namespace wafersim::sim

@@ -32,7 +32,7 @@ TEST_CASE("no router carries more routes in a step than the patterns the compile
   for (const char* model : {"tiny-dense", "tiny-moe"}) {
     for (const char* axis : {"x", "y"}) {
       INFO(model << ", multicast along " << axis);
-      const mapping::Plan plan = compile(mapping::load_experiment_text(
+      const mapping::Plan plan = compile(load_experiment_text(
           zoo_experiment(model, "tiny"), "colors.yaml", {std::string("mapping.multicast_axis=") + axis}));
       size_t steps_checked = 0;
       for (const mapping::Region& region : plan.regions)

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
 #include "tests/mapping/mapping_fixture.h"
@@ -20,7 +20,7 @@ const char* const kZoo[] = {"llama3.1-8b", "llama3.1-70b",  "llama3.1-405b",  "l
 
 mapping::Plan plan_for(const std::string& model, const std::string& hardware = "wse3",
                        const std::vector<std::string>& overrides = {}) {
-  return compile(mapping::load_experiment_text(zoo_experiment(model, hardware), model + ".yaml", overrides));
+  return compile(load_experiment_text(zoo_experiment(model, hardware), model + ".yaml", overrides));
 }
 
 // Visits every tile of every block: what the compiler's edge-row shortcut must agree with.
@@ -108,7 +108,7 @@ TEST_CASE("wafers: auto picks the fewest that fit", "[mapping]") {
     CHECK(uint64_t(plan.hw.wafers) * plan.hw.tiles_per_wafer() * plan.hw.usable_sram_bytes() >= counts.weight_bytes);
     // ...and one fewer does not fit.
     const std::string fewer = "hardware.wafers=" + std::to_string(plan.hw.wafers - 1);
-    CHECK_THROWS_AS(plan_for(model, "wse3", {fewer}), config::DoesNotFitError);
+    CHECK_THROWS_AS(plan_for(model, "wse3", {fewer}), mapping::DoesNotFitError);
   }
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("a fixed wafer count that is too small names the bytes and the count t
   try {
     plan_for("llama3.1-70b", "wse3", {"hardware.wafers=2"});
     FAIL("expected DoesNotFitError");
-  } catch (const config::DoesNotFitError& error) {
+  } catch (const mapping::DoesNotFitError& error) {
     const std::string message = error.what();
     CHECK(message.find("llama3.1-70b needs") != std::string::npos);
     CHECK(message.find("2 wafer(s) of wse3 hold") != std::string::npos);
@@ -172,7 +172,7 @@ TEST_CASE("a tile that cannot hold its buffers is reported with its place and by
   try {
     plan_for("tiny-dense", "tiny", {"mapping.stream_buffer_bytes=50000"});
     FAIL("expected DoesNotFitError");
-  } catch (const config::DoesNotFitError& error) {
+  } catch (const mapping::DoesNotFitError& error) {
     const std::string message = error.what();
     CHECK_THAT(message, Catch::Contains("does not fit any number of tiny wafers"));
     CHECK_THAT(message, Catch::Contains("tile (x 0, y 0) of wafer 0"));

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
 
 namespace wafersim::testing {
@@ -19,8 +19,8 @@ inline std::string zoo_experiment(const std::string& model, const std::string& h
          std::to_string(prompt_tokens) + "\n  decode_tokens: " + std::to_string(decode_tokens) + "\n";
 }
 
-inline mapping::Plan compile(const mapping::Experiment& experiment) {
-  return mapping::compile_plan(experiment);
+inline mapping::Plan compile(const Experiment& experiment) {
+  return compile_plan(experiment);
 }
 
 }  // namespace wafersim::testing

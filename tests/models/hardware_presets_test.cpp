@@ -1,9 +1,9 @@
 // Hardware presets against /work/shared/hardware-facts.md, and the cross-field checks.
 #include <catch2/catch.hpp>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "models/hardware.h"
-#include "models/sim_options.h"
+#include "sim/experiment/sim_options.h"
 #include "tests/models/config_fixture.h"
 
 using namespace wafersim;
@@ -134,7 +134,7 @@ TEST_CASE("sim options: defaults and values", "[sim_options]") {
 }
 
 TEST_CASE("the experiment schema declares hardware and sim parameters", "[hardware]") {
-  const config::Schema& schema = mapping::experiment_schema();
+  const config::Schema& schema = experiment_schema();
   for (const config::ParamSpec& spec : hardware_schema().params()) {
     INFO(spec.path);
     REQUIRE(schema.find(spec.path) != nullptr);

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "models/analytic/gemv.h"
+#include "tests/oracles/gemv.h"
 #include "sim/engine/engine.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
@@ -32,7 +32,7 @@ TEST_CASE("a GEMV block, per-position work and expert skips take their cost-func
 
   // Tile (0, 0): one 64 x 48 FP16 GEMV block per iteration.
   const uint64_t rows = 64, cols = 48;
-  const Task gemv = compute(analytic::gemv_block_work(rows, cols, Dtype::FP16, Dtype::FP16));
+  const Task gemv = compute(oracles::gemv_block_work(rows, cols, Dtype::FP16, Dtype::FP16));
   place(set, 0, 0, {gemv, mark(0)});
 
   // Tile (1, 0): attention over its KV share, positions p with p % 4 == 1.
@@ -55,7 +55,7 @@ TEST_CASE("a GEMV block, per-position work and expert skips take their cost-func
   const sim::EngineResult result = sim::run_programs(hw, set, GrowingInputs(), options);
 
   // GEMV: 6144 flops at 16/cycle = 384; reads 6144 + 96 B at 16 B/cycle = 390; + 8 overhead.
-  const uint64_t gemv_cycles = analytic::gemv_block_cycles(hw.tile, rows, cols, Dtype::FP16, Dtype::FP16);
+  const uint64_t gemv_cycles = oracles::gemv_block_cycles(hw.tile, rows, cols, Dtype::FP16, Dtype::FP16);
   REQUIRE(gemv_cycles == 398);
   uint64_t attention_total = 0, expert_total = 0;
   for (uint64_t n = 0; n < 4; ++n) {

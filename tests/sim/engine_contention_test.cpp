@@ -2,7 +2,7 @@
 // and the waiting shows up as Contention on the critical path.
 #include <catch2/catch.hpp>
 
-#include "models/analytic/messages.h"
+#include "tests/oracles/messages.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "tests/sim/program_builder.h"
@@ -40,16 +40,16 @@ TEST_CASE("two flows sharing links take exactly the serialised time", "[engine][
   // i.e. B's closed form (24) plus the 17 cycles it waited.
   const uint64_t b_wait = 3 + body - 2;
   CHECK(result.marks[1][0].cycle == 41);
-  CHECK(result.marks[1][0].cycle == analytic::point_to_point_cycles(hw.fabric, 4, 0, 0, 64) + b_wait);
+  CHECK(result.marks[1][0].cycle == oracles::point_to_point_cycles(hw.fabric, 4, 0, 0, 64) + b_wait);
   CHECK(result.marks[1][0].path[size_t(Category::Contention)] == b_wait);
   CHECK(result.marks[1][0].path[size_t(Category::Fabric)] == 24);
 
   // Own sends: the second leaves the ramp one body later.
-  CHECK(result.marks[2][0].cycle == analytic::point_to_point_cycles(hw.fabric, 3, 0, 0, 64));
-  CHECK(result.marks[3][0].cycle == body + analytic::point_to_point_cycles(hw.fabric, 0, 3, 0, 64));
+  CHECK(result.marks[2][0].cycle == oracles::point_to_point_cycles(hw.fabric, 3, 0, 0, 64));
+  CHECK(result.marks[3][0].cycle == body + oracles::point_to_point_cycles(hw.fabric, 0, 3, 0, 64));
 
   // Ejection: both heads reach (10, 10) at cycle 4; the second is taken off one body later.
-  CHECK(result.marks[4][0].cycle == body + analytic::point_to_point_cycles(hw.fabric, 2, 0, 0, 64));
+  CHECK(result.marks[4][0].cycle == body + oracles::point_to_point_cycles(hw.fabric, 2, 0, 0, 64));
   CHECK(result.link_busy_peak > 0);
 }
 
@@ -63,7 +63,7 @@ TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine
   set.marks = 2;
   const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
   // ramp 2 + latency 1100 + 1360 / 136 = 10 + ramp 2.
-  REQUIRE(analytic::offwafer_cycles(hw, 1360) == 1114);
+  REQUIRE(oracles::offwafer_cycles(hw, 1360) == 1114);
   CHECK(result.marks[0][0].cycle == 1114);
   CHECK(result.marks[0][0].path[size_t(Category::OffWafer)] == 1114);
   CHECK(result.marks[1][0].cycle == 1114 + 10);
@@ -80,8 +80,8 @@ TEST_CASE("a busy ejection ramp delays one tile of a multicast but not the tiles
   place(set, 2, 0, {multicast(Dir::West, 2, 64, 1), wait(1, 0), mark(2)});
   set.marks = 4;
   const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
-  const uint64_t one_hop = analytic::multicast_arrival_cycles(hw.fabric, 1, 0, 64);  // 2 + 1 + 16 + 2
-  const uint64_t two_hops = analytic::multicast_arrival_cycles(hw.fabric, 2, 0, 64);
+  const uint64_t one_hop = oracles::multicast_arrival_cycles(hw.fabric, 1, 0, 64);  // 2 + 1 + 16 + 2
+  const uint64_t two_hops = oracles::multicast_arrival_cycles(hw.fabric, 2, 0, 64);
   // Both heads reach tile 1 at cycle 3; the eastbound one (sent first) is taken off
   // first and holds tile 1's ejection ramp until 3 + 16 = 19.
   CHECK(result.marks[0][0].cycle == one_hop);

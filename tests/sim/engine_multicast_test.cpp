@@ -1,7 +1,7 @@
 // Row and column multicasts: each tile of the segment receives at the closed-form cycle.
 #include <catch2/catch.hpp>
 
-#include "models/analytic/messages.h"
+#include "tests/oracles/messages.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "tests/sim/program_builder.h"
@@ -43,11 +43,11 @@ void check_multicasts(bool contention) {
   const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), options);
   for (uint32_t i = 0; i < slot; ++i) {
     INFO("segment " << slot_k[i].first << " tile k = " << slot_k[i].second);
-    CHECK(result.marks[i][0].cycle == analytic::multicast_arrival_cycles(hw.fabric, slot_k[i].second, 0, bytes));
+    CHECK(result.marks[i][0].cycle == oracles::multicast_arrival_cycles(hw.fabric, slot_k[i].second, 0, bytes));
   }
   // The last tile of the row: ramp 2 + 39 hops + 64 body cycles + ramp 2.
   CHECK(result.marks[38][0].cycle == 107);
-  CHECK(analytic::multicast_last_cycles(hw.fabric, 39, 0, bytes) == 107);
+  CHECK(oracles::multicast_last_cycles(hw.fabric, 39, 0, bytes) == 107);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/analytic/messages.h"
+#include "tests/oracles/messages.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "tests/sim/program_builder.h"
@@ -55,7 +55,7 @@ void run_cases(const std::vector<Case>& cases, bool contention) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     INFO("dx " << c.dx << " dy " << c.dy << " bytes " << c.bytes << " relays " << c.relays);
-    const uint64_t expected = analytic::point_to_point_cycles(hw.fabric, c.dx, c.dy, c.relays, c.bytes);
+    const uint64_t expected = oracles::point_to_point_cycles(hw.fabric, c.dx, c.dy, c.relays, c.bytes);
     CHECK(result.marks[i][0].cycle == expected);
     // The whole latency is fabric time on the critical path.
     CHECK(result.marks[i][0].path[size_t(Category::Fabric)] == expected);
@@ -78,7 +78,7 @@ std::vector<Case> many_cases() {
 TEST_CASE("point-to-point messages equal the closed form at many distances and sizes", "[engine][p2p]") {
   // Spot check of the closed form itself from the wse3 figures: ramp 2 + 7 hops
   // + 1 turn + ceil(64 / 4) + ramp 2 = 28 cycles.
-  REQUIRE(analytic::point_to_point_cycles(wse3_like().fabric, 3, -4, 0, 64) == 28);
+  REQUIRE(oracles::point_to_point_cycles(wse3_like().fabric, 3, -4, 0, 64) == 28);
   run_cases(many_cases(), false);
 }
 

@@ -1,8 +1,8 @@
-// Chain and tree reductions built as tile programs exactly as models/analytic/reduce.h
+// Chain and tree reductions built as tile programs exactly as tests/oracles/reduce.h
 // defines them: the engine's completion cycle equals the closed form.
 #include <catch2/catch.hpp>
 
-#include "models/analytic/reduce.h"
+#include "tests/oracles/reduce.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "tests/sim/program_builder.h"
@@ -13,8 +13,8 @@ using namespace wafersim::testing;
 
 namespace {
 
-analytic::ReduceParams reduce_params(uint32_t tiles) {
-  analytic::ReduceParams reduce;
+oracles::ReduceParams reduce_params(uint32_t tiles) {
+  oracles::ReduceParams reduce;
   reduce.tiles = tiles;
   reduce.bytes = 512;                 // 256 FP16 partial sums
   reduce.combine = {256, 1024, 512};  // add two 256-element vectors
@@ -34,12 +34,12 @@ uint64_t checked_cycle(const sim::EngineResult& result) {
   return record.cycle;
 }
 
-Task combine(const analytic::ReduceParams& reduce, uint32_t vectors) {
+Task combine(const oracles::ReduceParams& reduce, uint32_t vectors) {
   return compute(reduce.combine * vectors, reduce.dtype, Category::Reduce);
 }
 
 // Along row 0: tile n-1 sends west, each tile combines and passes on, tile 0 marks.
-uint64_t simulate_chain(const HardwareSpec& hw, const analytic::ReduceParams& reduce) {
+uint64_t simulate_chain(const HardwareSpec& hw, const oracles::ReduceParams& reduce) {
   ProgramSet set = empty_set(hw.grid_width, hw.grid_height);
   const uint32_t n = reduce.tiles;
   place(set, n - 1, 0, {send(-1, 0, uint32_t(reduce.bytes))});
@@ -53,18 +53,18 @@ uint64_t simulate_chain(const HardwareSpec& hw, const analytic::ReduceParams& re
 
 // The tree of reduce.h: at each level a receiver waits for its members (tag =
 // level) and combines them in one task; a sender sends to its receiver and is done.
-uint64_t simulate_tree(const HardwareSpec& hw, const analytic::ReduceParams& reduce, uint32_t fan_in) {
+uint64_t simulate_tree(const HardwareSpec& hw, const oracles::ReduceParams& reduce, uint32_t fan_in) {
   ProgramSet set = empty_set(hw.grid_width, hw.grid_height);
-  const uint32_t n = reduce.tiles, levels = analytic::tree_levels(n, fan_in);
+  const uint32_t n = reduce.tiles, levels = oracles::tree_levels(n, fan_in);
   for (uint32_t i = 0; i < n; ++i) {
     std::vector<Task> tasks;
     for (uint32_t level = 0; level < levels; ++level) {
-      const uint32_t count = analytic::tree_receive_count(i, level, n, fan_in);
+      const uint32_t count = oracles::tree_receive_count(i, level, n, fan_in);
       if (count > 0) {
         tasks.push_back(wait(count, uint16_t(level)));
         tasks.push_back(combine(reduce, count));
       }
-      const uint32_t hops = analytic::tree_send_hops(i, level, fan_in);
+      const uint32_t hops = oracles::tree_send_hops(i, level, fan_in);
       if (hops > 0) {
         tasks.push_back(send(-int32_t(hops), 0, uint32_t(reduce.bytes), uint16_t(level)));
         break;
@@ -83,32 +83,32 @@ uint64_t simulate_tree(const HardwareSpec& hw, const analytic::ReduceParams& red
 
 TEST_CASE("a chain reduce equals (n-1) (message + combine)", "[engine][reduce]") {
   const HardwareSpec hw = wse3_like(64, 4);
-  const analytic::ReduceParams reduce = reduce_params(50);
+  const oracles::ReduceParams reduce = reduce_params(50);
   // By hand: a 1-hop 512-byte message is 2 + 1 + 128 + 2 = 133 cycles; the
   // combine reads 1024 B at 16 B/cycle: 8 + 64 = 72 cycles; 49 * 205 = 10045.
-  REQUIRE(analytic::chain_reduce_cycles(hw, reduce) == 10045);
+  REQUIRE(oracles::chain_reduce_cycles(hw, reduce) == 10045);
   CHECK(simulate_chain(hw, reduce) == 10045);
 }
 
 TEST_CASE("a fan-in 2 tree reduce equals its closed form", "[engine][reduce]") {
   const HardwareSpec hw = wse3_like(64, 4);
-  const analytic::ReduceParams reduce = reduce_params(32);
-  const uint64_t closed = analytic::full_tree_reduce_cycles(hw, reduce, 2);
-  REQUIRE(closed == analytic::tree_reduce_cycles(hw, reduce, 2));
+  const oracles::ReduceParams reduce = reduce_params(32);
+  const uint64_t closed = oracles::full_tree_reduce_cycles(hw, reduce, 2);
+  REQUIRE(closed == oracles::tree_reduce_cycles(hw, reduce, 2));
   CHECK(simulate_tree(hw, reduce, 2) == closed);
 }
 
 TEST_CASE("a fan-in 4 tree reduce equals its closed form", "[engine][reduce]") {
   const HardwareSpec hw = wse3_like(64, 4);
-  const analytic::ReduceParams reduce = reduce_params(64);
-  const uint64_t closed = analytic::full_tree_reduce_cycles(hw, reduce, 4);
-  REQUIRE(closed == analytic::tree_reduce_cycles(hw, reduce, 4));
+  const oracles::ReduceParams reduce = reduce_params(64);
+  const uint64_t closed = oracles::full_tree_reduce_cycles(hw, reduce, 4);
+  REQUIRE(closed == oracles::tree_reduce_cycles(hw, reduce, 4));
   CHECK(simulate_tree(hw, reduce, 4) == closed);
 }
 
 TEST_CASE("a fan-in 4 tree over a line that is not a power of 4 equals the level-by-level form",
           "[engine][reduce]") {
   const HardwareSpec hw = wse3_like(64, 4);
-  const analytic::ReduceParams reduce = reduce_params(23);
-  CHECK(simulate_tree(hw, reduce, 4) == analytic::tree_reduce_cycles(hw, reduce, 4));
+  const oracles::ReduceParams reduce = reduce_params(23);
+  CHECK(simulate_tree(hw, reduce, 4) == oracles::tree_reduce_cycles(hw, reduce, 4));
 }

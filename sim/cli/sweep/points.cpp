@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "sim/cli/sweep/yaml_tree.h"
@@ -131,7 +131,7 @@ class ScratchFile {
   }
   if (blamed) throw config::ConfigError(blamed->where, key, message + context);
   // The loader names a value at the value, and a key it does not know at the key.
-  const bool known = mapping::experiment_schema().find(key) || mapping::experiment_schema().is_section(key);
+  const bool known = experiment_schema().find(key) || experiment_schema().is_section(key);
   throw config::ConfigError(locate(sweep.base_source, key, sweep.base_file, sweep.base_where, !known), key,
                             message + context);
 }
@@ -160,13 +160,13 @@ SweepPlan plan_points(const SweepFile& sweep) {
 
     std::optional<config::Config> config;
     try {
-      config = mapping::load_experiment(scratch.path(), {}).config;
+      config = load_experiment(scratch.path(), {}).config;
     } catch (const config::ConfigError& error) {
-      if (error.exit_code() != config::kExitDoesNotFit) report(error, sweep, all[index], scratch.path(), index);
-    } catch (const config::DoesNotFitError&) {
+      report(error, sweep, all[index], scratch.path(), index);
+    } catch (const mapping::DoesNotFitError&) {
       // Valid, only too large: the run records it.
     }
-    if (!config) config = mapping::load_experiment_config(scratch.path(), {});
+    if (!config) config = load_experiment_config(scratch.path(), {});
     point.hash = config->hash();
     if (!seen.insert(point.hash).second) {
       ++plan.duplicates;

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 #include "models/config/source_text.h"
 #include "models/config/text.h"
 #include "sim/cli/sweep/yaml_tree.h"
@@ -149,7 +149,7 @@ class Reader {
 
   // An override path must name a parameter or a section of the experiment schema.
   void check_path(const std::string& path, const YAML::Node& key_node) const {
-    const config::Schema& schema = mapping::experiment_schema();
+    const config::Schema& schema = experiment_schema();
     if (schema.find(path) || schema.is_section(path)) return;
     std::vector<std::string> known;
     std::set<std::string> sections;

@@ -5,7 +5,7 @@
 #include "models/cost.h"
 #include "models/dtype.h"
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 // 2 rows cols flops; reads the weight block and the input slice, writes the partial sums.
 Work gemv_block_work(uint64_t rows, uint64_t cols, Dtype weight_dtype, Dtype activation_dtype);
@@ -16,4 +16,4 @@ Dtype gemv_arithmetic_dtype(Dtype weight_dtype, Dtype activation_dtype);
 uint64_t gemv_block_cycles(const TileParams& tile, uint64_t rows, uint64_t cols, Dtype weight_dtype,
                            Dtype activation_dtype);
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

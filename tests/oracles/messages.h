@@ -5,7 +5,7 @@
 
 #include "models/hardware.h"
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 // A message (dx, dy) tiles away on the same wafer, X then Y:
 // ramp_on + (|dx|+|dy|) t_hop + [dx≠0 and dy≠0] t_turn + relays * relay + ceil(B / link) + ramp_off.
@@ -21,4 +21,4 @@ uint64_t multicast_last_cycles(const FabricParams& fabric, uint32_t count, uint3
 // A message to another wafer: ramp_on + latency + ceil(B / offwafer bandwidth) + ramp_off.
 uint64_t offwafer_cycles(const HardwareSpec& hw, uint64_t bytes);
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

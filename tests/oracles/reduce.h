@@ -17,7 +17,7 @@
 #include "models/cost.h"
 #include "models/hardware.h"
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 struct ReduceParams {
   uint32_t tiles = 0;   // n
@@ -56,4 +56,4 @@ struct Hpdc24Reduce {
 };
 double hpdc24_reduce_cycles(const Hpdc24Reduce& reduce);
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

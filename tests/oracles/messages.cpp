@@ -1,10 +1,10 @@
-#include "models/analytic/messages.h"
+#include "tests/oracles/messages.h"
 
 #include <cstdlib>
 
 #include "models/cost.h"
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t dy, uint32_t relays,
                                uint64_t bytes) {
@@ -23,4 +23,4 @@ uint64_t multicast_last_cycles(const FabricParams& fabric, uint32_t count, uint3
 
 uint64_t offwafer_cycles(const HardwareSpec& hw, uint64_t bytes) { return offwafer_message_cycles(hw, bytes); }
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

@@ -1,4 +1,4 @@
-#include "sim/engine/version.h"
+#include "sim/experiment/version.h"
 
 namespace wafersim {
 const char* version() { return WAFERSIM_VERSION; }

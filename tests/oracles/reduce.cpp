@@ -1,10 +1,10 @@
-#include "models/analytic/reduce.h"
+#include "tests/oracles/reduce.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 namespace {
 uint64_t combine_cycles(const HardwareSpec& hw, const ReduceParams& reduce, uint64_t vectors) {
@@ -82,4 +82,4 @@ double hpdc24_reduce_cycles(const Hpdc24Reduce& r) {
   return std::max(r.contention_cycles, r.element_hops / r.links + r.distance_hops) + (2 * r.ramp_cycles + 1) * r.depth;
 }
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

@@ -1,4 +1,4 @@
-#include "models/sim_options.h"
+#include "sim/experiment/sim_options.h"
 
 #include "models/config/config.h"
 

@@ -1,16 +1,19 @@
 #pragma once
-// One experiment: the resolved configuration and the typed specs read from it.
+// One experiment: the resolved configuration of every section (hardware, model,
+// workload, mapping, sim) and the typed specs read from it. What every command
+// that takes an experiment starts from.
 #include <string>
 #include <vector>
 
 #include "mapping/mapping_options.h"
+#include "mapping/plan.h"
 #include "models/config/config.h"
 #include "models/hardware.h"
-#include "models/sim_options.h"
+#include "sim/experiment/sim_options.h"
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
 
-namespace wafersim::mapping {
+namespace wafersim {
 
 // Every parameter of every section (hardware, model, workload, mapping, sim).
 const config::Schema& experiment_schema();
@@ -23,7 +26,7 @@ struct Experiment {
   HardwareSpec hardware;
   workloads::ModelSpec model;
   workloads::WorkloadSpec workload;
-  MappingOptions mapping;
+  mapping::MappingOptions mapping;
   SimOptions sim;
 };
 
@@ -37,4 +40,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
                                 const std::vector<std::string>& overrides = {});
 
-}  // namespace wafersim::mapping
+// The compiler's plan for the experiment.
+mapping::Plan compile_plan(const Experiment& experiment);
+
+}  // namespace wafersim

@@ -1,6 +1,6 @@
-#include "models/analytic/gemv.h"
+#include "tests/oracles/gemv.h"
 
-namespace wafersim::analytic {
+namespace wafersim::oracles {
 
 Work gemv_block_work(uint64_t rows, uint64_t cols, Dtype weight_dtype, Dtype activation_dtype) {
   Work work;
@@ -20,4 +20,4 @@ uint64_t gemv_block_cycles(const TileParams& tile, uint64_t rows, uint64_t cols,
                         gemv_block_work(rows, cols, weight_dtype, activation_dtype));
 }
 
-}  // namespace wafersim::analytic
+}  // namespace wafersim::oracles

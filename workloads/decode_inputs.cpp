@@ -1,10 +1,10 @@
-#include "mapping/decode_inputs.h"
+#include "workloads/decode_inputs.h"
 
 #include <algorithm>
 
-namespace wafersim::mapping {
+namespace wafersim::workloads {
 
-DecodeInputs::DecodeInputs(const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload)
+DecodeInputs::DecodeInputs(const ModelSpec& model, const WorkloadSpec& workload)
     : workload_(workload), router_(workload.seed, model.moe.n_experts, model.moe.top_k) {}
 
 uint64_t DecodeInputs::context(uint64_t iteration) const {
@@ -21,4 +21,4 @@ bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_
   return std::binary_search(cached_experts_.begin(), cached_experts_.end(), expert);
 }
 
-}  // namespace wafersim::mapping
+}  // namespace wafersim::workloads

@@ -6,7 +6,7 @@
 // Each test case runs in its own process (SystemC elaborates once).
 #include <catch2/catch.hpp>
 
-#include "tests/sim/decode_fixture.h"
+#include "tests/backend/decode_fixture.h"
 
 using namespace wafersim;
 using namespace wafersim::testing;
@@ -24,7 +24,7 @@ void require_same_cycles(const std::string& experiment, std::vector<std::string>
     CHECK(simulated.finish[r] == both.analytic.finish[r]);
   }
   CHECK(simulated.critical_path == both.analytic.critical_path);
-  CHECK(both.simulated.engine.tiles_simulated == both.plan.tiles_total);
+  CHECK(both.simulated.figures.tiles_simulated == both.plan.tiles_total);
 }
 
 void require_within_ten_percent(const std::string& experiment, std::vector<std::string> overrides) {

@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
-#include "models/analytic/gemv.h"
-#include "models/analytic/messages.h"
-#include "models/analytic/reduce.h"
+#include "tests/oracles/gemv.h"
+#include "tests/oracles/messages.h"
+#include "tests/oracles/reduce.h"
 #include "tests/sim/test_hardware.h"
 
 using namespace wafersim;
-using namespace wafersim::analytic;
+using namespace wafersim::oracles;
 
 TEST_CASE("message closed forms from the wse3 figures", "[analytic]") {
   const HardwareSpec hw = testing::wse3_like();

@@ -8,21 +8,21 @@
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
 
-namespace wafersim::mapping {
+namespace wafersim::workloads {
 
 class DecodeInputs : public IterationInputs {
  public:
-  DecodeInputs(const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload);
+  DecodeInputs(const ModelSpec& model, const WorkloadSpec& workload);
   uint64_t context(uint64_t iteration) const override;
   bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override;
 
  private:
-  workloads::WorkloadSpec workload_;
-  workloads::ExpertRouter router_;
+  WorkloadSpec workload_;
+  ExpertRouter router_;
   // The last routing asked for: tiles of one layer ask about the same iteration in turn.
   mutable uint64_t cached_iteration_ = UINT64_MAX;
   mutable uint32_t cached_layer_ = UINT32_MAX;
   mutable std::vector<uint32_t> cached_experts_;
 };
 
-}  // namespace wafersim::mapping
+}  // namespace wafersim::workloads

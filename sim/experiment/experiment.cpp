@@ -1,11 +1,11 @@
-#include "mapping/experiment.h"
+#include "sim/experiment/experiment.h"
 
 #include "models/hardware.h"
-#include "models/sim_options.h"
+#include "sim/experiment/sim_options.h"
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
 
-namespace wafersim::mapping {
+namespace wafersim {
 
 const config::Schema& experiment_schema() {
   static const config::Schema schema = [] {
@@ -14,7 +14,7 @@ const config::Schema& experiment_schema() {
     declare_sim_params(s);
     workloads::declare_model_params(s);
     workloads::declare_workload_params(s);
-    declare_mapping_params(s);
+    mapping::declare_mapping_params(s);
     return s;
   }();
   return schema;
@@ -41,7 +41,7 @@ Experiment experiment_from_config(const config::Config& config) {
                         hardware_from_config(config),
                         workloads::model_from_config(config),
                         workloads::workload_from_config(config),
-                        mapping_options_from_config(config),
+                        mapping::mapping_options_from_config(config),
                         sim_options_from_config(config)};
   // Every token of every sequence is an iteration whose timing is kept for the metrics.
   const uint64_t iterations = uint64_t(experiment.workload.batch) * experiment.workload.decode_tokens;
@@ -61,4 +61,8 @@ Experiment load_experiment_text(const std::string& yaml_text, const std::string&
   return experiment_from_config(config::load_string(experiment_schema(), yaml_text, name, load_options(overrides)));
 }
 
-}  // namespace wafersim::mapping
+mapping::Plan compile_plan(const Experiment& experiment) {
+  return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+}
+
+}  // namespace wafersim

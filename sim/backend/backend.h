@@ -1,0 +1,71 @@
+#pragma once
+// A backend evaluates a compiled plan for the workload's iterations and returns
+// the timeline every metric is computed from, with figures about its own run.
+// `run`, `analytic` and every sweep point reach the backends through this
+// interface, chosen by name; a new timing model plugs in here.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mapping/plan.h"
+#include "mapping/timeline.h"
+#include "models/tile_program.h"
+#include "sim/experiment/sim_options.h"
+
+namespace wafersim::backend {
+
+// Reported every SimOptions::progress_seconds of wall time by backends that take that long.
+struct Progress {
+  uint64_t tokens_done = 0;
+  uint64_t tokens_total = 0;
+  double simulated_us = 0;
+  double events_per_second = 0;
+  double wall_seconds = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+// Cycles of one step of a region's chain, from its input being complete to its output being complete.
+struct StepCycles {
+  std::string region;
+  std::string step;
+  uint64_t cycles = 0;
+};
+
+// What the backend measured about its own run. Figures it cannot measure stay unset (`measured` false).
+struct RunFigures {
+  std::string backend;               // "sim" or "analytic"
+  bool measured = false;             // utilisation, tiles and events below were measured
+  double compute_busy_mean = 0, compute_busy_peak = 0;
+  double link_busy_mean = 0, link_busy_peak = 0;
+  uint64_t tiles_simulated = 0;
+  uint64_t events = 0;
+  uint64_t link_hops = 0;
+  std::vector<StepCycles> first_token_steps;  // the closed form's account of the first token, where offered
+  // The whole command, loading and compiling included; filled by the caller. Not byte-stable.
+  double wall_seconds = 0;
+  uint64_t peak_rss_bytes = 0;
+};
+
+struct Evaluation {
+  mapping::DecodeTimeline timeline;
+  RunFigures figures;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual Evaluation evaluate(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
+                              const ProgressFn& progress) const = 0;
+};
+
+// "sim": the SystemC engine runs the plan's programs on every tile.
+// "analytic": the contention-free closed form of the same steps.
+const std::vector<std::string>& backend_names();
+// Throws std::invalid_argument for a name not in backend_names().
+std::unique_ptr<Backend> make_backend(const std::string& name);
+
+}  // namespace wafersim::backend

@@ -1,0 +1,8 @@
+#pragma once
+// What `wafersim` tells the shell, for every command.
+
+namespace wafersim::cli {
+
+enum ExitCode : int { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitDoesNotFit = 3 };
+
+}  // namespace wafersim::cli
