@@ -12,6 +12,7 @@
 #include "mapping/layout.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
+#include "models/field_list.h"
 #include "models/sram_ledger.h"
 
 namespace wafersim::mapping {
@@ -137,17 +138,8 @@ class ProgramInterner {
  public:
   explicit ProgramInterner(ProgramSet& set) : set_(set) {}
   uint32_t intern(std::vector<Task> tasks) {
-    uint64_t hash = 1469598103934665603ull;
-    for (const Task& t : tasks) {
-      const uint64_t fields[] = {uint64_t(t.op) | uint64_t(t.dir) << 8 | uint64_t(t.category) << 16 |
-                                     uint64_t(t.dtype) << 24 | uint64_t(t.tag) << 32 | uint64_t(t.layer) << 48,
-                                 t.count, uint64_t(uint32_t(t.dx)) << 32 | uint32_t(t.dy), uint64_t(uint32_t(t.dwafer)),
-                                 t.bytes, uint64_t(t.expert) << 32 | t.moe_layer, t.mark, t.work.flops,
-                                 t.work.read_bytes, t.work.write_bytes, t.work_per_position.flops,
-                                 t.work_per_position.read_bytes, t.kv_stride, t.kv_offset, t.kv_window,
-                                 t.iteration_delta, t.relays};
-      for (uint64_t field : fields) hash = (hash ^ field) * 1099511628211ull;
-    }
+    uint64_t hash = kFieldHashSeed;
+    for (const Task& t : tasks) hash = hash_fields(hash, t);
     std::vector<uint32_t>& bucket = index_[hash];
     for (uint32_t id : bucket)
       if (set_.programs[id].tasks == tasks) return id;
