@@ -27,7 +27,7 @@ class RootCompute : public Step {
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (i == 0 && j == 0) out.push_back(compute(work_, dtype_, category_));
+    if (i == 0 && j == 0) out.push_back(compute().work(work_).dtype(dtype_).category(category_));
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
@@ -63,12 +63,12 @@ class Lookup : public Step {
     const int32_t far_i = int32_t(g.rows - 1), far_j = int32_t(g.cols - 1);
     const bool root = i == 0 && j == 0, far = int32_t(i) == far_i && int32_t(j) == far_j;
     // The engine routes X then Y and charges the turn when a send moves along both axes.
-    if (root) out.push_back(send_local(far_i, far_j, kRequestBytes, env_.tag, Category::Fabric, 0));
+    if (root) out.push_back(send_local(far_i, far_j, 0).bytes(kRequestBytes).tag(env_.tag));
     if (far) {
-      out.push_back(wait(env_.tag, 1));
-      out.push_back(send_local(-far_i, -far_j, row_bytes_, uint16_t(env_.tag + 1), Category::Fabric, 1));
+      out.push_back(wait().tag(env_.tag).messages(1));
+      out.push_back(send_local(-far_i, -far_j, 1).bytes(row_bytes_).tag(uint16_t(env_.tag + 1)));
     }
-    if (root) out.push_back(wait(uint16_t(env_.tag + 1), 1));
+    if (root) out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
@@ -118,16 +118,22 @@ class GemvToColumn : public Step {
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (input_tag_ >= 0)
-        out.push_back(wait(uint16_t(input_tag_), 1));
+        out.push_back(wait().tag(uint16_t(input_tag_)).messages(1));
       else if (j > 0)
-        out.push_back(wait(env_.tag, 1));
+        out.push_back(wait().tag(env_.tag).messages(1));
       else if (g.cols > 1)
-        out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, shape_.d_in), env_.tag, 0));
-      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, act_bytes(env_, block_in_), uint16_t(env_.tag + 1), 1));
+        out.push_back(
+            multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
+      if (g.rows > 1)
+        out.push_back(multicast(1)
+                          .dir(g.down())
+                          .tiles(g.rows - 1)
+                          .bytes(act_bytes(env_, block_in_))
+                          .tag(uint16_t(env_.tag + 1)));
     } else {
-      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
-    out.push_back(compute(work_, shape_.weight, Category::Compute));
+    out.push_back(compute().work(work_).dtype(shape_.weight));
     emit_tree(tree_, j, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -193,10 +199,10 @@ class GemvToRow : public Step {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     if (j > 0)
-      out.push_back(wait(env_.tag, 1));
+      out.push_back(wait().tag(env_.tag).messages(1));
     else if (g.cols > 1)
-      out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, block_in_), env_.tag, 0));
-    out.push_back(compute(work_, shape_.weight, Category::Compute));
+      out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, block_in_)).tag(env_.tag));
+    out.push_back(compute().work(work_).dtype(shape_.weight));
     emit_tree(tree_, i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -245,7 +251,7 @@ class ColumnCompute : public Step {
   FrontKind input() const override { return FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Column; }
   void emit(uint32_t, uint32_t j, std::vector<Task>& out) const override {
-    if (j == 0) out.push_back(compute(work_, dtype_, Category::Compute));
+    if (j == 0) out.push_back(compute().work(work_).dtype(dtype_));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     if (!row) out.push_back(index == 0);
@@ -332,23 +338,25 @@ class Attention : public Step {
     return (group_start_[group + 1] - group_start_[group]) * env_.geo.rows;
   }
   Task attend_task(uint32_t j) const {
-    Task task = compute(fixed_, env_.activation, Category::Compute);
-    task.work_per_position = per_position_;
-    task.kv_stride = group_tiles(j);
-    task.kv_offset = Task::kTileParam;
-    task.kv_window = shape_.window;
-    return task;
+    return compute()
+        .work(fixed_)
+        .dtype(env_.activation)
+        .work_per_position(per_position_)
+        .kv_stride(group_tiles(j))
+        .kv_offset(Task::kTileParam)
+        .kv_window(shape_.window);
   }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (j > 0)
-        out.push_back(wait(env_.tag, 1));
+        out.push_back(wait().tag(env_.tag).messages(1));
       else if (g.cols > 1)
-        out.push_back(multicast(g.across(), g.cols - 1, row_bytes_, env_.tag, 0));
-      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, column_bytes_, uint16_t(env_.tag + 1), 1));
+        out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(row_bytes_).tag(env_.tag));
+      if (g.rows > 1)
+        out.push_back(multicast(1).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(uint16_t(env_.tag + 1)));
     } else {
-      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
