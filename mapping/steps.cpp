@@ -107,7 +107,12 @@ class GemvToColumn : public Step {
     const BlockGeometry& g = env.geo;
     block_in_ = ceil_div(shape.d_in, g.cols);
     block_out_ = ceil_div(shape.d_out, g.rows);
-    tree_ = Tree{true, g.cols, uint16_t(env.tag + 2), 2, false, block_out_ * 4, {}};
+    // Partial sums reduce along each row to the root column.
+    tree_.along_row = true;
+    tree_.n = g.cols;
+    tree_.tag = uint16_t(env.tag + 2);
+    tree_.pattern = 2;
+    tree_.bytes_per_position = block_out_ * 4;
     work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
                  block_out_ * 4};
   }
@@ -189,7 +194,12 @@ class GemvToRow : public Step {
     const BlockGeometry& g = env.geo;
     block_in_ = ceil_div(shape.d_in, g.rows);
     block_out_ = ceil_div(shape.d_out, g.cols);
-    tree_ = Tree{false, g.rows, uint16_t(env.tag + 1), 1, false, block_out_ * 4, {}};
+    // Partial sums reduce down each column to the root row.
+    tree_.along_row = false;
+    tree_.n = g.rows;
+    tree_.tag = uint16_t(env.tag + 1);
+    tree_.pattern = 1;
+    tree_.bytes_per_position = block_out_ * 4;
     work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
                  block_out_ * 4};
   }
@@ -274,7 +284,12 @@ class ColumnCompute : public Step {
 class GatherToRoot : public Step {
  public:
   GatherToRoot(const StepEnv& env, bool along_row, uint64_t bytes_per_position, bool reduce) : Step(env) {
-    tree_ = Tree{along_row, along_row ? env.geo.cols : env.geo.rows, env.tag, 0, !reduce, bytes_per_position, {}};
+    tree_.along_row = along_row;
+    tree_.n = along_row ? env.geo.cols : env.geo.rows;
+    tree_.tag = env.tag;
+    tree_.pattern = 0;
+    tree_.gather = !reduce;
+    tree_.bytes_per_position = bytes_per_position;
   }
   FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Root; }
@@ -326,9 +341,19 @@ class Attention : public Step {
     per_position_ = Work{heads_per_group_ * q_per_kv * (4 * uint64_t(shape.head_dim) + 5),
                          dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
     const uint32_t column_levels = tree_levels(g.rows, env.fanin);
-    column_tree_ = Tree{false, g.rows, uint16_t(env.tag + 2), 2, false, partial_bytes_, {}};
-    row_tree_ = Tree{true, g.cols, uint16_t(env.tag + 2 + column_levels), 2 + column_levels, true, partial_bytes_,
-                     group_of_};
+    // Partials reduce down each column; the root row gathers one partial per KV head group.
+    column_tree_.along_row = false;
+    column_tree_.n = g.rows;
+    column_tree_.tag = uint16_t(env.tag + 2);
+    column_tree_.pattern = 2;
+    column_tree_.bytes_per_position = partial_bytes_;
+    row_tree_.along_row = true;
+    row_tree_.n = g.cols;
+    row_tree_.tag = uint16_t(env.tag + 2 + column_levels);
+    row_tree_.pattern = 2 + column_levels;
+    row_tree_.gather = true;
+    row_tree_.bytes_per_position = partial_bytes_;
+    row_tree_.group = group_of_;
   }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
