@@ -12,7 +12,9 @@
 #include "mapping/layout.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
+#include "models/field_list.h"
 #include "models/sram_ledger.h"
+#include "models/task_builders.h"
 
 namespace wafersim::mapping {
 
@@ -137,17 +139,8 @@ class ProgramInterner {
  public:
   explicit ProgramInterner(ProgramSet& set) : set_(set) {}
   uint32_t intern(std::vector<Task> tasks) {
-    uint64_t hash = 1469598103934665603ull;
-    for (const Task& t : tasks) {
-      const uint64_t fields[] = {uint64_t(t.op) | uint64_t(t.dir) << 8 | uint64_t(t.category) << 16 |
-                                     uint64_t(t.dtype) << 24 | uint64_t(t.tag) << 32 | uint64_t(t.layer) << 48,
-                                 t.count, uint64_t(uint32_t(t.dx)) << 32 | uint32_t(t.dy), uint64_t(uint32_t(t.dwafer)),
-                                 t.bytes, uint64_t(t.expert) << 32 | t.moe_layer, t.mark, t.work.flops,
-                                 t.work.read_bytes, t.work.write_bytes, t.work_per_position.flops,
-                                 t.work_per_position.read_bytes, t.kv_stride, t.kv_offset, t.kv_window,
-                                 t.iteration_delta, t.relays};
-      for (uint64_t field : fields) hash = (hash ^ field) * 1099511628211ull;
-    }
+    uint64_t hash = kFieldHashSeed;
+    for (const Task& t : tasks) hash = hash_fields(hash, t);
     std::vector<uint32_t>& bucket = index_[hash];
     for (uint32_t id : bucket)
       if (set_.programs[id].tasks == tasks) return id;
@@ -195,33 +188,17 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
   }
 }
 
-Task mark(uint32_t slot) {
-  Task task;
-  task.op = Op::Mark;
-  task.mark = slot;
-  return task;
-}
-
-Task input_wait() {
-  Task task;
-  task.op = Op::Wait;
-  task.tag = kTagInput;
-  task.count = 1;
-  return task;
-}
-
 Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t iteration_delta) {
-  Task task;
-  task.op = Op::Send;
-  task.dx = int32_t(to.box.x0) - int32_t(from.box.x0);
-  task.dy = int32_t(to.box.y0) - int32_t(from.box.y0);
-  task.dwafer = int32_t(to.box.wafer) - int32_t(from.box.wafer);
-  task.bytes = uint32_t(bytes);
-  task.tag = kTagInput;
-  task.category = task.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-  task.iteration_delta = iteration_delta;
-  task.layer = uint16_t(std::max(from.layer, 0));
-  return task;
+  const int32_t dwafer = int32_t(to.box.wafer) - int32_t(from.box.wafer);
+  return SendTask()
+      .dx(int32_t(to.box.x0) - int32_t(from.box.x0))
+      .dy(int32_t(to.box.y0) - int32_t(from.box.y0))
+      .dwafer(dwafer)
+      .bytes(bytes)
+      .tag(kTagInput)
+      .category(dwafer != 0 ? Category::OffWafer : Category::Fabric)
+      .iteration_delta(iteration_delta)
+      .layer(uint16_t(std::max(from.layer, 0)));
 }
 
 // Region roots wait for the input, run their chain and send on; the LM head
@@ -235,8 +212,8 @@ void connect_regions(Plan& plan) {
     const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? 4 : vector_bytes,
                                 head ? plan.workload.batch : 0);
     Block& main = region.blocks[0];
-    main.root_prologue = {input_wait(), mark(Plan::mark_in(r))};
-    main.root_epilogue = {send, mark(Plan::mark_out(r))};
+    main.root_prologue = {WaitTask().tag(kTagInput).messages(1), MarkTask().slot(Plan::mark_in(r))};
+    main.root_epilogue = {send, MarkTask().slot(Plan::mark_out(r))};
     plan.region_sends.push_back(send);
   }
 }

@@ -5,6 +5,7 @@
 
 #include "mapping/region.h"
 #include "models/cost.h"
+#include "models/task_builders.h"
 
 namespace wafersim::mapping {
 
@@ -70,18 +71,12 @@ class ChainBuilder {
   uint16_t next_tag_;
 };
 
-Task make_send(const BlockGeometry& from, const BlockGeometry& to, uint64_t bytes, uint16_t tag, Category category,
-               uint16_t layer) {
-  Task task;
-  task.op = Op::Send;
-  task.dx = int32_t(to.x0) - int32_t(from.x0);
-  task.dy = int32_t(to.y0) - int32_t(from.y0);
-  task.dwafer = int32_t(to.wafer) - int32_t(from.wafer);
-  task.bytes = uint32_t(bytes);
-  task.tag = tag;
-  task.category = category;
-  task.layer = layer;
-  return task;
+// From the root of block `from` to the root of block `to`.
+SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
+  return SendTask()
+      .dx(int32_t(to.x0) - int32_t(from.x0))
+      .dy(int32_t(to.y0) - int32_t(from.y0))
+      .dwafer(int32_t(to.wafer) - int32_t(from.wafer));
 }
 
 
@@ -145,8 +140,8 @@ class Dispatch : public Step {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (i != 0 || j != 0) return;
     out.insert(out.end(), head_sends_.begin(), head_sends_.end());
-    out.push_back(wait(env_.tag, results_));
-    out.push_back(compute(combine_, env_.activation, Category::Compute));
+    out.push_back(wait().tag(env_.tag).messages(results_));
+    out.push_back(compute().work(combine_).dtype(env_.activation));
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
@@ -241,10 +236,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert_chain.add("expert_scale", [&](const StepEnv& env) {
         return root_compute_step(env, Work{m.d_model, vector_bytes, vector_bytes}, m.activation_dtype, Category::Compute);
       });
-      const Task back = make_send(expert.geo, main.geo, vector_bytes, return_tag, Category::Fabric, uint16_t(layer));
+      const Task back = root_to_root(expert.geo, main.geo).bytes(vector_bytes).tag(return_tag).layer(uint16_t(layer));
       expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
-        head_sends.push_back(make_send(main.geo, expert.geo, vector_bytes, dispatch_tag, Category::Fabric, uint16_t(layer)));
+        head_sends.push_back(
+            root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
       const uint32_t column_hops = row * expert_height;
       const uint64_t head_arrival =
           send_cycles(*context.hw, head_sends.front()) +
@@ -294,8 +290,9 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   // first; the rest of the block runs only if the expert is routed.
   size_t guarded = body;
   auto forward = [&](Dir dir, uint32_t count) {
-    tasks.insert(tasks.begin() + long(guarded++),
-                 multicast_task(dir, count, dispatch_bytes, dispatch_tag, 0, uint16_t(moe_layer)));
+    const Task multicast =
+        MulticastTask().dir(dir).tiles(count).bytes(dispatch_bytes).tag(dispatch_tag).layer(uint16_t(moe_layer));
+    tasks.insert(tasks.begin() + long(guarded++), multicast);
   };
   if (i == 0) {
     guarded = body + 1;  // the dispatch wait emitted by the first step
@@ -303,16 +300,16 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
     if (root && dispatch_column_tiles > 0) forward(geo.down(), dispatch_column_tiles);
   } else if (j == 0 && on_dispatch_column) {
     // The column multicast passes here on its way to the next row's head.
-    tasks.insert(tasks.begin() + long(body), wait_task(dispatch_tag, 1, uint16_t(moe_layer)));
+    const Task wait = WaitTask().tag(dispatch_tag).messages(1).layer(uint16_t(moe_layer));
+    tasks.insert(tasks.begin() + long(body), wait);
     guarded = body + 1;
   }
   if (expert >= 0) {
-    Task guard;
-    guard.op = Op::SkipUnlessExpert;
-    guard.expert = Task::kTileParam;  // experts of the same shape share programs
-    guard.moe_layer = moe_layer;
-    guard.count = uint32_t(tasks.size() - guarded);
-    guard.layer = uint16_t(moe_layer);
+    const Task guard = SkipUnlessExpertTask()
+                           .expert(Task::kTileParam)  // experts of the same shape share programs
+                           .moe_layer(moe_layer)
+                           .tasks(uint32_t(tasks.size() - guarded))
+                           .layer(uint16_t(moe_layer));
     tasks.insert(tasks.begin() + long(guarded), guard);
   }
   return tasks;

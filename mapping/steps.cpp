@@ -27,7 +27,7 @@ class RootCompute : public Step {
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (i == 0 && j == 0) out.push_back(compute(work_, dtype_, category_));
+    if (i == 0 && j == 0) out.push_back(compute().work(work_).dtype(dtype_).category(category_));
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
@@ -63,12 +63,12 @@ class Lookup : public Step {
     const int32_t far_i = int32_t(g.rows - 1), far_j = int32_t(g.cols - 1);
     const bool root = i == 0 && j == 0, far = int32_t(i) == far_i && int32_t(j) == far_j;
     // The engine routes X then Y and charges the turn when a send moves along both axes.
-    if (root) out.push_back(send_local(far_i, far_j, kRequestBytes, env_.tag, Category::Fabric, 0));
+    if (root) out.push_back(send_local(far_i, far_j, 0).bytes(kRequestBytes).tag(env_.tag));
     if (far) {
-      out.push_back(wait(env_.tag, 1));
-      out.push_back(send_local(-far_i, -far_j, row_bytes_, uint16_t(env_.tag + 1), Category::Fabric, 1));
+      out.push_back(wait().tag(env_.tag).messages(1));
+      out.push_back(send_local(-far_i, -far_j, 1).bytes(row_bytes_).tag(uint16_t(env_.tag + 1)));
     }
-    if (root) out.push_back(wait(uint16_t(env_.tag + 1), 1));
+    if (root) out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
@@ -107,7 +107,12 @@ class GemvToColumn : public Step {
     const BlockGeometry& g = env.geo;
     block_in_ = ceil_div(shape.d_in, g.cols);
     block_out_ = ceil_div(shape.d_out, g.rows);
-    tree_ = Tree{true, g.cols, uint16_t(env.tag + 2), 2, false, block_out_ * 4, {}};
+    // Partial sums reduce along each row to the root column.
+    tree_.along_row = true;
+    tree_.n = g.cols;
+    tree_.tag = uint16_t(env.tag + 2);
+    tree_.pattern = 2;
+    tree_.bytes_per_position = block_out_ * 4;
     work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
                  block_out_ * 4};
   }
@@ -118,16 +123,22 @@ class GemvToColumn : public Step {
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (input_tag_ >= 0)
-        out.push_back(wait(uint16_t(input_tag_), 1));
+        out.push_back(wait().tag(uint16_t(input_tag_)).messages(1));
       else if (j > 0)
-        out.push_back(wait(env_.tag, 1));
+        out.push_back(wait().tag(env_.tag).messages(1));
       else if (g.cols > 1)
-        out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, shape_.d_in), env_.tag, 0));
-      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, act_bytes(env_, block_in_), uint16_t(env_.tag + 1), 1));
+        out.push_back(
+            multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
+      if (g.rows > 1)
+        out.push_back(multicast(1)
+                          .dir(g.down())
+                          .tiles(g.rows - 1)
+                          .bytes(act_bytes(env_, block_in_))
+                          .tag(uint16_t(env_.tag + 1)));
     } else {
-      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
-    out.push_back(compute(work_, shape_.weight, Category::Compute));
+    out.push_back(compute().work(work_).dtype(shape_.weight));
     emit_tree(tree_, j, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -183,7 +194,12 @@ class GemvToRow : public Step {
     const BlockGeometry& g = env.geo;
     block_in_ = ceil_div(shape.d_in, g.rows);
     block_out_ = ceil_div(shape.d_out, g.cols);
-    tree_ = Tree{false, g.rows, uint16_t(env.tag + 1), 1, false, block_out_ * 4, {}};
+    // Partial sums reduce down each column to the root row.
+    tree_.along_row = false;
+    tree_.n = g.rows;
+    tree_.tag = uint16_t(env.tag + 1);
+    tree_.pattern = 1;
+    tree_.bytes_per_position = block_out_ * 4;
     work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
                  block_out_ * 4};
   }
@@ -193,10 +209,10 @@ class GemvToRow : public Step {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     if (j > 0)
-      out.push_back(wait(env_.tag, 1));
+      out.push_back(wait().tag(env_.tag).messages(1));
     else if (g.cols > 1)
-      out.push_back(multicast(g.across(), g.cols - 1, act_bytes(env_, block_in_), env_.tag, 0));
-    out.push_back(compute(work_, shape_.weight, Category::Compute));
+      out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, block_in_)).tag(env_.tag));
+    out.push_back(compute().work(work_).dtype(shape_.weight));
     emit_tree(tree_, i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -245,7 +261,7 @@ class ColumnCompute : public Step {
   FrontKind input() const override { return FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Column; }
   void emit(uint32_t, uint32_t j, std::vector<Task>& out) const override {
-    if (j == 0) out.push_back(compute(work_, dtype_, Category::Compute));
+    if (j == 0) out.push_back(compute().work(work_).dtype(dtype_));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     if (!row) out.push_back(index == 0);
@@ -268,7 +284,12 @@ class ColumnCompute : public Step {
 class GatherToRoot : public Step {
  public:
   GatherToRoot(const StepEnv& env, bool along_row, uint64_t bytes_per_position, bool reduce) : Step(env) {
-    tree_ = Tree{along_row, along_row ? env.geo.cols : env.geo.rows, env.tag, 0, !reduce, bytes_per_position, {}};
+    tree_.along_row = along_row;
+    tree_.n = along_row ? env.geo.cols : env.geo.rows;
+    tree_.tag = env.tag;
+    tree_.pattern = 0;
+    tree_.gather = !reduce;
+    tree_.bytes_per_position = bytes_per_position;
   }
   FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Root; }
@@ -320,9 +341,19 @@ class Attention : public Step {
     per_position_ = Work{heads_per_group_ * q_per_kv * (4 * uint64_t(shape.head_dim) + 5),
                          dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
     const uint32_t column_levels = tree_levels(g.rows, env.fanin);
-    column_tree_ = Tree{false, g.rows, uint16_t(env.tag + 2), 2, false, partial_bytes_, {}};
-    row_tree_ = Tree{true, g.cols, uint16_t(env.tag + 2 + column_levels), 2 + column_levels, true, partial_bytes_,
-                     group_of_};
+    // Partials reduce down each column; the root row gathers one partial per KV head group.
+    column_tree_.along_row = false;
+    column_tree_.n = g.rows;
+    column_tree_.tag = uint16_t(env.tag + 2);
+    column_tree_.pattern = 2;
+    column_tree_.bytes_per_position = partial_bytes_;
+    row_tree_.along_row = true;
+    row_tree_.n = g.cols;
+    row_tree_.tag = uint16_t(env.tag + 2 + column_levels);
+    row_tree_.pattern = 2 + column_levels;
+    row_tree_.gather = true;
+    row_tree_.bytes_per_position = partial_bytes_;
+    row_tree_.group = group_of_;
   }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
@@ -332,23 +363,25 @@ class Attention : public Step {
     return (group_start_[group + 1] - group_start_[group]) * env_.geo.rows;
   }
   Task attend_task(uint32_t j) const {
-    Task task = compute(fixed_, env_.activation, Category::Compute);
-    task.work_per_position = per_position_;
-    task.kv_stride = group_tiles(j);
-    task.kv_offset = Task::kTileParam;
-    task.kv_window = shape_.window;
-    return task;
+    return compute()
+        .work(fixed_)
+        .dtype(env_.activation)
+        .work_per_position(per_position_)
+        .kv_stride(group_tiles(j))
+        .kv_offset(Task::kTileParam)
+        .kv_window(shape_.window);
   }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (j > 0)
-        out.push_back(wait(env_.tag, 1));
+        out.push_back(wait().tag(env_.tag).messages(1));
       else if (g.cols > 1)
-        out.push_back(multicast(g.across(), g.cols - 1, row_bytes_, env_.tag, 0));
-      if (g.rows > 1) out.push_back(multicast(g.down(), g.rows - 1, column_bytes_, uint16_t(env_.tag + 1), 1));
+        out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(row_bytes_).tag(env_.tag));
+      if (g.rows > 1)
+        out.push_back(multicast(1).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(uint16_t(env_.tag + 1)));
     } else {
-      out.push_back(wait(uint16_t(env_.tag + 1), 1));
+      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);

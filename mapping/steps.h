@@ -14,6 +14,7 @@
 #include "mapping/block.h"
 #include "mapping/timed.h"
 #include "models/hardware.h"
+#include "models/task_builders.h"
 #include "models/tile_program.h"
 
 namespace wafersim::mapping {
@@ -40,10 +41,6 @@ struct StepEnv {
   Dtype activation = Dtype::BF16;
   uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
 };
-
-// Task builders shared by the steps and the blocks' own tasks.
-Task wait_task(uint16_t tag, uint32_t count, uint16_t layer);
-Task multicast_task(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t relays, uint16_t layer);
 
 class Step {
  public:
@@ -91,10 +88,13 @@ class Step {
   uint64_t line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const;
   uint64_t cycles(Dtype dtype, const Work& work) const;
 
-  Task compute(const Work& work, Dtype dtype, Category category) const;
-  Task wait(uint16_t tag, uint32_t count) const;
-  Task multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const;
-  Task send_local(int32_t di, int32_t dj, uint64_t bytes, uint16_t tag, Category category, uint32_t pattern) const;
+  // Task builders with the step's layer set; a message also gets the relays
+  // its routing pattern needs, and a local send the offset to the tile di rows
+  // and dj columns away in the block.
+  ComputeTask compute() const { return ComputeTask().layer(env_.layer); }
+  WaitTask wait() const { return WaitTask().layer(env_.layer); }
+  MulticastTask multicast(uint32_t pattern) const;
+  SendTask send_local(int32_t di, int32_t dj, uint32_t pattern) const;
 
   // A tree along the root row (along_row = true: positions are columns j) or
   // the root column (positions are rows i), payload by subtree, first pattern

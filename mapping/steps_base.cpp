@@ -25,56 +25,12 @@ uint64_t Step::line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t patte
 
 uint64_t Step::cycles(Dtype dtype, const Work& work) const { return compute_cycles(env_.tile, dtype, work); }
 
-Task Step::compute(const Work& work, Dtype dtype, Category category) const {
-  Task task;
-  task.op = Op::Compute;
-  task.work = work;
-  task.dtype = dtype;
-  task.category = category;
-  task.layer = env_.layer;
-  return task;
+MulticastTask Step::multicast(uint32_t pattern) const {
+  return MulticastTask().relays(relays(pattern)).layer(env_.layer);
 }
 
-Task wait_task(uint16_t tag, uint32_t count, uint16_t layer) {
-  Task task;
-  task.op = Op::Wait;
-  task.tag = tag;
-  task.count = count;
-  task.layer = layer;
-  return task;
-}
-
-Task multicast_task(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t relays, uint16_t layer) {
-  Task task;
-  task.op = Op::Multicast;
-  task.dir = dir;
-  task.count = count;
-  task.bytes = uint32_t(bytes);
-  task.tag = tag;
-  task.relays = relays;
-  task.category = Category::Fabric;
-  task.layer = layer;
-  return task;
-}
-
-Task Step::wait(uint16_t tag, uint32_t count) const { return wait_task(tag, count, env_.layer); }
-
-Task Step::multicast(Dir dir, uint32_t count, uint64_t bytes, uint16_t tag, uint32_t pattern) const {
-  return multicast_task(dir, count, bytes, tag, relays(pattern), env_.layer);
-}
-
-Task Step::send_local(int32_t di, int32_t dj, uint64_t bytes, uint16_t tag, Category category,
-                      uint32_t pattern) const {
-  Task task;
-  task.op = Op::Send;
-  task.dx = env_.geo.dx(di, dj);
-  task.dy = env_.geo.dy(di, dj);
-  task.bytes = uint32_t(bytes);
-  task.tag = tag;
-  task.relays = relays(pattern);
-  task.category = category;
-  task.layer = env_.layer;
-  return task;
+SendTask Step::send_local(int32_t di, int32_t dj, uint32_t pattern) const {
+  return SendTask().dx(env_.geo.dx(di, dj)).dy(env_.geo.dy(di, dj)).relays(relays(pattern)).layer(env_.layer);
 }
 
 uint64_t Step::tree_payload(const Tree& tree, uint32_t start, uint32_t size) const {
@@ -101,14 +57,16 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
       const uint64_t child = position + m * stride;
       received += tree_payload(tree, uint32_t(child), uint32_t(std::min<uint64_t>(stride, tree.n - child)));
     }
-    out.push_back(wait(uint16_t(tree.tag + level), children));
-    out.push_back(compute(combine_work(tree, received), Dtype::FP32, Category::Reduce));
+    out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children));
+    out.push_back(compute().work(combine_work(tree, received)).dtype(Dtype::FP32).category(Category::Reduce));
   }
   if (role.send_level < 0) return;
   const int32_t back = -int32_t(role.parent_distance);
-  out.push_back(send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0,
-                           tree_payload(tree, position, role.subtree_size), uint16_t(tree.tag + role.send_level),
-                           Category::Reduce, tree.pattern + uint32_t(role.send_level)));
+  const uint32_t pattern = tree.pattern + uint32_t(role.send_level);
+  out.push_back(send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0, pattern)
+                    .bytes(tree_payload(tree, position, role.subtree_size))
+                    .tag(uint16_t(tree.tag + role.send_level))
+                    .category(Category::Reduce));
 }
 
 void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const {

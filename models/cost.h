@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "models/dtype.h"
+#include "models/field_list.h"
 #include "models/hardware.h"
 
 namespace wafersim {
@@ -12,7 +13,11 @@ struct Work {
   uint64_t flops = 0;
   uint64_t read_bytes = 0;   // SRAM bytes read
   uint64_t write_bytes = 0;  // SRAM bytes written
+
+  auto fields() const { return std::tie(flops, read_bytes, write_bytes); }
+  bool operator==(const Work& other) const { return fields() == other.fields(); }
 };
+static_assert(aggregate_members<Work>() == listed_fields<Work>(), "Work::fields() must list every field");
 
 // Componentwise sum and multiple of work (a task's fixed part plus its per-position part).
 inline Work operator+(const Work& a, const Work& b) {

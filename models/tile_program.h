@@ -7,6 +7,7 @@
 
 #include "models/cost.h"
 #include "models/dtype.h"
+#include "models/field_list.h"
 
 namespace wafersim {
 
@@ -52,8 +53,16 @@ struct Task {
   // A message for an iteration past the last is dropped.
   uint32_t iteration_delta = 0;
 
+  // Every field, once: equality and the compiler's program deduplication
+  // (hash_fields) read this list, and the static_assert below rejects a field
+  // missing from it.
+  auto fields() const {
+    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
+                    mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta);
+  }
   bool operator==(const Task& other) const;
 };
+static_assert(aggregate_members<Task>() == listed_fields<Task>(), "Task::fields() must list every field");
 
 struct Program {
   std::vector<Task> tasks;

@@ -6,40 +6,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/task_builders.h"
+
 namespace wafersim::sim {
 
 namespace {
 
 // A little local work between messages, so compute and fabric events interleave.
-Task small_compute() {
-  Task task;
-  task.op = Op::Compute;
-  task.work = {256, 256, 64};
-  return task;
-}
-
-Task send_task(int32_t dx, int32_t dy, uint16_t tag, uint32_t bytes) {
-  Task task;
-  task.op = Op::Send;
-  task.category = Category::Fabric;
-  task.dx = dx, task.dy = dy, task.tag = tag, task.bytes = bytes;
-  return task;
-}
-
-Task wait_task(uint16_t tag, uint32_t count) {
-  Task task;
-  task.op = Op::Wait;
-  task.tag = tag, task.count = count;
-  return task;
-}
-
-Task multicast_task(Dir dir, uint32_t count, uint16_t tag, uint32_t bytes) {
-  Task task;
-  task.op = Op::Multicast;
-  task.category = Category::Fabric;
-  task.dir = dir, task.count = count, task.tag = tag, task.bytes = bytes;
-  return task;
-}
+Task small_compute() { return ComputeTask().work({256, 256, 64}); }
 
 uint64_t iterations_for(uint64_t events, uint64_t per_iteration) {
   return std::max<uint64_t>(1, (events + per_iteration - 1) / std::max<uint64_t>(per_iteration, 1));
@@ -51,7 +25,8 @@ void neighbour(const TrafficSpec& spec, SyntheticTraffic& out) {
   // an odd last corner talks to itself. Every tile sends and receives one message.
   const int32_t partner[5][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {0, 0}};
   for (const auto& offset : partner)
-    set.programs.push_back({{send_task(offset[0], offset[1], 0, spec.bytes), wait_task(0, 1), small_compute()}});
+    set.programs.push_back({{SendTask().dx(offset[0]).dy(offset[1]).tag(0).bytes(spec.bytes),
+                             WaitTask().tag(0).messages(1), small_compute()}});
   const uint32_t w = spec.grid_width, h = spec.grid_height;
   for (uint32_t y = 0; y < h; ++y)
     for (uint32_t x = 0; x < w; ++x) {
@@ -87,8 +62,8 @@ void random_offsets(const TrafficSpec& spec, SyntheticTraffic& out) {
       for (uint32_t r = 0; r < rounds; ++r) {
         const int32_t rx = xrank[r] < cx ? int32_t(dx[r]) - int32_t(w) : int32_t(dx[r]);
         const int32_t ry = yrank[r] < cy ? int32_t(dy[r]) - int32_t(h) : int32_t(dy[r]);
-        program.tasks.push_back(send_task(rx, ry, uint16_t(r), spec.bytes));
-        program.tasks.push_back(wait_task(uint16_t(r), 1));
+        program.tasks.push_back(SendTask().dx(rx).dy(ry).tag(uint16_t(r)).bytes(spec.bytes));
+        program.tasks.push_back(WaitTask().tag(uint16_t(r)).messages(1));
       }
       set.programs.push_back(program);
     }
@@ -109,9 +84,13 @@ void row_multicast(const TrafficSpec& spec, SyntheticTraffic& out) {
   ProgramSet& set = out.programs;
   const uint32_t w = spec.grid_width, h = spec.grid_height;
   if (w < 2) throw std::invalid_argument("multicast traffic needs rows of at least 2 tiles");
-  set.programs.push_back({{multicast_task(Dir::East, w - 1, 0, spec.bytes), wait_task(1, 1)}});
-  set.programs.push_back({{multicast_task(Dir::West, w - 1, 1, spec.bytes), wait_task(0, 1)}});
-  set.programs.push_back({{wait_task(0, 1), wait_task(1, 1), small_compute()}});
+  // The two ends of a row multicast to each other with tags 0 (eastward) and 1 (westward).
+  const Task east = MulticastTask().dir(Dir::East).tiles(w - 1).tag(0).bytes(spec.bytes);
+  const Task west = MulticastTask().dir(Dir::West).tiles(w - 1).tag(1).bytes(spec.bytes);
+  const Task from_west = WaitTask().tag(0).messages(1), from_east = WaitTask().tag(1).messages(1);
+  set.programs.push_back({{east, from_east}});
+  set.programs.push_back({{west, from_west}});
+  set.programs.push_back({{from_west, from_east, small_compute()}});
   for (uint32_t y = 0; y < h; ++y)
     for (uint32_t x = 0; x < w; ++x) set.tile_program[uint64_t(y) * w + x] = x == 0 ? 0 : x + 1 == w ? 1 : 2;
   // Per row: 2 tasks at each end, 3 in between, and 2 (w - 1) deliveries.

@@ -36,18 +36,11 @@ TEST_CASE("a GEMV block, per-position work and expert skips take their cost-func
   place(set, 0, 0, {gemv, mark(0)});
 
   // Tile (1, 0): attention over its KV share, positions p with p % 4 == 1.
-  Task attention = compute({0, 0, 0});
-  attention.work_per_position = {64, 256, 0};
-  attention.kv_stride = 4;
-  attention.kv_offset = 1;
+  const Task attention = ComputeTask().work_per_position({64, 256, 0}).kv_stride(4).kv_offset(1);
   place(set, 1, 0, {attention, mark(1)});
 
   // Tile (2, 0): an expert's compute, skipped unless routed.
-  Task skip;
-  skip.op = Op::SkipUnlessExpert;
-  skip.count = 1;
-  skip.moe_layer = 0;
-  skip.expert = 3;
+  const Task skip = SkipUnlessExpertTask().tasks(1).moe_layer(0).expert(3);
   place(set, 2, 0, {skip, compute({1600, 0, 0}), mark(2)});
 
   sim::EngineOptions options;

@@ -87,8 +87,7 @@ TEST_CASE("a message to the next iteration closes a loop from the last stage to 
   set.iterations = 3;
   set.marks = 1;
   const Task work = compute({1600, 0, 0});  // 1600 flops / 16 per cycle + 8 = 108 cycles
-  Task feed_back = send(-1, 0, 64, 0);
-  feed_back.iteration_delta = 1;
+  const Task feed_back = SendTask().dx(-1).bytes(64).tag(0).iteration_delta(1);
   place(set, 0, 0, {wait(1, 0), work, send(1, 0, 64, 1), mark(0)});
   place(set, 1, 0, {wait(1, 1), work, feed_back});
   set.injections.push_back({0, 0, 0});

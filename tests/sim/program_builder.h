@@ -1,51 +1,30 @@
 #pragma once
-// Small helpers to write tile programs in tests.
+// Small helpers to write tile programs in tests: short positional forms of the
+// builders in models/task_builders.h, for tests that write many tasks.
 #include <cstdint>
 #include <vector>
 
+#include "models/task_builders.h"
 #include "models/tile_program.h"
 
 namespace wafersim::testing {
 
 inline Task compute(const Work& work, Dtype dtype = Dtype::FP16, Category category = Category::Compute) {
-  Task task;
-  task.op = Op::Compute;
-  task.work = work;
-  task.dtype = dtype;
-  task.category = category;
-  return task;
+  return ComputeTask().work(work).dtype(dtype).category(category);
 }
 
 inline Task send(int32_t dx, int32_t dy, uint32_t bytes, uint16_t tag = 0, int32_t dwafer = 0,
                  uint32_t relays = 0) {
-  Task task;
-  task.op = Op::Send;
-  task.category = Category::Fabric;
-  task.dx = dx, task.dy = dy, task.dwafer = dwafer, task.bytes = bytes, task.tag = tag, task.relays = relays;
-  return task;
+  return SendTask().dx(dx).dy(dy).dwafer(dwafer).bytes(bytes).tag(tag).relays(relays);
 }
 
 inline Task multicast(Dir dir, uint32_t count, uint32_t bytes, uint16_t tag = 0) {
-  Task task;
-  task.op = Op::Multicast;
-  task.category = Category::Fabric;
-  task.dir = dir, task.count = count, task.bytes = bytes, task.tag = tag;
-  return task;
+  return MulticastTask().dir(dir).tiles(count).bytes(bytes).tag(tag);
 }
 
-inline Task wait(uint32_t count, uint16_t tag = 0) {
-  Task task;
-  task.op = Op::Wait;
-  task.count = count, task.tag = tag;
-  return task;
-}
+inline Task wait(uint32_t count, uint16_t tag = 0) { return WaitTask().tag(tag).messages(count); }
 
-inline Task mark(uint32_t slot) {
-  Task task;
-  task.op = Op::Mark;
-  task.mark = slot;
-  return task;
-}
+inline Task mark(uint32_t slot) { return MarkTask().slot(slot); }
 
 // An empty program set: every tile idle, one iteration.
 inline ProgramSet empty_set(uint32_t width, uint32_t height, uint32_t wafers = 1) {

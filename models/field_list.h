@@ -1,0 +1,67 @@
+#pragma once
+// A struct that lists its fields once, in a `fields()` member returning a
+// std::tie of them, derives equality and hashing from that one list. A
+// static_assert(aggregate_members<T>() == listed_fields<T>()) next to the
+// struct then turns a field left out of the list into a compile error.
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace wafersim {
+
+namespace field_list_detail {
+
+// Converts to anything, so T{AnyField{}, ...} compiles with up to as many
+// initialisers as aggregate T has members, and not with one more.
+struct AnyField {
+  template <class T>
+  constexpr operator T() const noexcept;  // only named in unevaluated contexts, never defined
+};
+
+template <class T, class Indices, class = void>
+struct BraceInitialisable : std::false_type {};
+template <class T, size_t... I>
+struct BraceInitialisable<T, std::index_sequence<I...>, std::void_t<decltype(T{(void(I), AnyField{})...})>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct HasFields : std::false_type {};
+template <class T>
+struct HasFields<T, std::void_t<decltype(std::declval<const T&>().fields())>> : std::true_type {};
+
+}  // namespace field_list_detail
+
+// Number of non-static data members of aggregate T.
+template <class T, size_t N = 0>
+constexpr size_t aggregate_members() {
+  if constexpr (field_list_detail::BraceInitialisable<T, std::make_index_sequence<N + 1>>::value)
+    return aggregate_members<T, N + 1>();
+  else
+    return N;
+}
+
+// Number of fields T::fields() lists.
+template <class T>
+constexpr size_t listed_fields() {
+  return std::tuple_size_v<decltype(std::declval<const T&>().fields())>;
+}
+
+constexpr uint64_t kFieldHashSeed = 1469598103934665603ull;  // FNV-1 offset basis
+
+// Folds `value` into `hash` (FNV-1 over 64-bit words): integers and enums as
+// they are, structs with fields() field by field. A change to any one field
+// changes the result, since every step is a bijection of the running hash.
+template <class T>
+uint64_t hash_fields(uint64_t hash, const T& value) {
+  if constexpr (field_list_detail::HasFields<T>::value) {
+    std::apply([&hash](const auto&... field) { ((hash = hash_fields(hash, field)), ...); }, value.fields());
+    return hash;
+  } else {
+    static_assert(std::is_integral_v<T> || std::is_enum_v<T>, "give this type a fields() list");
+    return (hash ^ uint64_t(value)) * 1099511628211ull;
+  }
+}
+
+}  // namespace wafersim
