@@ -96,9 +96,16 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{m.d_model, qkv_dim(m), w, m.qkv_bias, w});
   });
-  const uint64_t slice = ceil_div(qkv_dim(m), rows);  // rotary (and q/k norms) on each slice
-  chain.add("rotary", [&](const StepEnv& env) {
-    return column_compute_step(env, Work{6 * slice, 2 * dtype_bytes(act, slice), dtype_bytes(act, slice)}, act);
+  // Each root-column tile turns its slice of the QKV sums into activations. The
+  // QKV rows are ordered so that every slice holds an even share of the query
+  // and key elements (each rotary pair in one tile), which get the q/k norm and
+  // rotary; values get neither.
+  const uint64_t slice = ceil_div(qkv_dim(m), rows);
+  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, rows);
+  const bool rotary = m.positions == workloads::PositionKind::Rotary;
+  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(act, slice)}, act);
   });
   chain.add("gather_qkv", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
