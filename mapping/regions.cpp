@@ -218,9 +218,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     return gemv_to_column_step(env, GemvShape{m.d_model, routed, m.weight_dtype, m.moe.router_bias, m.weight_dtype});
   });
   chain.add("gather_logits", [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
-  chain.add("top_k", [&](const StepEnv& env) {
-    const uint64_t sort = uint64_t(routed) * (1 + uint64_t(std::ceil(std::log2(std::max(2u, routed)))));
-    return root_compute_step(env, Work{2 * sort, 4ull * routed, 4ull * m.moe.top_k}, Dtype::FP32, Category::Compute);
+  chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits
+    return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
+                             Category::Compute);
   });
   const uint16_t return_tag = chain.next_tag();  // the dispatch step's own tag
   const uint16_t dispatch_tag = uint16_t(return_tag + 1);
@@ -252,9 +252,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
               expert.geo.cols, dispatch_tag);
-      expert_chain.add("expert_scale", [&](const StepEnv& env) {
-        return root_compute_step(env, Work{m.d_model, vector_bytes, vector_bytes}, m.activation_dtype, Category::Compute);
-      });
+      if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
+        expert_chain.add("expert_scale", [&](const StepEnv& env) {
+          return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
+                                   m.activation_dtype, Category::Compute);
+        });
       const Task back = make_send(expert.geo, main.geo, vector_bytes, return_tag, Category::Fabric, uint16_t(layer));
       expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
@@ -277,8 +279,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       region.blocks.push_back(std::move(expert));
     }
   }
-  const Work combine{2ull * (m.moe.top_k + m.moe.n_shared_experts) * m.d_model,
-                     (m.moe.top_k + m.moe.n_shared_experts) * vector_bytes, vector_bytes};
+  // The root sums the (scaled) results.
+  const uint64_t results = m.moe.top_k + m.moe.n_shared_experts;
+  const Work combine{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
     return std::make_unique<Dispatch>(env, head_sends, experts, layer, m.moe.top_k + m.moe.n_shared_experts, combine);
   });
