@@ -6,12 +6,13 @@
 #include "mapping/region.h"
 #include "models/cost.h"
 #include "models/task_builders.h"
+#include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
 
 namespace {
 
-using workloads::MlpKind;
+using workloads::ElementwiseFlops;
 using workloads::ModelSpec;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -31,16 +32,16 @@ uint64_t embedding_elements(const ModelSpec& m) {
 }
 
 uint64_t qkv_dim(const ModelSpec& m) { return uint64_t(m.n_heads + 2 * m.n_kv_heads) * m.head_dim; }
-uint64_t mlp_width(const ModelSpec& m, uint64_t ffn) { return m.mlp == MlpKind::SwiGLU ? 2 * ffn : ffn; }
+uint64_t mlp_width(const ModelSpec& m, uint64_t ffn) { return workloads::activation_inputs(m.mlp) * ffn; }
 
-Work norm_work(const ModelSpec& m) {
-  const uint64_t d = m.d_model;
-  return Work{4 * d, 2 * dtype_bytes(m.activation_dtype, d), dtype_bytes(m.activation_dtype, d)};
+// The root's work for one token of an element-wise op, as the graph costs it.
+Work work_of(const workloads::OpCost& cost) {
+  return Work{cost.flops, cost.activation_bytes_in + cost.weight_bytes, cost.activation_bytes_out};
 }
-Work residual_work(const ModelSpec& m) {
-  const uint64_t d = m.d_model;
-  return Work{d, 2 * dtype_bytes(m.activation_dtype, d), dtype_bytes(m.activation_dtype, d)};
-}
+Work norm_work(const ModelSpec& m) { return work_of(workloads::norm_cost(m, 1)); }
+Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost(m, 1)); }
+// A GEMV leaves fp32 partial sums on the root column; the column step after it reads them.
+uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
 // Builds the chain of one block, handing out tags in order.
 class ChainBuilder {
@@ -90,15 +91,25 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{m.d_model, qkv_dim(m), w, m.qkv_bias, w});
   });
-  const uint64_t slice = ceil_div(qkv_dim(m), rows);  // rotary (and q/k norms) on each slice
-  chain.add("rotary", [&](const StepEnv& env) {
-    return column_compute_step(env, Work{6 * slice, 2 * dtype_bytes(act, slice), dtype_bytes(act, slice)}, act);
+  // Each root-column tile turns its slice of the QKV sums into activations. The
+  // QKV rows are ordered so that every slice holds an even share of the query
+  // and key elements (each rotary pair in one tile), which get the q/k norm and
+  // rotary; values get neither.
+  const uint64_t slice = ceil_div(qkv_dim(m), rows);
+  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, rows);
+  const bool rotary = m.positions == workloads::PositionKind::Rotary;
+  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(act, slice)}, act);
   });
   chain.add("gather_qkv", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
   chain.add("attention", [&](const StepEnv& env) {
-    return attention_step(env, AttentionShape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0,
-                                              m.kv_dtype});
+    AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
+                         workloads::attention_flops_per_score(m), {}};
+    // The sink logits join the softmax once the partials are combined at the root.
+    if (m.attention_sinks) shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
+    return attention_step(env, shape);
   });
   chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape{uint64_t(m.n_heads) * m.head_dim, m.d_model, w, m.o_bias, m.weight_dtype});
@@ -118,7 +129,10 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   });
   const uint64_t slice = ceil_div(ffn, rows);
   chain.add("activation", [&](const StepEnv& env) {
-    return column_compute_step(env, Work{6 * slice, 2 * slice * 4, dtype_bytes(act, slice)}, act);
+    return column_compute_step(env,
+                               Work{slice * workloads::activation_flops_per_element(m.mlp),
+                                    workloads::activation_inputs(m.mlp) * sum_bytes(slice), dtype_bytes(act, slice)},
+                               act);
   });
   chain.add("down_proj", [&](const StepEnv& env) { return gemv_to_row_step(env, GemvShape{ffn, m.d_model, w, bias, m.weight_dtype}); });
   chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
@@ -199,9 +213,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     return gemv_to_column_step(env, GemvShape{m.d_model, routed, m.weight_dtype, m.moe.router_bias, m.weight_dtype});
   });
   chain.add("gather_logits", [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
-  chain.add("top_k", [&](const StepEnv& env) {
-    const uint64_t sort = uint64_t(routed) * (1 + uint64_t(std::ceil(std::log2(std::max(2u, routed)))));
-    return root_compute_step(env, Work{2 * sort, 4ull * routed, 4ull * m.moe.top_k}, Dtype::FP32, Category::Compute);
+  chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits
+    return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
+                             Category::Compute);
   });
   const uint16_t return_tag = chain.next_tag();  // the dispatch step's own tag
   const uint16_t dispatch_tag = uint16_t(return_tag + 1);
@@ -233,9 +247,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
               expert.geo.cols, dispatch_tag);
-      expert_chain.add("expert_scale", [&](const StepEnv& env) {
-        return root_compute_step(env, Work{m.d_model, vector_bytes, vector_bytes}, m.activation_dtype, Category::Compute);
-      });
+      if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
+        expert_chain.add("expert_scale", [&](const StepEnv& env) {
+          return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
+                                   m.activation_dtype, Category::Compute);
+        });
       const Task back = root_to_root(expert.geo, main.geo).bytes(vector_bytes).tag(return_tag).layer(uint16_t(layer));
       expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
@@ -259,8 +275,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       region.blocks.push_back(std::move(expert));
     }
   }
-  const Work combine{2ull * (m.moe.top_k + m.moe.n_shared_experts) * m.d_model,
-                     (m.moe.top_k + m.moe.n_shared_experts) * vector_bytes, vector_bytes};
+  // The root sums the (scaled) results.
+  const uint64_t results = m.moe.top_k + m.moe.n_shared_experts;
+  const Work combine{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
     return std::make_unique<Dispatch>(env, head_sends, experts, layer, m.moe.top_k + m.moe.n_shared_experts, combine);
   });
@@ -376,6 +393,10 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       chain.add("lookup", [&](const StepEnv& env) {
         return lookup_step(env, embedding_elements(m), w, dtype_bytes(act, m.d_model));
       });
+      if (m.positions == workloads::PositionKind::Learned)  // the position row is added to the token's
+        chain.add("position_add", [&](const StepEnv& env) {
+          return root_compute_step(env, work_of(workloads::position_add_cost(m, 1)), act, Category::Compute);
+        });
     } else if (kind == RegionKind::Head) {
       chain.add("final_norm", [&](const StepEnv& env) {
         return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
@@ -384,7 +405,9 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return gemv_to_column_step(env, GemvShape{m.d_model, m.vocab_size, w, false, w});
       });
       const uint64_t slice = ceil_div(m.vocab_size, box.rows);  // local argmax over the slice
-      chain.add("argmax_slice", [&](const StepEnv& env) { return column_compute_step(env, Work{slice, 4 * slice, 8}, Dtype::FP32); });
+      chain.add("argmax_slice", [&](const StepEnv& env) {
+        return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, sum_bytes(slice), 8}, Dtype::FP32);
+      });
       chain.add("argmax", [&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
       chain.add("sample", [&](const StepEnv& env) {
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling

@@ -7,6 +7,7 @@
 #include "mapping/line_tree.h"
 #include "mapping/steps.h"
 #include "models/cost.h"
+#include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
 
@@ -18,6 +19,15 @@ uint64_t chunk(uint64_t total, uint64_t parts, uint64_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 uint64_t act_bytes(const StepEnv& env, uint64_t elements) { return dtype_bytes(env.activation, elements); }
+
+// One tile's block of a GEMV, costed as the graph costs the whole matrix: it
+// reads its weights (and bias) and its input slice and writes fp32 partial sums.
+Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, uint64_t block_out, bool bias) {
+  return Work{workloads::matmul_flops(block_in, block_out, bias),
+              dtype_bytes(shape.weight, block_in * block_out) + (bias ? dtype_bytes(shape.bias_dtype, block_out) : 0) +
+                  act_bytes(env, block_in),
+              block_out * 4};
+}
 
 class RootCompute : public Step {
  public:
@@ -113,8 +123,8 @@ class GemvToColumn : public Step {
     tree_.tag = uint16_t(env.tag + 2);
     tree_.pattern = 2;
     tree_.bytes_per_position = block_out_ * 4;
-    work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
-                 block_out_ * 4};
+    work_ = block_work(env, shape, block_in_, block_out_, false);
+    bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
   FrontKind input() const override { return input_tag_ < 0 ? FrontKind::Root : FrontKind::Row; }
   FrontKind output() const override { return FrontKind::Column; }
@@ -138,7 +148,7 @@ class GemvToColumn : public Step {
     } else {
       out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
-    out.push_back(compute().work(work_).dtype(shape_.weight));
+    out.push_back(compute().work(j == 0 ? bias_work_ : work_).dtype(shape_.weight));
     emit_tree(tree_, j, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -147,7 +157,7 @@ class GemvToColumn : public Step {
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
-    const uint64_t c = cycles(shape_.weight, work_);
+    const uint64_t c = cycles(shape_.weight, work_), c_bias = cycles(shape_.weight, bias_work_);
     // Row i sees row 0's arrivals shifted by the column multicast to row i.
     std::vector<Timed> ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) {
@@ -155,7 +165,7 @@ class GemvToColumn : public Step {
           input_tag_ >= 0 ? in.at[j]
           : j == 0        ? in.root
                           : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
-      ready[j] = arrival.after(c, Category::Compute);
+      ready[j] = arrival.after(j == 0 ? c_bias : c, Category::Compute);
     }
     const Timed row_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows)};
@@ -185,7 +195,7 @@ class GemvToColumn : public Step {
   int32_t input_tag_;
   uint64_t block_in_ = 0, block_out_ = 0;
   Tree tree_;
-  Work work_;
+  Work work_, bias_work_;  // bias_work_: on the tiles that hold the bias slices
 };
 
 class GemvToRow : public Step {
@@ -200,8 +210,8 @@ class GemvToRow : public Step {
     tree_.tag = uint16_t(env.tag + 1);
     tree_.pattern = 1;
     tree_.bytes_per_position = block_out_ * 4;
-    work_ = Work{2 * block_in_ * block_out_, dtype_bytes(shape.weight, block_in_ * block_out_) + act_bytes(env, block_in_),
-                 block_out_ * 4};
+    work_ = block_work(env, shape, block_in_, block_out_, false);
+    bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
   FrontKind input() const override { return FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Row; }
@@ -212,7 +222,7 @@ class GemvToRow : public Step {
       out.push_back(wait().tag(env_.tag).messages(1));
     else if (g.cols > 1)
       out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, block_in_)).tag(env_.tag));
-    out.push_back(compute().work(work_).dtype(shape_.weight));
+    out.push_back(compute().work(i == 0 ? bias_work_ : work_).dtype(shape_.weight));
     emit_tree(tree_, i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
@@ -221,10 +231,10 @@ class GemvToRow : public Step {
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
-    const uint64_t c = cycles(shape_.weight, work_);
+    const uint64_t c = cycles(shape_.weight, work_), c_bias = cycles(shape_.weight, bias_work_);
     // Column j sees column 0's arrivals shifted by the row multicast to column j.
     std::vector<Timed> ready(g.rows);
-    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(c, Category::Compute);
+    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(i == 0 ? c_bias : c, Category::Compute);
     const Timed column_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
     for (uint32_t j = 0; j < g.cols; ++j)
@@ -252,7 +262,7 @@ class GemvToRow : public Step {
   GemvShape shape_;
   uint64_t block_in_ = 0, block_out_ = 0;
   Tree tree_;
-  Work work_;
+  Work work_, bias_work_;  // bias_work_: on the tiles that hold the bias slices
 };
 
 class ColumnCompute : public Step {
@@ -337,8 +347,8 @@ class Attention : public Step {
     // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).
     partial_bytes_ = uint64_t(heads_per_group_) * q_per_kv * (act_bytes(env, shape.head_dim) + 2 * 4);
     fixed_ = Work{0, column_bytes_, partial_bytes_};
-    // Per position: q.k and p.v (2 flops each per element) and the softmax (~5 per score).
-    per_position_ = Work{heads_per_group_ * q_per_kv * (4 * uint64_t(shape.head_dim) + 5),
+    // Per position: q.k, softmax and p.v of each query head of the group.
+    per_position_ = Work{heads_per_group_ * q_per_kv * shape.flops_per_score,
                          dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
     const uint32_t column_levels = tree_levels(g.rows, env.fanin);
     // Partials reduce down each column; the root row gathers one partial per KV head group.
@@ -386,6 +396,7 @@ class Attention : public Step {
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
     if (i == 0) emit_tree(row_tree_, j, out);
+    if (i == 0 && j == 0 && has_sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
@@ -443,7 +454,9 @@ class Attention : public Step {
       }
       row_ready[j] = in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(it->second);
     }
-    return Front{FrontKind::Root, tree_time(row_tree_, std::move(row_ready)), {}};
+    const Timed combined = tree_time(row_tree_, std::move(row_ready));
+    return Front{FrontKind::Root,
+                 has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute) : combined, {}};
   }
   uint32_t patterns() const override {
     return 2 + tree_levels(env_.geo.rows, env_.fanin) + tree_levels(env_.geo.cols, env_.fanin);
@@ -452,6 +465,7 @@ class Attention : public Step {
 
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
+  bool has_sinks() const { return shape_.sinks.flops > 0; }
 
   AttentionShape shape_;
   uint32_t groups_ = 1, heads_per_group_ = 1;

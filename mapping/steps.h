@@ -128,6 +128,8 @@ std::unique_ptr<Step> root_compute_step(const StepEnv& env, const Work& work, Dt
 // root row by someone else), W cut in rows x cols blocks: x travels along the
 // root row, each column's slice down its column, partial sums reduce along each
 // row to the root column. Output: slice i of y on tile (i, 0).
+// The tiles holding the bias slices (the root column) add them to their own
+// partial sums.
 struct GemvShape {
   uint64_t d_in = 0, d_out = 0;
   Dtype weight = Dtype::BF16;
@@ -159,6 +161,8 @@ struct AttentionShape {
   uint32_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
   uint32_t window = 0;       // 0 = full context
   Dtype kv = Dtype::BF16;
+  uint64_t flops_per_score = 0;  // per query head and position: q.k, softmax, p.v
+  Work sinks;                // at the root once the partials are combined (zero: no sink logits)
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
 

@@ -87,10 +87,7 @@ class GraphBuilder {
     uint32_t stream = push(std::move(embed));
     if (model_.positions == PositionKind::Learned) {
       Op pos = make("position_embedding", OpKind::PositionEmbedding, -1, {n, d}, {n, d});
-      pos.flops = n * d;
-      pos.weight_bytes_read = weight_bytes(n * d);
-      pos.activation_bytes_in = act(n * d);
-      pos.activation_bytes_out = act(n * d);
+      set_cost(pos, position_add_cost(model_, n));
       pos.deps = {stream};
       stream = push(std::move(pos));
     }
@@ -105,14 +102,14 @@ class GraphBuilder {
     const uint64_t vocab = model_.vocab_size;
     Op head = make("lm_head", OpKind::MatMul, -1, {head_rows, d}, {head_rows, vocab});
     head.tokens = head_rows;
-    head.flops = head_rows * 2 * d * vocab;
+    head.flops = head_rows * matmul_flops(d, vocab, false);
     head.weight_bytes_read = weight_bytes(d * vocab);
     head.activation_bytes_in = act(head_rows * d);
     head.activation_bytes_out = act(head_rows * vocab);
     head.deps = {normed};
     const uint32_t logits = push(std::move(head));
     Op sample = make("sample", OpKind::Sample, -1, {head_rows, vocab}, {head_rows});
-    sample.flops = head_rows * vocab;
+    sample.flops = head_rows * vocab * ElementwiseFlops::kArgmax;
     sample.activation_bytes_in = act(head_rows * vocab);
     sample.activation_bytes_out = head_rows * kTokenIdBytes;
     sample.deps = {logits};
@@ -134,6 +131,13 @@ class GraphBuilder {
     return op;
   }
 
+  static void set_cost(Op& op, const OpCost& cost) {
+    op.flops = cost.flops;
+    op.weight_bytes_read = cost.weight_bytes;
+    op.activation_bytes_in = cost.activation_bytes_in;
+    op.activation_bytes_out = cost.activation_bytes_out;
+  }
+
   uint32_t push(Op op) {
     graph_.ops.push_back(std::move(op));
     return uint32_t(graph_.ops.size() - 1);
@@ -141,13 +145,9 @@ class GraphBuilder {
 
   uint32_t norm(const std::string& name, int32_t layer, uint64_t n, uint32_t input) {
     const uint64_t d = model_.d_model;
-    const bool layernorm = model_.norm == NormKind::LayerNorm;
     Op op = make(name, OpKind::Norm, layer, {n, d}, {n, d});
     op.tokens = n;
-    op.flops = n * d * (layernorm ? ElementwiseFlops::kLayerNorm : ElementwiseFlops::kRmsNorm);
-    op.weight_bytes_read = weight_bytes(layernorm ? 2 * d : d);
-    op.activation_bytes_in = act(n * d);
-    op.activation_bytes_out = act(n * d);
+    set_cost(op, norm_cost(model_, n));
     op.deps = {input};
     return push(std::move(op));
   }
@@ -155,9 +155,7 @@ class GraphBuilder {
   uint32_t residual(const std::string& name, int32_t layer, uint32_t stream, uint32_t branch) {
     const uint64_t n = rows_.size(), d = model_.d_model;
     Op op = make(name, OpKind::ResidualAdd, layer, {n, d}, {n, d});
-    op.flops = n * d;
-    op.activation_bytes_in = act(2 * n * d);
-    op.activation_bytes_out = act(n * d);
+    set_cost(op, residual_cost(model_, n));
     op.deps = {stream, branch};
     return push(std::move(op));
   }
@@ -169,7 +167,7 @@ class GraphBuilder {
     op.matrix = int32_t(index);
     op.expert = m.expert;
     op.tokens = n;
-    op.flops = n * (2 * m.d_in * m.d_out + (m.bias ? m.d_out : 0));
+    op.flops = n * matmul_flops(m.d_in, m.d_out, m.bias);
     op.weight_bytes_read = m.bytes();
     op.activation_bytes_in = act(n * m.d_in);
     op.activation_bytes_out = act(n * m.d_out);
@@ -187,15 +185,15 @@ class GraphBuilder {
   // Gate/up, activation and down of one feed-forward block; returns the down projection.
   uint32_t ffn(const std::vector<MatrixSpec>& matrices, const std::string& prefix, int32_t layer, uint64_t n,
                uint64_t width, std::vector<uint32_t> inputs, int32_t expert) {
-    const bool gated = model_.mlp == MlpKind::SwiGLU;
+    const bool gated = activation_inputs(model_.mlp) == 2;
     std::vector<uint32_t> activation_deps;
     if (gated) activation_deps.push_back(matmul(matrices, find(matrices, prefix + "gate_proj"), layer, n, inputs));
     activation_deps.push_back(matmul(matrices, find(matrices, prefix + "up_proj"), layer, n, inputs));
     Op op = make(prefix + "act", OpKind::Activation, layer, {n, width}, {n, width});
     op.expert = expert;
     op.tokens = n;
-    op.flops = n * width * (gated ? ElementwiseFlops::kSwiGlu : ElementwiseFlops::kGelu);
-    op.activation_bytes_in = act((gated ? 2 : 1) * n * width);
+    op.flops = n * width * activation_flops_per_element(model_.mlp);
+    op.activation_bytes_in = act(activation_inputs(model_.mlp) * n * width);
     op.activation_bytes_out = act(n * width);
     op.deps = activation_deps;
     const uint32_t activated = push(std::move(op));
@@ -241,7 +239,7 @@ class GraphBuilder {
 
     const uint64_t heads = model_.n_heads;
     Op scores = make("attention_scores", OpKind::AttentionScores, layer, {n, q_width}, work.scores_shape);
-    scores.flops = 2 * heads * hd * work.score_pairs;
+    scores.flops = heads * score_flops(model_) * work.score_pairs;
     scores.kv_bytes_read = work.positions_read * key_bytes;
     scores.activation_bytes_in = act(n * q_width);
     scores.activation_bytes_out = act(heads * work.score_pairs);
@@ -258,7 +256,7 @@ class GraphBuilder {
     const uint32_t probabilities = push(std::move(softmax));
 
     Op values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, q_width});
-    values.flops = 2 * heads * hd * work.score_pairs;
+    values.flops = heads * value_flops(model_) * work.score_pairs;
     values.kv_bytes_read = work.positions_read * value_bytes;
     values.activation_bytes_in = act(heads * work.score_pairs);
     values.activation_bytes_out = act(n * q_width);
@@ -284,7 +282,7 @@ class GraphBuilder {
 
     const uint32_t router_logits = matmul(matrices, find(matrices, "router"), layer, n, {mlp_in});
     Op topk = make("top_k", OpKind::TopK, layer, {n, spec.n_experts}, {n, k});
-    topk.flops = n * (spec.n_experts + ElementwiseFlops::kSoftmax * k);
+    topk.flops = n * top_k_flops(model_);
     topk.activation_bytes_in = act(n * spec.n_experts);
     topk.activation_bytes_out = act(n * k) + n * k * kTokenIdBytes;  // weights and expert indices
     topk.deps = {router_logits};
@@ -308,7 +306,7 @@ class GraphBuilder {
 
     const uint64_t shared = spec.n_shared_experts;
     Op combine = make("expert_combine", OpKind::ExpertCombine, layer, {n, k + shared, d}, {n, d});
-    combine.flops = n * d * (2 * k + shared);
+    combine.flops = n * d * (k * (ElementwiseFlops::kScale + ElementwiseFlops::kAdd) + shared * ElementwiseFlops::kAdd);
     combine.activation_bytes_in = act(n * (k + shared) * d) + act(n * k);
     combine.activation_bytes_out = act(n * d);
     combine.deps = combine_deps;

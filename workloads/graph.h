@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "workloads/model_spec.h"
+#include "workloads/op_costs.h"
 
 namespace wafersim::workloads {
 
@@ -29,16 +30,8 @@ enum class OpKind : uint8_t {
 };
 const char* to_string(OpKind kind);
 
-// Arithmetic conventions (FLOPs per element) of the non-matrix operations. The
-// matrix operations cost 2 * d_in * d_out per token, plus d_out for a bias.
-struct ElementwiseFlops {
-  static constexpr uint64_t kRmsNorm = 4;    // square, sum, scale, weight
-  static constexpr uint64_t kLayerNorm = 7;  // mean, subtract, square, sum, scale, weight, bias
-  static constexpr uint64_t kRotary = 3;     // x * cos + rotate(x) * sin
-  static constexpr uint64_t kSoftmax = 5;    // max, subtract, exp, sum, divide
-  static constexpr uint64_t kSwiGlu = 5;     // silu (4) and the gate product
-  static constexpr uint64_t kGelu = 8;       // tanh approximation
-};
+// The FLOPs and bytes of every op come from workloads/op_costs.h, the table the
+// compiler reads too.
 
 struct Op {
   std::string name;                 // "layers.3.q_proj", "layers.3.experts.17.down_proj", "lm_head"

@@ -1,0 +1,242 @@
+// The compiled plan charges the work the decode graph (`describe model`)
+// describes. For one token at a given context, the FLOPs that every tile's
+// Compute tasks charge are summed step by step and compared with the graph ops
+// each step stands for; the weights each region's steps hold for the token
+// are compared with the bytes its ops read.
+//
+// The one stated margin is the largest-block rule: a step cut into parts
+// charges every tile the largest part (the ceiling of the split), so a step
+// may charge up to parts * ceil(n / parts) / n times the graph's work along
+// each split dimension, and never less. Steps that split nothing must agree
+// to the FLOP. Not compared: the Reduce tasks of trees (adding partial sums
+// of a split; a single-tile op has none) and the messages.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/experiment/experiment.h"
+#include "mapping/plan.h"
+#include "tests/mapping/mapping_fixture.h"
+#include "workloads/graph.h"
+#include "workloads/model_file.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+// How a step cuts its work across tiles, for the largest-block margin.
+enum class Cut { None, GemvToColumn, GemvToRow, Column, KvHeads };
+
+struct StepOps {
+  Cut cut;
+  std::vector<std::string> ops;  // graph op names, after "layers.L." and any expert prefix
+  std::string group;             // steps of one group are compared together (default: the first op)
+};
+
+// What each step of a region stands for in the graph.
+const std::map<std::string, StepOps> kSteps = {
+    {"lookup", {Cut::None, {"embedding"}, ""}},
+    {"position_add", {Cut::None, {"position_embedding"}, ""}},
+    {"input_norm", {Cut::None, {"attn_norm"}, ""}},
+    {"qkv_proj", {Cut::GemvToColumn, {"q_proj", "k_proj", "v_proj"}, ""}},
+    {"rotary", {Cut::Column, {"qk_norm", "rotary"}, ""}},
+    {"qk_norm", {Cut::Column, {"qk_norm"}, ""}},
+    {"qkv_slices", {Cut::Column, {}, "qkv_slices"}},
+    {"gather_qkv", {Cut::None, {}, "gathers"}},
+    {"attention", {Cut::KvHeads, {"attention_scores", "softmax", "attention_values"}, ""}},
+    {"o_proj", {Cut::GemvToColumn, {"o_proj"}, ""}},
+    {"gather_o", {Cut::None, {}, "gathers"}},
+    {"residual_norm", {Cut::None, {"attn_residual", "mlp_norm"}, ""}},
+    {"gate_up_proj", {Cut::GemvToColumn, {"gate_proj", "up_proj"}, ""}},
+    {"activation", {Cut::Column, {"act"}, ""}},
+    {"down_proj", {Cut::GemvToRow, {"down_proj"}, ""}},
+    {"gather_down", {Cut::None, {}, "gathers"}},
+    {"residual", {Cut::None, {"mlp_residual"}, ""}},
+    {"router", {Cut::GemvToColumn, {"router"}, ""}},
+    {"gather_logits", {Cut::None, {}, "gathers"}},
+    {"top_k", {Cut::None, {"top_k"}, ""}},
+    // Each routed expert scales its result at its own root; the layer root sums them.
+    {"expert_scale", {Cut::None, {}, "expert_combine"}},
+    {"experts", {Cut::None, {"expert_combine"}, ""}},
+    {"final_norm", {Cut::None, {"final_norm"}, ""}},
+    {"lm_head_proj", {Cut::GemvToColumn, {"lm_head"}, ""}},
+    {"argmax_slice", {Cut::Column, {"sample"}, ""}},
+    {"argmax", {Cut::None, {}, "gathers"}},
+    // The root's pick between the argmax candidates the reduce left it: a fixed
+    // 16 FLOPs per token that the graph folds into sampling's one compare per logit.
+    {"sample", {Cut::None, {}, "pick"}},
+};
+constexpr uint64_t kPickFlops = 16;
+
+double padding(uint64_t elements, uint64_t parts) {
+  if (elements == 0 || parts == 0) return 1.0;
+  return double(parts * ((elements + parts - 1) / parts)) / double(elements);
+}
+
+// Compute-category FLOPs a step charges, summed over the block's tiles, at `context`.
+uint64_t step_flops(const mapping::Step& step, const mapping::BlockGeometry& geo, uint64_t context) {
+  // Tiles whose row and column signatures match run the same tasks in the step.
+  auto classes = [&](bool rows) {
+    std::map<std::vector<uint64_t>, std::vector<uint32_t>> out;
+    for (uint32_t index = 0; index < (rows ? geo.rows : geo.cols); ++index) {
+      std::vector<uint64_t> signature{index == 0};
+      step.signature(rows, index, signature);
+      out[signature].push_back(index);
+    }
+    return out;
+  };
+  uint64_t flops = 0;
+  for (const auto& [row_signature, rows] : classes(true))
+    for (const auto& [column_signature, columns] : classes(false)) {
+      std::vector<Task> tasks;
+      step.emit(rows[0], columns[0], tasks);
+      for (const Task& task : tasks) {
+        if (task.op != Op::Compute || task.category != Category::Compute) continue;
+        flops += task.work.flops * rows.size() * columns.size();
+        if (task.work_per_position.flops == 0) continue;
+        const uint64_t attended = task.kv_window > 0 ? std::min<uint64_t>(context, task.kv_window) : context;
+        for (uint32_t i : rows)
+          for (uint32_t j : columns) {
+            const uint32_t offset = task.kv_offset == Task::kTileParam ? step.kv_offset(i, j) : task.kv_offset;
+            flops += task.work_per_position.flops * positions_held(attended, task.kv_stride, offset);
+          }
+      }
+    }
+  return flops;
+}
+
+struct Group {
+  uint64_t graph_flops = 0, plan_flops = 0;
+  double margin = 1.0;  // largest-block rule: the plan may charge up to graph * margin
+};
+
+// Checks one plan against the decode graph of one token of sequence 0 at `context`.
+void check_plan(const mapping::Plan& plan, uint64_t context) {
+  const workloads::ModelSpec& m = plan.model;
+  const workloads::Graph graph = workloads::build_decode_graph(m, {1, context, plan.workload.seed});
+  std::map<std::string, const workloads::Op*> ops;
+  for (const workloads::Op& op : graph.ops) ops[op.name] = &op;
+
+  for (const mapping::Region& region : plan.regions) {
+    INFO(region.name);
+    const std::string layer = region.layer >= 0 ? "layers." + std::to_string(region.layer) + "." : "";
+    // The experts the graph's token uses in this layer, and which of them the blocks are.
+    std::set<int32_t> routed;
+    for (const workloads::Op& op : graph.ops)
+      if (op.layer == region.layer && op.expert >= 0) routed.insert(op.expert);
+
+    std::map<std::string, Group> groups;
+    uint64_t plan_weight_bytes = 0;
+    for (size_t b = 0; b < region.blocks.size(); ++b) {
+      const mapping::Block& block = region.blocks[b];
+      std::string prefix;
+      if (b > 0) {  // expert blocks: routed first, then shared
+        if (block.expert >= 0 && !routed.count(block.expert)) continue;  // not this token's expert
+        prefix = block.expert >= 0 ? "experts." + std::to_string(block.expert) + "."
+                                   : "shared_experts." + std::to_string(b - 1 - m.moe.n_experts) + ".";
+      }
+      for (const auto& step : block.steps) {
+        INFO(step->label());
+        const auto known = kSteps.find(step->label());
+        REQUIRE(known != kSteps.end());
+        const StepOps& what = known->second;
+        std::vector<const workloads::Op*> step_ops;
+        for (const std::string& name : what.ops) {
+          const bool per_block = what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow || name == "act";
+          const auto op = ops.find(layer + (per_block ? prefix : "") + name);
+          if (op != ops.end()) step_ops.push_back(op->second);
+        }
+        const std::string group = layer + (what.group.empty() ? (what.ops.empty() ? "" : prefix + what.ops[0]) : what.group);
+        Group& g = groups[group];
+        for (const workloads::Op* op : step_ops) g.graph_flops += op->flops;
+        g.plan_flops += step_flops(*step, block.geo, context);
+        plan_weight_bytes += step->total_weight_bytes();
+
+        // The largest-block margin of the step's cut.
+        const mapping::BlockGeometry& geo = block.geo;
+        double margin = 1.0;
+        if (!step_ops.empty()) {
+          const workloads::Op& first = *step_ops[0];
+          uint64_t d_out = 0;
+          for (const workloads::Op* op : step_ops) d_out += op->output_shape.back();
+          const uint64_t d_in = first.input_shape.back();
+          switch (what.cut) {
+            case Cut::None: break;
+            case Cut::GemvToColumn: margin = padding(d_out, geo.rows) * padding(d_in, geo.cols); break;
+            case Cut::GemvToRow: margin = padding(d_in, geo.rows) * padding(d_out, geo.cols); break;
+            case Cut::Column: margin = padding(first.input_shape.back(), geo.rows); break;
+            case Cut::KvHeads: margin = padding(m.n_kv_heads, std::min(m.n_kv_heads, geo.cols)); break;
+          }
+        }
+        g.margin = std::max(g.margin, margin);
+      }
+    }
+
+    for (const auto& [name, g] : groups) {
+      INFO(name << ": graph " << g.graph_flops << " FLOPs, plan " << g.plan_flops << ", margin " << g.margin);
+      if (name == layer + "pick") {
+        CHECK(g.plan_flops == kPickFlops);
+      } else if (g.margin == 1.0) {
+        CHECK(g.plan_flops == g.graph_flops);
+      } else {
+        CHECK(g.plan_flops >= g.graph_flops);
+        CHECK(double(g.plan_flops) <= double(g.graph_flops) * g.margin * (1 + 1e-12));
+      }
+    }
+
+    // Weights: every matrix, norm vector and sink of a layer is read once per
+    // token (routed experts: the token's own). The embedding region holds whole
+    // tables but reads one row per token; compile_test checks its placement.
+    if (region.kind != mapping::RegionKind::Embedding) {
+      uint64_t graph_weight_bytes = 0;
+      for (const workloads::Op& op : graph.ops)
+        if (op.layer == region.layer && op.kind != workloads::OpKind::Embedding &&
+            op.kind != workloads::OpKind::PositionEmbedding)
+          graph_weight_bytes += op.weight_bytes_read;
+      CHECK(plan_weight_bytes == graph_weight_bytes);
+    }
+  }
+}
+
+mapping::Plan plan_for(const std::string& model, const std::string& hardware, const std::vector<std::string>& overrides = {}) {
+  return compile(load_experiment_text(zoo_experiment(model, hardware), model + ".yaml", overrides));
+}
+
+}  // namespace
+
+TEST_CASE("every zoo model's plan charges the FLOPs and weights of its decode graph", "[mapping][zoo][graph]") {
+  for (const std::string& model : workloads::zoo_model_names()) {
+    INFO(model);
+    const bool tiny = model.rfind("tiny", 0) == 0;
+    const mapping::Plan plan = plan_for(model, tiny ? "tiny" : "wse3");
+    check_plan(plan, plan.workload.prompt_tokens + 1);  // the first decode step
+  }
+}
+
+TEST_CASE("the plan follows the graph for every norm, MLP, position and bias variant", "[mapping][graph]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.norm=layernorm"},
+      {"model.mlp=plain"},
+      {"model.positions=learned"},
+      {"model.qk_norm=true"},
+      {"model.positions=learned", "model.qk_norm=true"},
+      {"model.attention_sinks=true"},
+      {"model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true"},
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true",
+       "model.o_bias=true", "model.mlp_bias=true", "model.tied_embeddings=true"},
+  };
+  for (const char* model : {"tiny-dense", "tiny-moe"})
+    for (const std::vector<std::string>& variant : variants) {
+      INFO(model << " " << variant[0] << " (" << variant.size() << " settings)");
+      const mapping::Plan plan = plan_for(model, "tiny", variant);
+      check_plan(plan, 17);
+      check_plan(plan, 1);
+    }
+  INFO("shared experts");
+  const mapping::Plan shared = plan_for("tiny-moe", "tiny", {"model.moe.n_shared_experts=1", "model.mlp=plain"});
+  check_plan(shared, 17);
+}
