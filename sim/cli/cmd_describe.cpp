@@ -5,6 +5,7 @@
 #include "models/config/value_text.h"
 #include "models/hardware.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/metric_table.h"
 #include "sim/cli/output.h"
 
 namespace wafersim::cli {
@@ -82,6 +83,37 @@ void show_params(const std::string& prefix) {
   std::cout << text;
 }
 
+std::string flag_names(unsigned flags) {
+  std::vector<std::string> names;
+  if (flags & kGolden) names.push_back("golden");
+  if (flags & kSweepDefault) names.push_back("sweep default");
+  if (flags & kMeasuredOnly) names.push_back("engine only");
+  if (flags & kMachineDependent) names.push_back("machine-dependent");
+  if (flags & kSetup) names.push_back("setup");
+  return config::join(names);
+}
+
+void show_metrics(const std::string& json_path) {
+  if (!json_path.empty()) {
+    nlohmann::json metrics = nlohmann::json::array();
+    for (const Metric& metric : decode_metric_table())
+      metrics.push_back({{"path", metric.path},
+                         {"unit", metric.unit},
+                         {"description", metric.description},
+                         {"golden", bool(metric.flags & kGolden)},
+                         {"sweep_default", bool(metric.flags & kSweepDefault)},
+                         {"machine_dependent", bool(metric.flags & kMachineDependent)},
+                         {"table_row", metric.row ? metric.row->label : ""}});
+    write_json(json_path, {{"metrics", metrics}});
+    return;
+  }
+  Table table({{"metric", "", false}, {"unit", "", false}, {"uses", "", false}, {"description", "", false}});
+  for (const Metric& metric : decode_metric_table())
+    table.add_row({metric.path, metric.unit, flag_names(metric.flags), metric.description});
+  std::cout << "Figures of `wafersim run` and `wafersim analytic` (JSON paths; docs/METRICS.md defines them):\n"
+            << table.str();
+}
+
 }  // namespace
 
 void add_describe_command(CLI::App& app) {
@@ -97,6 +129,11 @@ void add_describe_command(CLI::App& app) {
   CLI::App* params = describe->add_subcommand("params", "Every parameter: type, unit, default, range, description");
   params->add_option("PREFIX", *prefix, "Only parameters whose path starts with this (e.g. hardware.fabric)");
   params->callback([prefix] { show_params(*prefix); });
+
+  auto metrics_json = std::make_shared<std::string>();
+  CLI::App* metrics = describe->add_subcommand("metrics", "Every figure run and analytic report: JSON path, unit, meaning");
+  metrics->add_option("--json", *metrics_json, "Write the list as JSON to FILE ('-' = stdout)");
+  metrics->callback([metrics_json] { show_metrics(*metrics_json); });
 
   add_describe_model_subcommand(*describe);
 }

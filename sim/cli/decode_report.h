@@ -1,6 +1,6 @@
 #pragma once
 // The results `wafersim run` and `wafersim analytic` share: a table on stdout
-// and a JSON document with the same keys.
+// and a JSON document, both built from the metric table (metric_table.h).
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,6 @@ namespace wafersim::cli {
 
 nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan,
                            const DecodeMetrics& metrics, const backend::RunFigures& figures);
-std::string decode_table(const mapping::Plan& plan, const DecodeMetrics& metrics, const backend::RunFigures& figures);
+std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics, const backend::RunFigures& figures);
 
 }  // namespace wafersim::cli

@@ -12,6 +12,7 @@
 #include "sim/experiment/experiment.h"
 #include "models/config/source_text.h"
 #include "models/config/text.h"
+#include "sim/cli/metric_table.h"
 #include "sim/cli/sweep/yaml_tree.h"
 
 namespace wafersim::cli::sweep {
@@ -241,6 +242,10 @@ void read_metrics(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
       in.fail(metric, "metrics",
               "metrics expects dotted result paths such as metrics.per_token_latency_us.p99, got " +
                   (metric.IsScalar() ? config::quoted(metric.Scalar()) : std::string("a group")));
+    if (sweep.engine != "map" && !is_decode_metric_path(metric.Scalar()))
+      in.fail(metric, "metrics",
+              "unknown metric " + config::quoted(metric.Scalar()) + " (wafersim describe metrics lists them)" +
+                  config::did_you_mean(metric.Scalar(), metric_paths()));
     if (std::find(sweep.metrics.begin(), sweep.metrics.end(), metric.Scalar()) != sweep.metrics.end())
       in.fail(metric, "metrics", "metric " + config::quoted(metric.Scalar()) + " is listed twice");
     sweep.metrics.push_back(metric.Scalar());
@@ -289,8 +294,7 @@ const std::vector<std::string>& engine_names() {
 
 std::vector<std::string> default_metrics(const std::string& engine) {
   if (engine == "map") return {"fits", "max_context_tokens", "tiles_used", "sram_peak_bytes", "colors_peak"};
-  return {"metrics.tokens_per_second", "metrics.tokens_per_second_per_user", "metrics.per_token_latency_us.mean",
-          "metrics.per_token_latency_us.p99", "metrics.cycles_per_token"};
+  return metric_paths(kSweepDefault);
 }
 
 SweepFile load_sweep_file(const std::string& path) {

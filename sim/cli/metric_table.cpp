@@ -1,0 +1,179 @@
+#include "sim/cli/metric_table.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/tile_program.h"
+#include "sim/experiment/version.h"
+
+namespace wafersim::cli {
+
+namespace {
+
+using Read = std::function<nlohmann::json(const DecodeResult&)>;
+
+double sram_fraction(const DecodeResult& r, uint64_t bytes) {
+  return double(bytes) / double(r.plan.hw.tile.sram_bytes);
+}
+
+std::vector<Metric> build_table() {
+  std::vector<Metric> table;
+  auto add = [&table](std::string path, std::string unit, std::string description, unsigned flags,
+                      std::optional<TableRow> row, Read read) {
+    table.push_back({std::move(path), std::move(unit), std::move(description), flags, std::move(row), std::move(read)});
+  };
+
+  // What was run: the result's header, so a sweep can tabulate it like any figure.
+  add("engine", "", "the backend that produced the result: sim or analytic", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.figures.backend; });
+  add("experiment.model", "", "model name", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.model.name; });
+  add("experiment.hardware", "", "hardware preset name", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.hw.name; });
+  add("experiment.wafers", "wafers", "wafers the plan uses", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.hw.wafers; });
+  add("experiment.batch", "sequences", "sequences decoded together", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.workload.batch; });
+  add("experiment.prompt_tokens", "tokens", "prompt length of every sequence", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.workload.prompt_tokens; });
+  add("experiment.decode_tokens", "tokens", "tokens decoded per sequence", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.workload.decode_tokens; });
+  add("experiment.contention", "", "whether the engine modelled link contention", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.experiment.sim.contention; });
+  add("experiment.clock_ghz", "GHz", "clock that converts cycles to time", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return r.plan.hw.clock_ghz; });
+  add("config_hash", "", "hash of the resolved configuration (wafersim validate --print shows it)", kSetup,
+      std::nullopt, [](const DecodeResult& r) { return r.experiment.config.hash(); });
+  add("version", "", "wafersim version", kSetup, std::nullopt, [](const DecodeResult&) { return version(); });
+
+  add("metrics.tokens_per_second", "tokens/s", "tokens / (total_cycles / clock), all sequences", kSweepDefault,
+      TableRow{"throughput", "tokens/s (all sequences)", 1, 1},
+      [](const DecodeResult& r) { return r.metrics.tokens_per_second; });
+  add("metrics.tokens_per_second_per_user", "tokens/s", "tokens_per_second divided by the batch", kSweepDefault,
+      TableRow{"throughput per user", "tokens/s", 1, 1},
+      [](const DecodeResult& r) { return r.metrics.tokens_per_second_per_user; });
+  const std::vector<std::pair<std::string, double LatencySummary::*>> latency = {
+      {"mean", &LatencySummary::mean}, {"p50", &LatencySummary::p50},
+      {"p99", &LatencySummary::p99},   {"max", &LatencySummary::max}};
+  for (const auto& [statistic, field] : latency)
+    add("metrics.per_token_latency_us." + statistic, "us",
+        statistic + " per-token latency: from the sequence's previous token (or the start) to this one leaving "
+                    "the LM head" + (statistic[0] == 'p' ? ", nearest rank" : ""),
+        statistic == "mean" || statistic == "p99" ? kSweepDefault : 0u,
+        TableRow{"per-token latency, " + statistic, "us", 1, 3},
+        [field = field](const DecodeResult& r) { return r.metrics.per_token_latency_us.*field; });
+  add("metrics.cycles_per_token", "cycles", "mean per-token latency, in cycles", kGolden | kSweepDefault,
+      TableRow{"cycles per token", "cycles", 1, 0}, [](const DecodeResult& r) { return r.metrics.cycles_per_token; });
+  add("metrics.total_cycles", "cycles", "cycle at which the last token left the LM head", kGolden,
+      TableRow{"total", "cycles", 1, 0}, [](const DecodeResult& r) { return r.metrics.total_cycles; });
+  add("metrics.tokens", "tokens", "tokens generated: batch x decode_tokens", 0, std::nullopt,
+      [](const DecodeResult& r) { return r.metrics.tokens; });
+  for (size_t c = 0; c < size_t(Category::kCount); ++c) {
+    const std::string category = category_name(Category(c));
+    add("metrics.breakdown." + category, "fraction", "share of the critical path spent in " + category, kGolden,
+        TableRow{"critical path: " + category, "%", 100, 1},
+        [c](const DecodeResult& r) { return r.metrics.breakdown[c]; });
+  }
+  add("metrics.per_layer", "cycles", "per region: {region, cycles_per_token}, the mean over iterations of finish - start",
+      kGolden, std::nullopt, [](const DecodeResult& r) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (const LayerCycles& layer : r.metrics.per_layer)
+          layers.push_back({{"region", layer.name}, {"cycles_per_token", layer.cycles_per_token}});
+        return layers;
+      });
+  add("metrics.steps", "cycles",
+      "per region kind: [{step, cycles}], each step of the first token in closed form (analytic only)", 0,
+      std::nullopt, [](const DecodeResult& r) {
+        nlohmann::json steps;  // null, and so left out, when the backend offers none
+        for (const backend::StepCycles& step : r.figures.first_token_steps)
+          steps[step.region].push_back({{"step", step.step}, {"cycles", step.cycles}});
+        return steps;
+      });
+
+  add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program", 0,
+      TableRow{"compute utilisation, mean", "%", 100, 2},
+      [](const DecodeResult& r) { return r.figures.compute_busy_mean; });
+  add("utilization.compute.peak", "fraction", "the same for the busiest tile", 0, std::nullopt,
+      [](const DecodeResult& r) { return r.figures.compute_busy_peak; });
+  add("utilization.sram_capacity.mean", "fraction", "SRAM in use over capacity, mean over used tiles (from the plan)",
+      0, TableRow{"SRAM capacity used, mean", "%", 100, 1},
+      [](const DecodeResult& r) { return sram_fraction(r, r.plan.sram_mean_bytes); });
+  add("utilization.sram_capacity.peak", "fraction", "the same for the fullest tile", 0, std::nullopt,
+      [](const DecodeResult& r) { return sram_fraction(r, r.plan.sram_peak_bytes); });
+  add("utilization.links.mean", "fraction",
+      "fraction of the run a directed link is busy, mean over all links (engine with contention on)", 0, std::nullopt,
+      [](const DecodeResult& r) { return r.figures.link_busy_mean; });
+  add("utilization.links.peak", "fraction", "the same for the busiest link", 0, std::nullopt,
+      [](const DecodeResult& r) { return r.figures.link_busy_peak; });
+
+  add("sim.tiles_simulated", "tiles", "tiles that exist in the simulation (all tiles of all wafers)", kMeasuredOnly,
+      TableRow{"tiles simulated", "tiles", 1, 0}, [](const DecodeResult& r) { return r.figures.tiles_simulated; });
+  add("sim.events", "events", "tasks processed plus message deliveries", kMeasuredOnly,
+      TableRow{"events", "events", 1, 0}, [](const DecodeResult& r) { return r.figures.events; });
+  add("sim.link_hops", "hops", "link traversals of every message", 0, std::nullopt,
+      [](const DecodeResult& r) { return r.figures.link_hops; });
+  add("sim.events_per_second", "events/s", "simulation speed of this run", kMachineDependent, std::nullopt,
+      [](const DecodeResult& r) {
+        return r.figures.wall_seconds > 0 ? double(r.figures.events) / r.figures.wall_seconds : 0.0;
+      });
+  add("sim.wall_seconds", "s", "wall time of the whole command, loading and compiling included",
+      kMeasuredOnly | kMachineDependent, TableRow{"wall time", "s", 1, 2},
+      [](const DecodeResult& r) { return r.figures.wall_seconds; });
+  add("sim.wall_seconds_per_token", "s", "wall_seconds over tokens generated", kMeasuredOnly | kMachineDependent,
+      TableRow{"wall time per token", "s", 1, 3}, [](const DecodeResult& r) {
+        return r.figures.wall_seconds / double(std::max<uint64_t>(r.metrics.tokens, 1));
+      });
+  add("sim.peak_rss_bytes", "bytes", "peak resident memory of the process", kMeasuredOnly | kMachineDependent,
+      TableRow{"peak memory", "MB", 1e-6, 0}, [](const DecodeResult& r) { return r.figures.peak_rss_bytes; });
+  return table;
+}
+
+nlohmann::json::json_pointer pointer(const std::string& path) {
+  std::string text = "/" + path;
+  std::replace(text.begin(), text.end(), '.', '/');
+  return nlohmann::json::json_pointer(text);
+}
+
+std::string row_value(const TableRow& row, const nlohmann::json& value) {
+  if (value.is_number_unsigned() && row.scale == 1) return std::to_string(value.get<uint64_t>());
+  return fmt::format("{:.{}f}", value.get<double>() * row.scale, row.decimals);
+}
+
+}  // namespace
+
+const std::vector<Metric>& decode_metric_table() {
+  static const std::vector<Metric> table = build_table();
+  return table;
+}
+
+std::vector<std::string> metric_paths(unsigned flag) {
+  std::vector<std::string> paths;
+  for (const Metric& metric : decode_metric_table())
+    if (flag == 0 || (metric.flags & flag)) paths.push_back(metric.path);
+  return paths;
+}
+
+bool is_decode_metric_path(const std::string& path) {
+  for (const Metric& metric : decode_metric_table())
+    if (metric.path == path || metric.path.rfind(path + ".", 0) == 0) return true;
+  return false;
+}
+
+void write_metrics(const DecodeResult& result, nlohmann::json& document) {
+  for (const Metric& metric : decode_metric_table()) {
+    nlohmann::json value = metric.read(result);
+    if (!value.is_null()) document[pointer(metric.path)] = std::move(value);
+  }
+}
+
+std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Metric& metric : decode_metric_table()) {
+    if (!metric.row || ((metric.flags & kMeasuredOnly) && !result.figures.measured)) continue;
+    rows.push_back({metric.row->label, row_value(*metric.row, metric.read(result)), metric.row->unit});
+  }
+  return rows;
+}
+
+}  // namespace wafersim::cli
