@@ -36,6 +36,8 @@ std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_contex
   return needs;
 }
 
+bool is_layer(RegionKind kind) { return kind == RegionKind::Dense || kind == RegionKind::Moe; }
+
 std::string bytes_text(uint64_t bytes) {
   if (bytes >= 1000000000) return fmt::format("{:.2f} GB", double(bytes) / 1e9);
   if (bytes >= 1000000) return fmt::format("{:.2f} MB", double(bytes) / 1e6);
@@ -287,6 +289,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
       const uint64_t min_tiles = learnt == need.min_tiles_at_width.end() ? 0 : learnt->second;
       need.min_height = std::max(uint32_t((min_tiles + strip_width - 1) / strip_width),
                                  min_height_for(need.bytes, strip_width, tile_budget));
+      if (options.fixed_layer_grid() && is_layer(need.kind)) need.min_height = options.layer_rows;
     }
     return sized;
   };
@@ -312,6 +315,15 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
   auto no_tile_fits = [&] {
     throw DoesNotFitError(fmt::format("{} does not fit any number of {} wafers{}", model.name, hw.name, overflow));
   };
+  // A fixed layer grid: the layers get that many tiles whatever they need.
+  auto layer_grid_too_small = [&](const BlockGeometry& box, const std::string& why) {
+    throw DoesNotFitError(fmt::format("{}: a layer does not fit mapping.layer_grid of {} x {} tiles: {}", model.name,
+                                      box.width_x(), box.height_y(), why));
+  };
+  if (options.fixed_layer_grid() && (options.layer_columns > hw.grid_width || options.layer_rows > hw.grid_height))
+    throw DoesNotFitError(fmt::format("mapping.layer_grid of {} x {} tiles is larger than a {} wafer ({} x {})",
+                                      options.layer_columns, options.layer_rows, hw.name, hw.grid_width,
+                                      hw.grid_height));
   if (at_least == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1));
   uint32_t wafers = hw.wafers > 0 ? hw.wafers : at_least;
   if (wafers < at_least) does_not_fit(wafers);
@@ -325,12 +337,13 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
     for (uint32_t strips = 1; strips <= std::min<uint32_t>(hw.grid_width, std::max(16u, preferred)); ++strips)
       candidates.push_back(strips);
     if (options.strips > 0) candidates = {preferred};
+    if (options.fixed_layer_grid()) candidates = {hw.grid_width / options.layer_columns};
     std::stable_sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
       return std::abs(std::log(double(a) / preferred)) < std::abs(std::log(double(b) / preferred));
     });
     Layout layout;
     for (uint32_t strips : candidates) {
-      layout = place_regions(sized_for(hw.grid_width / strips), hw, options, wafers, strips);
+      layout = place_regions(sized_for(strip_width(hw, options, strips)), hw, options, wafers, strips);
       if (!layout.boxes.empty()) break;
     }
     if (layout.boxes.empty()) {
@@ -348,6 +361,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
       try {
         region = build_region(context, needs[r].kind, needs[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
+        if (options.fixed_layer_grid() && is_layer(needs[r].kind)) layer_grid_too_small(box, "too few rows for its experts");
         needs[r].min_tiles_at_width[layout.strip_width] = box.tiles() + box.width_x();
         grown = true;
         continue;
@@ -360,6 +374,7 @@ Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const Workl
         const uint64_t fixed = hw.tile.runtime_reserved_bytes + fullest.sram.activations;
         overflow = "; in the last layout tried, " + region.name + ": " + overflow_report(fullest, hw);
         if (fixed + 1 >= hw.tile.sram_bytes) no_tile_fits();
+        if (options.fixed_layer_grid() && is_layer(needs[r].kind)) layer_grid_too_small(box, overflow_report(fullest, hw));
         const double shrink = double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed);
         needs[r].min_tiles_at_width[layout.strip_width] =
             std::max<uint64_t>(box.tiles() + box.width_x(), uint64_t(std::ceil(double(box.tiles()) * shrink)));

@@ -41,6 +41,10 @@ bool pack(const std::vector<uint32_t>& heights, uint32_t grid_height, uint32_t s
 
 }  // namespace
 
+uint32_t strip_width(const HardwareSpec& hw, const MappingOptions& options, uint32_t strips) {
+  return options.fixed_layer_grid() ? options.layer_columns : hw.grid_width / strips;
+}
+
 uint32_t min_height_for(uint64_t bytes, uint32_t strip_width, uint64_t bytes_per_tile) {
   const uint64_t tiles = std::max<uint64_t>(1, (bytes + bytes_per_tile - 1) / bytes_per_tile);
   return uint32_t(std::max<uint64_t>(1, (tiles + strip_width - 1) / strip_width));
@@ -68,7 +72,7 @@ Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& h
   Layout layout;
   layout.wafers = wafers;
   layout.strips = strips;
-  layout.strip_width = hw.grid_width / strips;
+  layout.strip_width = strip_width(hw, options, strips);
 
   // Balanced contiguous split of the regions over the wafers, by bytes.
   uint64_t total = 0;
@@ -89,7 +93,7 @@ Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& h
     for (const Slot& slot : slots) wafer_of.push_back(slot.wafer);
   }
 
-  if (options.use_all_tiles) {
+  if (options.use_all_tiles && !options.fixed_layer_grid()) {
     // Grow every region in proportion to its bytes as far as the strips allow:
     // `scale` is the number of strip rows the whole model would get.
     double low = 0, high = double(hw.grid_height) * strips * wafers;
@@ -121,7 +125,9 @@ Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& h
     box.across_is_x = options.multicast_along_x;
     const uint32_t x0 = slot.strip * layout.strip_width;
     // The last strip takes the columns the division leaves over, so every tile has a region.
-    const uint32_t width = slot.strip + 1 == strips ? hw.grid_width - x0 : layout.strip_width;
+    // A fixed layer grid keeps every strip exactly that wide.
+    const uint32_t width =
+        slot.strip + 1 == strips && !options.fixed_layer_grid() ? hw.grid_width - x0 : layout.strip_width;
     // Serpentine: even strips fill downwards, odd strips upwards.
     const uint32_t y0 = slot.strip % 2 == 0 ? slot.top : hw.grid_height - slot.top - slot.height;
     box.x0 = x0;

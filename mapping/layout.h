@@ -30,6 +30,10 @@ struct Layout {
   std::vector<BlockGeometry> boxes;  // one per need, in order
 };
 
+// Tiles across each of `strips` strips (the last one also takes the columns
+// the division leaves, except with a fixed layer grid).
+uint32_t strip_width(const HardwareSpec& hw, const MappingOptions& options, uint32_t strips);
+
 // Rows a region needs in a strip of `strip_width` tiles when each tile can hold
 // `bytes_per_tile` of its bytes.
 uint32_t min_height_for(uint64_t bytes, uint32_t strip_width, uint64_t bytes_per_tile);

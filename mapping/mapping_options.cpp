@@ -22,6 +22,11 @@ void declare_mapping_params(config::Schema& schema) {
   schema.add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,
                          "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
                          "experts); 0 = in proportion to their bytes"));
+  schema.add(int_param("mapping.layer_grid.columns", "tiles", "0", 0, 65536,
+                       "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "
+                       "to fill the wafer); 0 = sized by the compiler"));
+  schema.add(int_param("mapping.layer_grid.rows", "tiles", "0", 0, 65536,
+                       "Tiles along y of every layer region (with layer_grid.columns); 0 = sized by the compiler"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -33,6 +38,11 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
   options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
   options.moe_attention_share = config.get_float("mapping.moe_attention_share");
+  options.layer_columns = uint32_t(config.get_int("mapping.layer_grid.columns"));
+  options.layer_rows = uint32_t(config.get_int("mapping.layer_grid.rows"));
+  if ((options.layer_columns == 0) != (options.layer_rows == 0))
+    config.fail(options.layer_columns == 0 ? "mapping.layer_grid.rows" : "mapping.layer_grid.columns",
+                "mapping.layer_grid needs both columns and rows (or neither)");
   return options;
 }
 

@@ -15,6 +15,11 @@ struct MappingOptions {
   bool use_all_tiles = true;        // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
   double moe_attention_share = 0;   // share of an MoE region's rows for attention and router; 0 = by bytes
+  // Every layer region exactly this many tiles along x and y (a measured set-up
+  // such as WaferLLM's P x P block); 0 x 0 = sized by the compiler.
+  uint32_t layer_columns = 0, layer_rows = 0;
+
+  bool fixed_layer_grid() const { return layer_columns > 0; }
 };
 
 void declare_mapping_params(config::Schema& schema);

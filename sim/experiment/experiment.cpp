@@ -49,6 +49,16 @@ Experiment experiment_from_config(const config::Config& config) {
     config.fail("workload.decode_tokens",
                 "batch x decode_tokens = " + std::to_string(iterations) + " tokens; at most " +
                     std::to_string(kMaxIterations) + " per experiment");
+  const mapping::MappingOptions& mapping = experiment.mapping;
+  const HardwareSpec& hw = experiment.hardware;
+  if (mapping.layer_columns > hw.grid_width)
+    config.fail("mapping.layer_grid.columns", "a layer region of " + std::to_string(mapping.layer_columns) +
+                                                  " columns is wider than the " + std::to_string(hw.grid_width) +
+                                                  "-tile " + hw.name + " wafer");
+  if (mapping.layer_rows > hw.grid_height)
+    config.fail("mapping.layer_grid.rows", "a layer region of " + std::to_string(mapping.layer_rows) +
+                                               " rows is taller than the " + std::to_string(hw.grid_height) +
+                                               "-tile " + hw.name + " wafer");
   return experiment;
 }
 

@@ -179,3 +179,35 @@ TEST_CASE("a tile that cannot hold its buffers is reported with its place and by
     CHECK_THAT(message, Catch::Contains("placing activation buffers (50000 B)"));
   }
 }
+
+TEST_CASE("mapping.layer_grid fixes every layer region to that many tiles, the measured P x P set-up",
+          "[mapping][layer_grid]") {
+  const std::vector<std::string> grid = {"model.n_layers=2", "mapping.layer_grid.columns=420",
+                                         "mapping.layer_grid.rows=300"};
+  const mapping::Plan plan = plan_for("llama3.1-8b", "wse2", grid);
+  REQUIRE(plan.regions.size() == 4);  // embedding, two layers, LM head
+  for (const mapping::Region& region : plan.regions) {
+    INFO(region.name);
+    if (region.layer < 0) continue;
+    CHECK(region.box.width_x() == 420);
+    CHECK(region.box.height_y() == 300);
+  }
+  // Without it the compiler spreads the same regions over the whole wafer.
+  const mapping::Plan spread = plan_for("llama3.1-8b", "wse2", {"model.n_layers=2"});
+  CHECK(spread.tiles_used == spread.tiles_total);
+  CHECK(plan.tiles_used < spread.tiles_used);
+
+  // A grid too small for a layer's weights does not fit (exit 3), naming the grid.
+  try {
+    plan_for("llama3.1-8b", "wse2", {"model.n_layers=1", "mapping.layer_grid.columns=100",
+                                     "mapping.layer_grid.rows=100"});
+    FAIL("a 100 x 100 layer region cannot hold a Llama 3.1 8B layer");
+  } catch (const mapping::DoesNotFitError& error) {
+    CHECK_THAT(error.what(), Catch::Contains("mapping.layer_grid of 100 x 100"));
+  }
+  // Half a grid, or one larger than the wafer, is bad input at its key.
+  CHECK_THROWS_WITH(plan_for("llama3.1-8b", "wse2", {"mapping.layer_grid.columns=420"}),
+                    Catch::Contains("mapping.layer_grid needs both columns and rows"));
+  CHECK_THROWS_WITH(plan_for("llama3.1-8b", "wse2", {"mapping.layer_grid.columns=800", "mapping.layer_grid.rows=10"}),
+                    Catch::Contains("wider than the 757-tile wse2 wafer"));
+}
