@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -149,6 +151,39 @@ bool holds_results(const std::string& out_dir, const std::string& points_dir) {
   return false;
 }
 
+// A sweep writes several files and folders into --out: never into "" (the
+// working directory by accident) or the file-system root.
+void refuse_unsafe_out(const std::string& out) {
+  if (out.empty()) throw CommandError(kExitBadInput, "--out needs a folder name, got an empty one");
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::weakly_canonical(out, error);
+  if (!error && absolute == absolute.root_path())
+    throw CommandError(kExitBadInput, "--out " + out + " is the file-system root; choose a folder for the sweep");
+}
+
+constexpr const char* kResolvedFrom = "# resolved from ";
+
+std::string canonical_text(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
+// The sweep file a folder's results come from, recorded on the first line of
+// its sweep.yaml. --resume continues that sweep, not another one; resuming
+// from the folder's own sweep.yaml keeps the original source.
+std::string sweep_source(const std::string& out, const std::string& file, bool resume) {
+  const std::string given = canonical_text(file);
+  std::ifstream recorded(out + "/sweep.yaml");
+  std::string first_line;
+  if (!resume || !recorded || !std::getline(recorded, first_line) || first_line.rfind(kResolvedFrom, 0) != 0)
+    return given;
+  const std::string source = first_line.substr(std::strlen(kResolvedFrom));
+  if (source == given || canonical_text(out + "/sweep.yaml") == given) return source;
+  throw CommandError(kExitBadInput, "--resume: " + out + " holds the sweep of " + source + ", not of " + given +
+                                        "; resume it with that file or choose another --out");
+}
+
 void run_sweep(const SweepOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   const SweepFile sweep = load_sweep_file(options.file);
@@ -160,6 +195,7 @@ void run_sweep(const SweepOptions& options) {
     std::cerr << plan.duplicates << " point(s) resolve to the same experiment as an earlier point and run once\n";
 
   const std::string& out = options.out_dir;
+  refuse_unsafe_out(out);
   const std::string points_dir = out + "/points";
   std::error_code error;
   std::filesystem::create_directories(points_dir, error);
@@ -168,6 +204,7 @@ void run_sweep(const SweepOptions& options) {
   if (!options.resume && holds_results(out, points_dir))
     throw CommandError(kExitBadInput, out + " already holds sweep results; pass --resume to continue that sweep, or choose "
                                 "another --out");
+  const std::string source = sweep_source(out, options.file, options.resume);
   remove_temporary_files(points_dir);
 
   auto point_file = [&](const Point& point, const char* suffix) { return points_dir + "/" + point.hash + suffix; };
@@ -180,7 +217,8 @@ void run_sweep(const SweepOptions& options) {
     if (options.resume && record && (*record)["engine"] == engine) records[i] = std::move(record);
     else todo.push_back(i);
   }
-  write_text_atomically(out + "/sweep.yaml", resolved_sweep(sweep, plan, engine, metrics));
+  write_text_atomically(out + "/sweep.yaml",
+                        kResolvedFrom + source + "\n" + resolved_sweep(sweep, plan, engine, metrics));
   const std::string csv_path = out + "/results.csv";
   write_text_atomically(csv_path, results_table(plan, records, metrics));
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -34,7 +35,31 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-void write_text_atomically(const std::string& path, const std::string& text) {
+void write_text_atomically(const std::string& path_given, const std::string& text) {
+  if (path_given.empty()) throw CommandError(kExitBadInput, "cannot write to an empty file name");
+  // Only a regular file is replaced: a symbolic link keeps pointing where it
+  // did (its target is replaced), and a device or FIFO (/dev/null, a pipe) is
+  // written through, never replaced by a file.
+  std::string path = path_given;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) cannot_write(path, EISDIR);
+    if (!S_ISREG(status.st_mode)) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) cannot_write(path, errno);
+      const bool ok = write_all(fd, text);
+      const int error = errno;
+      ::close(fd);
+      if (!ok) cannot_write(path, error);
+      return;
+    }
+    char* target = ::realpath(path.c_str(), nullptr);
+    if (!target) cannot_write(path, errno);
+    path = target;
+    std::free(target);
+  } else if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
+    throw CommandError(kExitBadInput, "cannot write " + path + ": it is a symbolic link to nothing");
+  }
   // The temporary sits next to the target so the rename stays on one file system.
   std::string temporary = path + ".tmp-XXXXXX";
   const int fd = ::mkstemp(temporary.data());

@@ -56,10 +56,10 @@ class Scratch {
   std::filesystem::path path_;
 };
 
-inline Outcome run_wafersim(const std::vector<std::string>& args) {
+// Runs a shell command line, capturing its output and exit code.
+inline Outcome run_shell(std::string command) {
   Scratch scratch;
-  std::string command = shell_quoted(WAFERSIM_BINARY);
-  for (const std::string& arg : args) command += " " + shell_quoted(arg);
+  command = "{ " + command + "; }";
   command += " >" + shell_quoted((scratch.path() / "out").string()) + " 2>" + shell_quoted((scratch.path() / "err").string());
   const int status = std::system(command.c_str());
   Outcome outcome;
@@ -67,6 +67,12 @@ inline Outcome run_wafersim(const std::vector<std::string>& args) {
   outcome.out = read_all(scratch.path() / "out");
   outcome.err = read_all(scratch.path() / "err");
   return outcome;
+}
+
+inline Outcome run_wafersim(const std::vector<std::string>& args) {
+  std::string command = shell_quoted(WAFERSIM_BINARY);
+  for (const std::string& arg : args) command += " " + shell_quoted(arg);
+  return run_shell(command);
 }
 
 // True when `text` is exactly one line ending in a line break.
