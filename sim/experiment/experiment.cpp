@@ -43,6 +43,7 @@ Experiment experiment_from_config(const config::Config& config) {
                         workloads::workload_from_config(config),
                         mapping::mapping_options_from_config(config),
                         sim_options_from_config(config)};
+  workloads::check_workload_against_model(config, experiment.workload, experiment.model);
   // Every token of every sequence is an iteration whose timing is kept for the metrics.
   const uint64_t iterations = uint64_t(experiment.workload.batch) * experiment.workload.decode_tokens;
   if (iterations > kMaxIterations)

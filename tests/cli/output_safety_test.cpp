@@ -17,7 +17,7 @@ const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/t
 
 }  // namespace
 
-TEST_CASE("--json refuses an empty name, writes through devices and FIFOs, and keeps symbolic links",
+TEST_CASE("a JSON result refuses an empty name, writes through devices and FIFOs, and keeps symbolic links",
           "[cli][output]") {
   Outcome outcome = run_wafersim({"analytic", kTinyDense, "--quiet", "--json", ""});
   CHECK(outcome.exit_code == 2);
