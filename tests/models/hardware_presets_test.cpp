@@ -1,4 +1,4 @@
-// Hardware presets against /work/shared/hardware-facts.md, and the cross-field checks.
+// Hardware presets against the published figures of docs/HARDWARE.md, and the cross-field checks.
 #include <catch2/catch.hpp>
 
 #include "sim/experiment/experiment.h"
