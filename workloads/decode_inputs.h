@@ -1,6 +1,7 @@
 #pragma once
 // Per-iteration inputs of a decode run: iteration n is token n / batch of
-// sequence n % batch, attending to prompt + token + 1 positions.
+// sequence n % batch, at position prompt + token, attending to prompt + token + 1
+// positions; its experts are ExpertRouter's choice for that sequence and position.
 #include <cstdint>
 #include <vector>
 

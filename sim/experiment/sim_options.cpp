@@ -7,8 +7,6 @@ namespace wafersim {
 void declare_sim_params(config::Schema& schema) {
   schema.add(config::bool_param("sim.contention", true,
                                 "Links serialise messages that share them; false = closed-form timing"));
-  schema.add(config::int_param("sim.seed", "", "1", 0, 9007199254740992.0,
-                               "Seed of synthetic traffic, MoE routing and tie-breaking"));
   schema.add(config::int_param("sim.regions", "regions", "0", 0, 65536,
                                "Engine regions (SystemC modules); 0 = chosen from the grid"));
   schema.add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
@@ -18,7 +16,6 @@ void declare_sim_params(config::Schema& schema) {
 SimOptions sim_options_from_config(const config::Config& config) {
   SimOptions options;
   options.contention = config.get_bool("sim.contention");
-  options.seed = uint64_t(config.get_int("sim.seed"));
   options.regions = uint32_t(config.get_int("sim.regions"));
   options.progress_seconds = config.get_float("sim.progress_seconds");
   return options;

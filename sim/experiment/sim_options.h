@@ -7,7 +7,6 @@ namespace config { class Config; class Schema; }
 
 struct SimOptions {
   bool contention = true;          // link serialisation between messages; off = closed-form timing
-  uint64_t seed = 1;               // synthetic traffic and tie-breaking
   uint32_t regions = 0;            // engine regions (SystemC modules); 0 = chosen from the grid
   double progress_seconds = 2.0;   // progress line after this much wall time (stderr)
 };

@@ -117,7 +117,8 @@ TEST_CASE("describe params lists every parameter with unit and default", "[cli][
   CHECK(all.exit_code == 0);
   CHECK_THAT(all.out, Catch::Contains("hardware.fabric.colors  (int, colors)\n    default: 24\n    allowed: [1, 32] colors\n"));
   CHECK_THAT(all.out, Catch::Contains("hardware.grid_width  (int, tiles)\n    default: required\n"));
-  CHECK_THAT(all.out, Catch::Contains("sim.seed  (int)\n    default: 1\n"));
+  CHECK_THAT(all.out, Catch::Contains("workload.seed  (int)\n    default: 1\n"));
+  CHECK(all.out.find("sim.seed") == std::string::npos);
 
   const Outcome fabric = run_wafersim({"describe", "params", "hardware.fabric"});
   CHECK(fabric.out.find("hardware.tile.") == std::string::npos);

@@ -283,7 +283,7 @@ void read_hashes(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
 }  // namespace
 
 const std::vector<std::string>& seed_paths() {
-  static const std::vector<std::string> paths = {"sim.seed", "workload.seed"};
+  static const std::vector<std::string> paths = {"workload.seed"};
   return paths;
 }
 

@@ -1,0 +1,46 @@
+// DecodeInputs, the per-iteration inputs the engine and the closed form read,
+// against the decode graph: both route a token by its position in its sequence.
+#include <catch2/catch.hpp>
+
+#include "workloads/decode_inputs.h"
+#include "workloads/graph.h"
+#include "workloads/model_file.h"
+#include "workloads/workload_spec.h"
+
+using namespace wafersim::workloads;
+
+TEST_CASE("decode inputs route each token at its position, as the decode graph does", "[decode_inputs][moe]") {
+  const ModelSpec model = load_model("tiny-moe").model;
+  WorkloadSpec workload;
+  workload.batch = 2;
+  workload.prompt_tokens = 16;
+  workload.decode_tokens = 4;
+  workload.seed = 7;
+  const DecodeInputs inputs(model, workload);
+  const ExpertRouter router(workload.seed, model.moe.n_experts, model.moe.top_k);
+
+  for (uint64_t step = 0; step < workload.decode_tokens; ++step) {
+    const uint64_t context = workload.prompt_tokens + step + 1;
+    const Graph graph = build_decode_graph(model, {workload.batch, context, workload.seed});
+    for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
+      REQUIRE(model.is_moe_layer(layer));
+      std::vector<uint64_t> graph_tokens(model.moe.n_experts, 0);
+      for (const Op& op : graph.ops)
+        if (op.layer == int32_t(layer) && op.kind == OpKind::Activation && op.expert >= 0)
+          graph_tokens[op.expert] = op.tokens;
+      for (uint32_t expert = 0; expert < model.moe.n_experts; ++expert) {
+        INFO("step " << step << ", layer " << layer << ", expert " << expert);
+        uint64_t routed = 0;
+        for (uint64_t sequence = 0; sequence < workload.batch; ++sequence) {
+          const uint64_t iteration = step * workload.batch + sequence;
+          CHECK(inputs.context(iteration) == context);
+          const bool chosen = inputs.expert_routed(iteration, layer, expert);
+          // The new token sits at position context - 1 = prompt_tokens + step.
+          CHECK(chosen == router.routed(sequence, workload.prompt_tokens + step, layer, expert));
+          routed += chosen ? 1 : 0;
+        }
+        CHECK(routed == graph_tokens[expert]);
+      }
+    }
+  }
+}
