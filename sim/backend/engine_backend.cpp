@@ -33,7 +33,7 @@ class EngineBackend : public Backend {
                       const ProgressFn& progress) const override {
     sim::EngineOptions engine;
     engine.contention = options.contention;
-    engine.regions = options.regions;
+    engine.bands = options.bands;
     engine.progress_seconds = options.progress_seconds;
     const uint64_t tokens = plan.programs.iterations;
     if (progress)

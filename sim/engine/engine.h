@@ -27,7 +27,7 @@ struct Progress {
 
 struct EngineOptions {
   bool contention = true;      // links serialise messages; off = closed-form timing
-  uint32_t regions = 0;        // SystemC region modules; 0 = chosen from the grid
+  uint32_t bands = 0;          // SystemC band modules; 0 = chosen from the grid
   std::function<void(const Progress&)> progress;
   double progress_seconds = 2.0;
 };

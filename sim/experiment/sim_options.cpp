@@ -9,8 +9,8 @@ void declare_sim_params(config::Schema& schema) {
                                 "Links serialise messages that share them; false = closed-form timing"));
   schema.add(config::int_param("sim.seed", "", "1", 0, 9007199254740992.0,
                                "Seed of synthetic traffic, MoE routing and tie-breaking"));
-  schema.add(config::int_param("sim.regions", "regions", "0", 0, 65536,
-                               "Engine regions (SystemC modules); 0 = chosen from the grid"));
+  schema.add(config::int_param("sim.bands", "bands", "0", 0, 65536,
+                               "Engine bands of whole rows (SystemC modules); 0 = chosen from the grid"));
   schema.add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
                                  "Wall time between progress lines on stderr"));
 }
@@ -19,7 +19,7 @@ SimOptions sim_options_from_config(const config::Config& config) {
   SimOptions options;
   options.contention = config.get_bool("sim.contention");
   options.seed = uint64_t(config.get_int("sim.seed"));
-  options.regions = uint32_t(config.get_int("sim.regions"));
+  options.bands = uint32_t(config.get_int("sim.bands"));
   options.progress_seconds = config.get_float("sim.progress_seconds");
   return options;
 }

@@ -123,13 +123,13 @@ TEST_CASE("sim options: defaults and values", "[sim_options]") {
   const SimOptions defaults = sim_options_from_config(load_hardware("hardware: tiny\n"));
   CHECK(defaults.contention);
   CHECK(defaults.seed == 1);
-  CHECK(defaults.regions == 0);
+  CHECK(defaults.bands == 0);
   CHECK(defaults.progress_seconds == 2.0);
   const SimOptions set = sim_options_from_config(
-      load_hardware("hardware: tiny\nsim: {contention: false, seed: 42, regions: 16, progress_seconds: 0.5}\n"));
+      load_hardware("hardware: tiny\nsim: {contention: false, seed: 42, bands: 16, progress_seconds: 0.5}\n"));
   CHECK_FALSE(set.contention);
   CHECK(set.seed == 42);
-  CHECK(set.regions == 16);
+  CHECK(set.bands == 16);
   CHECK(set.progress_seconds == 0.5);
 }
 
