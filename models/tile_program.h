@@ -11,7 +11,8 @@
 
 namespace wafersim {
 
-enum class Op : uint8_t {
+// What a task does (Task::op); the layer graph's operations are workloads::GraphOp.
+enum class TaskOp : uint8_t {
   Compute,           // work + work_per_position * positions held by this tile
   Send,              // one message to the tile at (dx, dy) on wafer (own + dwafer); does not block
   Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
@@ -27,7 +28,7 @@ enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, k
 const char* category_name(Category category);  // "compute", "fabric", ...
 
 struct Task {
-  Op op = Op::Compute;
+  TaskOp op = TaskOp::Compute;
   Dir dir = Dir::East;
   Category category = Category::Compute;  // of compute time, or of a message's transit time
   Dtype dtype = Dtype::FP16;              // arithmetic rate of a Compute task

@@ -141,7 +141,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
     }
     const Task& task = tasks[pc];
     switch (task.op) {
-      case Op::Compute: {
+      case TaskOp::Compute: {
         uint64_t cycles = compiled[pc].cycles;
         if (cycles == kDynamicCycles) {
           const uint64_t positions = task_positions(task, w.set, tile, w.contexts[iteration]);
@@ -158,17 +158,17 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         schedule(s.now, tile);
         return;
       }
-      case Op::Send:
+      case TaskOp::Send:
         send(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
         ++pc;
         continue;
-      case Op::Multicast:
+      case TaskOp::Multicast:
         multicast(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
         ++pc;
         continue;
-      case Op::Wait:
+      case TaskOp::Wait:
         if (!take_parked(tile, task, iteration)) {
           s.pc = pc;
           s.iteration = iteration;
@@ -177,11 +177,11 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         ++w.events;
         ++pc;
         continue;
-      case Op::SkipUnlessExpert:
+      case TaskOp::SkipUnlessExpert:
         ++w.events;
         pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile)) ? 0 : task.count);
         continue;
-      case Op::Mark: {
+      case TaskOp::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;
         if (s.now > record.cycle) {

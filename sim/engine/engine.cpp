@@ -40,7 +40,7 @@ void report_deadlock(const World& world) {
   const std::string tile_name =
       fmt::format("tile (x {}, y {}) on wafer {}", world.state[first].x, row % world.height, row / world.height);
   const Task& task = world.program_of(uint32_t(first)).tasks[world.state[first].pc];
-  if (task.op == Op::Wait)
+  if (task.op == TaskOp::Wait)
     throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
                                   "{} messages (task {})",
                                   stuck, tile_name, task.tag, world.state[first].iteration,
