@@ -2,6 +2,8 @@
 // The language of tile programs: what the compiler (mapping/) emits and the
 // engine (sim/) and the analytic model execute. A tile runs its program once
 // per iteration (one token of one sequence), tasks in order.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +28,10 @@ enum class Dir : uint8_t { East, West, South, North };  // +x, -x, +y, -y
 // What the critical path spends its time on (metrics.breakdown).
 enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, kCount };
 const char* category_name(Category category);  // "compute", "fabric", ...
+
+// The cycles of a critical path, split by category: what the engine accounts per
+// tile and message, and what the closed form (mapping/timed.h) and a timeline carry.
+using CriticalPath = std::array<uint64_t, size_t(Category::kCount)>;
 
 struct Task {
   TaskOp op = TaskOp::Compute;

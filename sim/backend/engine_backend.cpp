@@ -21,8 +21,7 @@ mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim
   const sim::MarkRecord* last = nullptr;
   for (const sim::MarkRecord& mark : exits)
     if (!last || mark.cycle >= last->cycle) last = &mark;
-  if (last)
-    for (size_t c = 0; c < timeline.critical_path.size(); ++c) timeline.critical_path[c] = last->path[c];
+  if (last) timeline.critical_path = last->path;
   return timeline;
 }
 

@@ -186,7 +186,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;
         if (s.now > record.cycle) {
           record.cycle = s.now;
-          std::copy(w.path[tile].begin(), w.path[tile].end(), record.path);
+          record.path = w.path[tile];
         }
         ++w.events;
         ++pc;
@@ -221,7 +221,7 @@ void Band::receive(uint32_t message_index, uint64_t cycle) {
   arrive(message.tile, message.tag, message.iteration, message.path, message_index, cycle);
 }
 
-void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled,
+void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
                     uint64_t cycle) {
   World& w = world_;
   ++w.events;
@@ -339,7 +339,7 @@ void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
   MulticastState& m = w.multicasts[multicast];
   const uint32_t k = m.next_k;
   const uint32_t tile = uint32_t(int64_t(m.source) + int64_t(m.tile_step) * k);
-  Path path = m.path;
+  CriticalPath path = m.path;
   path[size_t(m.category)] += m.arrival[k - 1] - m.sent - m.wait[k - 1];
   path[size_t(Category::Contention)] += m.wait[k - 1];
   const uint16_t tag = m.tag;

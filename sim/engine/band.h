@@ -49,7 +49,7 @@ class Band : public sc_core::sc_module, public MessageSink {
   void step_multicast(uint32_t multicast, uint64_t cycle);
   // A message reaches `tile`: resumes it if it completes its Wait, else parks
   // it (`pooled` is its pool index, or kNoMessage when it has none yet).
-  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled, uint64_t cycle);
+  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled, uint64_t cycle);
   void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
   bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);

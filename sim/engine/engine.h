@@ -13,8 +13,6 @@
 
 namespace wafersim::sim {
 
-constexpr size_t kCategories = size_t(Category::kCount);
-
 // Reported every progress_seconds of wall time while the simulation runs.
 struct Progress {
   uint64_t cycle = 0;          // simulated cycle reached
@@ -35,7 +33,7 @@ struct EngineOptions {
 // Where a tile reached a Mark: the cycle and its critical-path breakdown.
 struct MarkRecord {
   uint64_t cycle = 0;
-  uint64_t path[kCategories] = {};
+  CriticalPath path{};
 };
 
 struct EngineResult {

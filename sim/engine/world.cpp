@@ -50,7 +50,7 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
 
   const size_t tiles = size_t(set.tiles());
   state.resize(tiles);
-  path.assign(tiles, Path{});
+  path.assign(tiles, CriticalPath{});
   compute_busy.assign(tiles, 0);
   for (size_t tile = 0; tile < tiles; ++tile) {
     state[tile].x = uint16_t(tile % width);

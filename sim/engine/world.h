@@ -2,7 +2,6 @@
 // The state of every tile and link, as flat arrays indexed by tile id
 // (structure of arrays: the hot loops touch only the arrays they need).
 // Shared by all bands; SystemC runs one process at a time, so no locking.
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -13,8 +12,6 @@
 
 namespace wafersim::sim {
 
-using Path = std::array<uint64_t, kCategories>;
-
 constexpr uint32_t kNoMessage = 0xffffffffu;
 
 // A message on its way to (or parked at) a tile. Its arrival cycle is the
@@ -24,14 +21,14 @@ struct Message {
   uint32_t iteration = 0;
   uint16_t tag = 0;
   uint32_t next = kNoMessage;  // next parked message of the same tile
-  Path path{};                 // critical path up to its arrival
+  CriticalPath path{};         // up to its arrival
 };
 
 // A multicast on its way along a row or column. It is delivered one tile at a
 // time: each delivery schedules the next, so a multicast is one pending event
 // however long it is. The record is shared by all bands it passes through.
 struct MulticastState {
-  Path path{};                   // the sender's account when it sent
+  CriticalPath path{};           // the sender's account when it sent
   uint64_t sent = 0;
   // [k - 1]: when the message passes the k-th tile's router (head + body +
   // ramp-off: nondecreasing in k), when it is delivered to the core there (later
@@ -86,7 +83,7 @@ struct World {
   // Per tile: the hot state, the critical-path account (cumulative) and the
   // cycles spent computing, each a flat array.
   std::vector<TileState> state;
-  std::vector<Path> path;
+  std::vector<CriticalPath> path;
   std::vector<uint64_t> compute_busy;
 
   // Directed links, contention only. East/west links are row-major
