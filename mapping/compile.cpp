@@ -26,8 +26,12 @@ using workloads::WorkloadSpec;
 std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context) {
   std::vector<RegionNeed> needs;
   auto add = [&](RegionKind kind, int32_t layer) {
-    needs.push_back({kind, layer,
-                     region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context), {}, 1});
+    RegionNeed need;
+    need.kind = kind;
+    need.layer = layer;
+    need.bytes = region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context);
+    need.min_height = 1;
+    needs.push_back(std::move(need));
   };
   add(RegionKind::Embedding, -1);
   for (uint32_t layer = 0; layer < model.n_layers; ++layer)
@@ -105,7 +109,10 @@ RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_
       activation_sum += sram.activations;
       if (used > stats.sram_peak_bytes) {
         stats.sram_peak_bytes = used;
-        *fullest = FullestTile{g.wafer, g.x(i, j), g.y(i, j), sram};
+        fullest->wafer = g.wafer;
+        fullest->x = g.x(i, j);
+        fullest->y = g.y(i, j);
+        fullest->sram = sram;
       }
       const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
       const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
