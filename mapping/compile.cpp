@@ -26,8 +26,12 @@ using workloads::WorkloadSpec;
 std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context) {
   std::vector<RegionNeed> needs;
   auto add = [&](RegionKind kind, int32_t layer) {
-    needs.push_back({kind, layer,
-                     region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context), {}, 1});
+    RegionNeed need;
+    need.kind = kind;
+    need.layer = layer;
+    need.bytes = region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context);
+    need.min_height = 1;
+    needs.push_back(std::move(need));
   };
   add(RegionKind::Embedding, -1);
   for (uint32_t layer = 0; layer < model.n_layers; ++layer)
@@ -107,7 +111,10 @@ RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_
       activation_sum += sram.activations;
       if (used > stats.sram_peak_bytes) {
         stats.sram_peak_bytes = used;
-        *fullest = FullestTile{g.wafer, g.x(i, j), g.y(i, j), sram};
+        fullest->wafer = g.wafer;
+        fullest->x = g.x(i, j);
+        fullest->y = g.y(i, j);
+        fullest->sram = sram;
       }
       const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
       const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
@@ -203,15 +210,19 @@ Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t it
       .layer(uint16_t(std::max(from.layer, 0)));
 }
 
+// What the LM head sends back to the embedding: the sampled token id, a 32-bit integer.
+constexpr uint64_t kTokenIdBytes = 4;
+
 // Region roots wait for the input, run their chain and send on; the LM head
-// feeds the embedding the sequence's next token.
+// feeds the embedding the sequence's next token, which is `batch` iterations
+// later (iterations take the sequences of the batch in turn).
 void connect_regions(Plan& plan) {
   const uint64_t vector_bytes = dtype_bytes(plan.model.activation_dtype, plan.model.d_model);
   const size_t n = plan.regions.size();
   for (size_t r = 0; r < n; ++r) {
     Region& region = plan.regions[r];
     const bool head = r + 1 == n;
-    const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? 4 : vector_bytes,
+    const Task send = root_send(region, plan.regions[head ? 0 : r + 1], head ? kTokenIdBytes : vector_bytes,
                                 head ? plan.workload.batch : 0);
     Block& main = region.blocks[0];
     main.root_prologue = {WaitTask().tag(kTagInput).messages(1), MarkTask().slot(Plan::mark_in(r))};
@@ -259,149 +270,248 @@ void sum_up(Plan& plan) {
   for (const Program& program : set.programs) plan.plan_bytes += program.tasks.size() * sizeof(Task);
 }
 
-}  // namespace
+// --- the layout search ---------------------------------------------------------
 
-Plan compile_plan(const HardwareSpec& hw_in, const ModelSpec& model, const WorkloadSpec& workload,
-                  const MappingOptions& options) {
-  Plan plan;
-  plan.hw = hw_in;
-  plan.model = model;
-  plan.workload = workload;
-  plan.options = options;
-  const HardwareSpec& hw = plan.hw;
-  const uint64_t max_context = workload.max_context();
-  const uint64_t usable = hw.usable_sram_bytes();
-  const uint32_t colors_available = hw.fabric.colors - hw.fabric.colors_reserved;
+// The first guess of a tile's activation buffers, before any region is built:
+// a few KiB of buffers beside the stream buffers. It only sets the first
+// heights; every tile is then measured exactly and a region that overflows is
+// grown, so a low guess costs retries, not a wrong plan.
+constexpr uint64_t kActivationBufferGuessBytes = 2048;
+// The fullest tile keeps a stream buffer as region root and may keep another
+// as a gather node (tile_sram, and activation_bytes of a gather step).
+constexpr uint64_t kStreamBuffersGuessed = 2;
+// The guess never sets aside more than 1/2 of a tile's usable SRAM, so a large
+// mapping.stream_buffer_bytes still leaves a budget for weights and KV.
+constexpr uint64_t kBufferGuessCapDivisor = 2;
+// Strip counts tried go up to at least this many, however few strips the
+// preferred aspect asks for: when tall regions do not pack in the preferred
+// strips, narrower strips often do, without another wafer.
+constexpr uint32_t kMinStripCountsTried = 16;
+// Layouts tried after the first. Each failed one adds a wafer or grows a
+// region that overflowed, so real models need a handful; the bound turns a
+// region that never stops overflowing into an error instead of a hang.
+constexpr int kMaxLayoutRetries = 200;
 
-  std::vector<RegionNeed> needs = region_needs(model, max_context);
-  // First guess: a tile holds its share of the region's bytes in what is left
-  // after activation buffers (a few KiB, checked per tile below).
-  const uint64_t tile_budget = usable - std::min<uint64_t>(usable / 2, 2 * options.stream_buffer_bytes + 2048);
-  uint64_t total_bytes = 0, weight_bytes = 0;
-  for (const RegionNeed& need : needs) total_bytes += need.bytes;
-  for (const RegionNeed& need : needs) weight_bytes += region_weight_bytes(model, need.kind, need.layer);
+// A need for at least one more row of `box`'s width than the box had.
+uint64_t one_row_more(const BlockGeometry& box) { return box.tiles() + box.width_x(); }
+
+// compile_plan in named steps: estimate the region heights, find the fewest
+// wafers, then try layouts, building every region and growing the ones whose
+// fullest tile overflows, until one layout fits every tile.
+class PlanCompiler {
+ public:
+  PlanCompiler(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+               const MappingOptions& options)
+      : max_context_(workload.max_context()) {
+    plan_.hw = hw;
+    plan_.model = model;
+    plan_.workload = workload;
+    plan_.options = options;
+    usable_ = plan_.hw.usable_sram_bytes();
+    colors_available_ = plan_.hw.fabric.colors - plan_.hw.fabric.colors_reserved;
+    needs_ = region_needs(model, max_context_);
+    tile_budget_ = first_tile_budget();
+    for (const RegionNeed& need : needs_) total_bytes_ += need.bytes;
+    for (const RegionNeed& need : needs_) weight_bytes_ += region_weight_bytes(model, need.kind, need.layer);
+  }
+
+  Plan compile() {
+    uint32_t wafers = starting_wafers();
+    const RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
+    for (int retry = 0;; ++retry) {
+      if (retry > kMaxLayoutRetries) throw std::logic_error("the compiler found no layout that fits every tile");
+      const Layout layout = place(wafers);
+      if (layout.boxes.empty()) {
+        if (hw().wafers > 0) does_not_fit(wafers);
+        ++wafers;
+        continue;
+      }
+      if (build_regions(context, layout)) {
+        plan_.strips = layout.strips;
+        break;
+      }
+      plan_.sram_peak_bytes = 0;
+    }
+    plan_.hw.wafers = wafers;
+
+    connect_regions(plan_);
+    build_programs(plan_);
+    sum_up(plan_);
+    return std::move(plan_);
+  }
+
+ private:
+  const HardwareSpec& hw() const { return plan_.hw; }
+
+  // A tile holds its share of the region's bytes in what is left after
+  // activation buffers (guessed here, checked per tile once built).
+  uint64_t first_tile_budget() const {
+    const uint64_t buffers =
+        kStreamBuffersGuessed * plan_.options.stream_buffer_bytes + kActivationBufferGuessBytes;
+    return usable_ - std::min<uint64_t>(usable_ / kBufferGuessCapDivisor, buffers);
+  }
+
   // Heights in strips of a given width: enough for the bytes at the estimated
   // budget, and for what earlier builds of the region showed it needs.
-  auto sized_for = [&](uint32_t strip_width) {
-    std::vector<RegionNeed> sized = needs;
+  std::vector<RegionNeed> sized_for(uint32_t strip_width) const {
+    std::vector<RegionNeed> sized = needs_;
     for (RegionNeed& need : sized) {
       const auto learnt = need.min_tiles_at_width.find(strip_width);
       const uint64_t min_tiles = learnt == need.min_tiles_at_width.end() ? 0 : learnt->second;
       need.min_height = std::max(uint32_t((min_tiles + strip_width - 1) / strip_width),
-                                 min_height_for(need.bytes, strip_width, tile_budget));
-      if (options.fixed_layer_grid() && is_layer(need.kind)) need.min_height = options.layer_rows;
+                                 min_height_for(need.bytes, strip_width, tile_budget_));
+      if (fixed_layer(need)) need.min_height = plan_.options.layer_rows;
     }
     return sized;
-  };
-  // A lower bound on the wafers: full-width regions at the estimated tile budget.
-  const uint32_t at_least = wafers_needed(sized_for(hw.grid_width), hw, 1);
-  std::string overflow;  // the last tile found over capacity, for the message below
-  auto does_not_fit = [&](uint32_t wafers) {
-    // Say how many wafers would do: the compiler's own answer with wafers: auto.
-    std::string fit = "; one of its regions is larger than a wafer";
-    if (at_least > 0 && hw.wafers > 0) {
-      HardwareSpec any_count = hw;
-      any_count.wafers = 0;
-      fit = fmt::format("; it fits on {} wafer(s)", compile_plan(any_count, model, workload, options).hw.wafers);
-    }
-    throw DoesNotFitError(fmt::format(
-        "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
-        "({} tiles x {} B){}{}",
-        model.name, bytes_text(total_bytes), bytes_text(weight_bytes), bytes_text(total_bytes - weight_bytes),
-        max_context, wafers, hw.name, bytes_text(uint64_t(wafers) * hw.tiles_per_wafer() * usable),
-        uint64_t(wafers) * hw.tiles_per_wafer(), usable, fit, overflow));
-  };
-  // A tile whose buffers alone fill it: more tiles or wafers cannot help.
-  auto no_tile_fits = [&] {
-    throw DoesNotFitError(fmt::format("{} does not fit any number of {} wafers{}", model.name, hw.name, overflow));
-  };
-  // A fixed layer grid: the layers get that many tiles whatever they need.
-  auto layer_grid_too_small = [&](const BlockGeometry& box, const std::string& why) {
-    throw DoesNotFitError(fmt::format("{}: a layer does not fit mapping.layer_grid of {} x {} tiles: {}", model.name,
-                                      box.width_x(), box.height_y(), why));
-  };
-  if (options.fixed_layer_grid() && (options.layer_columns > hw.grid_width || options.layer_rows > hw.grid_height))
-    throw DoesNotFitError(fmt::format("mapping.layer_grid of {} x {} tiles is larger than a {} wafer ({} x {})",
-                                      options.layer_columns, options.layer_rows, hw.name, hw.grid_width,
-                                      hw.grid_height));
-  if (at_least == 0) does_not_fit(std::max<uint32_t>(hw.wafers, 1));
-  uint32_t wafers = hw.wafers > 0 ? hw.wafers : at_least;
-  if (wafers < at_least) does_not_fit(wafers);
+  }
 
-  RegionContext context{&plan.hw, &plan.model, &plan.options, colors_available};
-  for (int attempt = 0;; ++attempt) {
-    if (attempt > 200) throw std::logic_error("the compiler found no layout that fits every tile");
-    // The strip count nearest the preferred aspect that packs on this many wafers.
-    const uint32_t preferred = choose_strips(hw, options, (needs.size() + wafers - 1) / wafers);
+  // The wafer count to try first: the configured one, or with wafers: auto a
+  // lower bound (full-width regions at the estimated tile budget).
+  uint32_t starting_wafers() {
+    check_layer_grid();
+    at_least_ = wafers_needed(sized_for(hw().grid_width), hw(), 1);
+    if (at_least_ == 0) does_not_fit(std::max<uint32_t>(hw().wafers, 1));
+    const uint32_t wafers = hw().wafers > 0 ? hw().wafers : at_least_;
+    if (wafers < at_least_) does_not_fit(wafers);
+    return wafers;
+  }
+
+  // Strip counts to try on this many wafers, nearest the preferred aspect first.
+  std::vector<uint32_t> strip_candidates(uint32_t wafers) const {
+    const uint32_t preferred = choose_strips(hw(), plan_.options, (needs_.size() + wafers - 1) / wafers);
+    if (plan_.options.fixed_layer_grid()) return {hw().grid_width / plan_.options.layer_columns};
+    if (plan_.options.strips > 0) return {preferred};
     std::vector<uint32_t> candidates;
-    for (uint32_t strips = 1; strips <= std::min<uint32_t>(hw.grid_width, std::max(16u, preferred)); ++strips)
-      candidates.push_back(strips);
-    if (options.strips > 0) candidates = {preferred};
-    if (options.fixed_layer_grid()) candidates = {hw.grid_width / options.layer_columns};
+    const uint32_t most = std::min<uint32_t>(hw().grid_width, std::max(kMinStripCountsTried, preferred));
+    for (uint32_t strips = 1; strips <= most; ++strips) candidates.push_back(strips);
     std::stable_sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
       return std::abs(std::log(double(a) / preferred)) < std::abs(std::log(double(b) / preferred));
     });
+    return candidates;
+  }
+
+  // The first strip count whose layout packs on this many wafers; empty boxes
+  // when none does.
+  Layout place(uint32_t wafers) const {
     Layout layout;
-    for (uint32_t strips : candidates) {
-      layout = place_regions(sized_for(strip_width(hw, options, strips)), hw, options, wafers, strips);
+    for (uint32_t strips : strip_candidates(wafers)) {
+      layout = place_regions(sized_for(strip_width(hw(), plan_.options, strips)), hw(), plan_.options, wafers, strips);
       if (!layout.boxes.empty()) break;
     }
-    if (layout.boxes.empty()) {
-      if (hw.wafers > 0) does_not_fit(wafers);
-      ++wafers;
-      continue;
-    }
-    // Build every region and check every tile; grow the regions that overflow.
-    plan.regions.clear();
-    plan.stats.clear();
+    return layout;
+  }
+
+  // Builds every region of the layout and checks every tile. Regions that do
+  // not fit learn how many tiles they need at this strip width; true when
+  // every region fit.
+  bool build_regions(const RegionContext& context, const Layout& layout) {
+    plan_.regions.clear();
+    plan_.stats.clear();
     bool grown = false;
-    for (size_t r = 0; r < needs.size(); ++r) {
+    for (size_t r = 0; r < needs_.size(); ++r) {
       const BlockGeometry& box = layout.boxes[r];
       Region region;
       try {
-        region = build_region(context, needs[r].kind, needs[r].layer, box);
+        region = build_region(context, needs_[r].kind, needs_[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
-        if (options.fixed_layer_grid() && is_layer(needs[r].kind)) layer_grid_too_small(box, "too few rows for its experts");
-        needs[r].min_tiles_at_width[layout.strip_width] = box.tiles() + box.width_x();
+        if (fixed_layer(needs_[r])) layer_grid_too_small(box, "too few rows for its experts");
+        needs_[r].min_tiles_at_width[layout.strip_width] = one_row_more(box);
         grown = true;
         continue;
       }
       FullestTile fullest;
-      RegionStats stats =
-          measure_region(region, hw, max_context, options.stream_buffer_bytes, colors_available, &fullest);
-      if (stats.sram_peak_bytes > hw.tile.sram_bytes) {
-        // Weights and KV shrink with the region's height; activation buffers do not.
-        const uint64_t fixed = hw.tile.runtime_reserved_bytes + fullest.sram.activations;
-        overflow = "; in the last layout tried, " + region.name + ": " + overflow_report(fullest, hw);
-        if (fixed + 1 >= hw.tile.sram_bytes) no_tile_fits();
-        if (options.fixed_layer_grid() && is_layer(needs[r].kind)) layer_grid_too_small(box, overflow_report(fullest, hw));
-        const double shrink = double(stats.sram_peak_bytes - fixed) / double(hw.tile.sram_bytes - fixed);
-        needs[r].min_tiles_at_width[layout.strip_width] =
-            std::max<uint64_t>(box.tiles() + box.width_x(), uint64_t(std::ceil(double(box.tiles()) * shrink)));
+      const RegionStats stats =
+          measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
+      if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
+        if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
+        needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);
         grown = true;
         continue;
       }
-      if (stats.sram_peak_bytes > plan.sram_peak_bytes) {
-        plan.sram_peak_bytes = stats.sram_peak_bytes;
-        plan.sram_peak_wafer = box.wafer;
-        plan.sram_peak_x = fullest.x;
-        plan.sram_peak_y = fullest.y;
-      }
-      plan.regions.push_back(std::move(region));
-      plan.stats.push_back(stats);
+      keep(std::move(region), stats, box, fullest);
     }
-    if (!grown) {
-      plan.strips = layout.strips;
-      break;
-    }
-    plan.sram_peak_bytes = 0;
+    return !grown;
   }
-  plan.hw.wafers = wafers;
 
-  connect_regions(plan);
-  build_programs(plan);
-  sum_up(plan);
-  return plan;
+  // Tiles an overflowing region needs: weights and KV shrink with the region's
+  // height, activation buffers do not; at least one row more.
+  uint64_t tiles_to_fit(const Region& region, const BlockGeometry& box, const RegionStats& stats,
+                        const FullestTile& fullest) {
+    const uint64_t fixed = hw().tile.runtime_reserved_bytes + fullest.sram.activations;
+    overflow_ = "; in the last layout tried, " + region.name + ": " + overflow_report(fullest, hw());
+    if (fixed + 1 >= hw().tile.sram_bytes) no_tile_fits();  // not one byte left for weights
+    const double shrink = double(stats.sram_peak_bytes - fixed) / double(hw().tile.sram_bytes - fixed);
+    return std::max<uint64_t>(one_row_more(box), uint64_t(std::ceil(double(box.tiles()) * shrink)));
+  }
+
+  void keep(Region region, const RegionStats& stats, const BlockGeometry& box, const FullestTile& fullest) {
+    if (stats.sram_peak_bytes > plan_.sram_peak_bytes) {
+      plan_.sram_peak_bytes = stats.sram_peak_bytes;
+      plan_.sram_peak_wafer = box.wafer;
+      plan_.sram_peak_x = fullest.x;
+      plan_.sram_peak_y = fullest.y;
+    }
+    plan_.regions.push_back(std::move(region));
+    plan_.stats.push_back(stats);
+  }
+
+  [[noreturn]] void does_not_fit(uint32_t wafers) const {
+    const HardwareSpec& hw = this->hw();
+    const ModelSpec& model = plan_.model;
+    // Say how many wafers would do: the compiler's own answer with wafers: auto.
+    std::string fit = "; one of its regions is larger than a wafer";
+    if (at_least_ > 0 && hw.wafers > 0) {
+      HardwareSpec any_count = hw;
+      any_count.wafers = 0;
+      fit = fmt::format("; it fits on {} wafer(s)",
+                        compile_plan(any_count, model, plan_.workload, plan_.options).hw.wafers);
+    }
+    throw DoesNotFitError(fmt::format(
+        "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
+        "({} tiles x {} B){}{}",
+        model.name, bytes_text(total_bytes_), bytes_text(weight_bytes_), bytes_text(total_bytes_ - weight_bytes_),
+        max_context_, wafers, hw.name, bytes_text(uint64_t(wafers) * hw.tiles_per_wafer() * usable_),
+        uint64_t(wafers) * hw.tiles_per_wafer(), usable_, fit, overflow_));
+  }
+
+  // mapping.layer_grid gives every layer region that many tiles, whatever it needs.
+  bool fixed_layer(const RegionNeed& need) const { return plan_.options.fixed_layer_grid() && is_layer(need.kind); }
+
+  void check_layer_grid() const {
+    const MappingOptions& options = plan_.options;
+    if (options.fixed_layer_grid() && (options.layer_columns > hw().grid_width || options.layer_rows > hw().grid_height))
+      throw DoesNotFitError(fmt::format("mapping.layer_grid of {} x {} tiles is larger than a {} wafer ({} x {})",
+                                        options.layer_columns, options.layer_rows, hw().name, hw().grid_width,
+                                        hw().grid_height));
+  }
+
+  [[noreturn]] void layer_grid_too_small(const BlockGeometry& box, const std::string& why) const {
+    throw DoesNotFitError(fmt::format("{}: a layer does not fit mapping.layer_grid of {} x {} tiles: {}",
+                                      plan_.model.name, box.width_x(), box.height_y(), why));
+  }
+
+  // A tile whose buffers alone fill it: more tiles or wafers cannot help.
+  [[noreturn]] void no_tile_fits() const {
+    throw DoesNotFitError(
+        fmt::format("{} does not fit any number of {} wafers{}", plan_.model.name, hw().name, overflow_));
+  }
+
+  Plan plan_;
+  const uint64_t max_context_;
+  uint64_t usable_ = 0;
+  uint32_t colors_available_ = 0;
+  std::vector<RegionNeed> needs_;
+  uint64_t tile_budget_ = 0;
+  uint64_t total_bytes_ = 0, weight_bytes_ = 0;
+  uint32_t at_least_ = 0;  // lower bound on the wafers; 0 when a region is larger than a wafer
+  std::string overflow_;   // the last tile found over capacity, for the messages
+};
+
+}  // namespace
+
+Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                  const MappingOptions& options) {
+  return PlanCompiler(hw, model, workload, options).compile();
 }
 
 }  // namespace wafersim::mapping

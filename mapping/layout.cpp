@@ -33,7 +33,11 @@ bool pack(const std::vector<uint32_t>& heights, uint32_t grid_height, uint32_t s
       }
     }
     if (wafer >= wafers) return false;
-    (*slots)[r] = Slot{wafer, strip, used, heights[r]};
+    Slot& slot = (*slots)[r];
+    slot.wafer = wafer;
+    slot.strip = strip;
+    slot.top = used;
+    slot.height = heights[r];
     used += heights[r];
   }
   return true;

@@ -1,7 +1,5 @@
 #include "mapping/line_tree.h"
 
-#include <algorithm>
-
 namespace wafersim::mapping {
 
 TreeRole tree_role(uint32_t k, uint32_t n, uint32_t fanin) {
@@ -12,7 +10,7 @@ TreeRole tree_role(uint32_t k, uint32_t n, uint32_t fanin) {
     if (k % span != 0) {
       role.send_level = int32_t(role.children_per_level.size());
       role.parent_distance = uint32_t(k % span);
-      role.subtree_size = uint32_t(std::min<uint64_t>(stride, n - k));
+      role.subtree_size = subtree_size(k, stride, n);
       return role;
     }
     uint32_t children = 0;
@@ -42,7 +40,7 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts&
       for (uint32_t m = 1; m < fanin; ++m) {
         const uint64_t child = k + m * stride;
         if (child >= n) break;
-        const uint64_t bytes = costs.payload_bytes(uint32_t(child), uint32_t(std::min(stride, n - child)));
+        const uint64_t bytes = costs.payload_bytes(uint32_t(child), subtree_size(child, stride, n));
         done = later(done, ready[child].after(costs.message_cycles(level, uint32_t(m * stride), bytes), Category::Reduce));
         received_bytes += bytes;
       }

@@ -6,6 +6,7 @@
 // with k % s == 0 but k % (s*f) != 0 sends its subtree [k, min(k+s, n)) to its
 // parent k - k % (s*f) and leaves the tree. The engine runs this as tile programs
 // (mapping/steps.cpp); tree_completion() evaluates the same tree in closed form.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -23,6 +24,12 @@ struct TreeRole {
 
 TreeRole tree_role(uint32_t k, uint32_t n, uint32_t fanin);
 uint32_t tree_levels(uint32_t n, uint32_t fanin);
+// Positions a node k covers when it sends at the level of stride s: [k, min(k+s, n)).
+// The one place the tree's shape is cut at the end of the line; the emitted
+// programs (mapping/steps_base.cpp) and tree_completion() both read it.
+inline uint32_t subtree_size(uint64_t k, uint64_t stride, uint64_t n) {
+  return uint32_t(std::min<uint64_t>(stride, n - k));
+}
 
 struct TreeCosts {
   // Cycles for a message of tree level `level` from a child `distance` positions away.

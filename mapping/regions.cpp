@@ -89,7 +89,7 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
     return root_compute_step(env, norm_work(m), act, Category::Compute, vector_params, w);
   });
   chain.add("qkv_proj", [&](const StepEnv& env) {
-    return gemv_to_column_step(env, GemvShape{m.d_model, qkv_dim(m), w, m.qkv_bias, w});
+    return gemv_to_column_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
   // Each root-column tile turns its slice of the QKV sums into activations. The
   // QKV rows are ordered so that every slice holds an even share of the query
@@ -112,7 +112,8 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
     return attention_step(env, shape);
   });
   chain.add("o_proj", [&](const StepEnv& env) {
-    return gemv_to_column_step(env, GemvShape{uint64_t(m.n_heads) * m.head_dim, m.d_model, w, m.o_bias, m.weight_dtype});
+    return gemv_to_column_step(
+        env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, m.weight_dtype));
   });
   chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
   chain.add("residual_norm", [&](const StepEnv& env) {
@@ -125,7 +126,8 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
              uint32_t cols, int32_t input_tag) {
   const Dtype act = m.activation_dtype;
   chain.add("gate_up_proj", [&](const StepEnv& env) {
-    return gemv_to_column_step(env, GemvShape{m.d_model, mlp_width(m, ffn), w, bias, m.weight_dtype}, input_tag);
+    return gemv_to_column_step(
+        env, GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype), input_tag);
   });
   const uint64_t slice = ceil_div(ffn, rows);
   chain.add("activation", [&](const StepEnv& env) {
@@ -134,7 +136,9 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
                                     workloads::activation_inputs(m.mlp) * sum_bytes(slice), dtype_bytes(act, slice)},
                                act);
   });
-  chain.add("down_proj", [&](const StepEnv& env) { return gemv_to_row_step(env, GemvShape{ffn, m.d_model, w, bias, m.weight_dtype}); });
+  chain.add("down_proj", [&](const StepEnv& env) {
+    return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
+  });
   chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
 }
 
@@ -163,7 +167,7 @@ class Dispatch : public Step {
     for (const Expert& expert : experts_)
       if (expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index)))
         last = later(last, in.root.then(expert.result));
-    return Front{FrontKind::Root, last.after(cycles(env_.activation, combine_), Category::Compute), {}};
+    return Front::at_root(last.after(cycles(env_.activation, combine_), Category::Compute));
   }
   uint32_t patterns() const override { return 2; }
   uint16_t tags_used() const override { return 1; }
@@ -210,7 +214,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   add_attention(chain, m, layer, attention_rows);
   // Router: logits on the root column, gathered, top-k at the root.
   chain.add("router", [&](const StepEnv& env) {
-    return gemv_to_column_step(env, GemvShape{m.d_model, routed, m.weight_dtype, m.moe.router_bias, m.weight_dtype});
+    return gemv_to_column_step(
+        env, GemvShape::matrix(m.d_model, routed, m.weight_dtype).with_bias(m.moe.router_bias, m.weight_dtype));
   });
   chain.add("gather_logits", [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
   chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits
@@ -402,7 +407,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
       });
       chain.add("lm_head_proj", [&](const StepEnv& env) {
-        return gemv_to_column_step(env, GemvShape{m.d_model, m.vocab_size, w, false, w});
+        return gemv_to_column_step(env, GemvShape::matrix(m.d_model, m.vocab_size, w));
       });
       const uint64_t slice = ceil_div(m.vocab_size, box.rows);  // local argmax over the slice
       chain.add("argmax_slice", [&](const StepEnv& env) {

@@ -311,7 +311,7 @@ class GatherToRoot : public Step {
     if (row != tree_.along_row) tree_signature(tree_, index, out);
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
-    return Front{FrontKind::Root, tree_time(tree_, in.at), {}};
+    return Front::at_root(tree_time(tree_, in.at));
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // Slices stream through the nodes of a gather on their way to the root: a
@@ -455,8 +455,8 @@ class Attention : public Step {
       row_ready[j] = in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(it->second);
     }
     const Timed combined = tree_time(row_tree_, std::move(row_ready));
-    return Front{FrontKind::Root,
-                 has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute) : combined, {}};
+    return Front::at_root(has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
+                                      : combined);
   }
   uint32_t patterns() const override {
     return 2 + tree_levels(env_.geo.rows, env_.fanin) + tree_levels(env_.geo.cols, env_.fanin);

@@ -27,6 +27,12 @@ struct Front {
   std::vector<Timed> at;       // Column: per row i; Row: per column j
 
   const Timed& latest() const;  // when the last part of the data is ready
+  static Front at_root(const Timed& when) {
+    Front front;
+    front.kind = FrontKind::Root;
+    front.root = when;
+    return front;
+  }
 };
 
 struct StepEnv {
@@ -135,6 +141,23 @@ struct GemvShape {
   Dtype weight = Dtype::BF16;
   bool bias = false;         // d_out bias elements, stored with the output slices
   Dtype bias_dtype = Dtype::BF16;
+
+  // GemvShape::matrix(d_in, d_out, weight_dtype).with_bias(present, dtype), so
+  // a reader sees which number is which; the bias dtype defaults to the weights'.
+  static GemvShape matrix(uint64_t d_in, uint64_t d_out, Dtype weight) {
+    GemvShape shape;
+    shape.d_in = d_in;
+    shape.d_out = d_out;
+    shape.weight = weight;
+    shape.bias_dtype = weight;
+    return shape;
+  }
+  GemvShape with_bias(bool present, Dtype dtype) const {
+    GemvShape shape = *this;
+    shape.bias = present;
+    shape.bias_dtype = dtype;
+    return shape;
+  }
 
   uint64_t elements() const { return d_in * d_out + (bias ? d_out : 0); }
   uint64_t bytes() const { return dtype_bytes(weight, d_in * d_out) + (bias ? dtype_bytes(bias_dtype, d_out) : 0); }

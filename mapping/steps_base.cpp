@@ -55,7 +55,7 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
     uint64_t received = 0;
     for (uint32_t m = 1; m <= children; ++m) {
       const uint64_t child = position + m * stride;
-      received += tree_payload(tree, uint32_t(child), uint32_t(std::min<uint64_t>(stride, tree.n - child)));
+      received += tree_payload(tree, uint32_t(child), subtree_size(child, stride, tree.n));
     }
     out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children));
     out.push_back(compute().work(combine_work(tree, received)).dtype(Dtype::FP32).category(Category::Reduce));

@@ -1,18 +1,15 @@
 #pragma once
 // A cycle together with the critical path that led to it, split by category:
 // the closed-form counterpart of the engine's per-tile path accounting.
-#include <array>
 #include <cstdint>
 
 #include "models/tile_program.h"
 
 namespace wafersim::mapping {
 
-using Path = std::array<uint64_t, size_t(Category::kCount)>;
-
 struct Timed {
   uint64_t cycle = 0;
-  Path path{};
+  CriticalPath path{};
 
   Timed after(uint64_t cycles, Category category) const {
     Timed next = *this;

@@ -2,7 +2,6 @@
 // When each region root started and finished each iteration: what both
 // backends produce (the engine through its Mark tasks, the closed form below),
 // and what every decode metric is computed from.
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -14,7 +13,7 @@ struct DecodeTimeline {
   std::vector<std::vector<uint64_t>> start;   // [region][iteration]
   std::vector<std::vector<uint64_t>> finish;  // [region][iteration]
   // Cycles of the critical path ending at the last token, by Category.
-  std::array<uint64_t, size_t(Category::kCount)> critical_path{};
+  CriticalPath critical_path{};
 };
 
 // Contention-free closed form of the plan: each region root is a server that

@@ -19,7 +19,7 @@ class TaskBuilder {
   operator Task() const { return task_; }
 
  protected:
-  explicit TaskBuilder(Op op) { task_.op = op; }
+  explicit TaskBuilder(TaskOp op) { task_.op = op; }
   template <class Field>
   Self& set(Field& field, const Field& value) {
     field = value;
@@ -39,12 +39,12 @@ class MessageBuilder : public TaskBuilder<Self> {
   Self& category(Category category) { return this->set(this->task_.category, category); }
 
  protected:
-  explicit MessageBuilder(Op op) : TaskBuilder<Self>(op) { this->task_.category = Category::Fabric; }
+  explicit MessageBuilder(TaskOp op) : TaskBuilder<Self>(op) { this->task_.category = Category::Fabric; }
 };
 
 class ComputeTask : public TaskBuilder<ComputeTask> {
  public:
-  ComputeTask() : TaskBuilder(Op::Compute) {}
+  ComputeTask() : TaskBuilder(TaskOp::Compute) {}
   ComputeTask& work(const Work& work) { return set(task_.work, work); }
   ComputeTask& dtype(Dtype dtype) { return set(task_.dtype, dtype); }
   ComputeTask& category(Category category) { return set(task_.category, category); }
@@ -59,7 +59,7 @@ class ComputeTask : public TaskBuilder<ComputeTask> {
 // To the tile (dx, dy) away on wafer (own + dwafer).
 class SendTask : public MessageBuilder<SendTask> {
  public:
-  SendTask() : MessageBuilder(Op::Send) {}
+  SendTask() : MessageBuilder(TaskOp::Send) {}
   SendTask& dx(int32_t dx) { return set(task_.dx, dx); }
   SendTask& dy(int32_t dy) { return set(task_.dy, dy); }
   SendTask& dwafer(int32_t dwafer) { return set(task_.dwafer, dwafer); }
@@ -70,7 +70,7 @@ class SendTask : public MessageBuilder<SendTask> {
 // Along `dir`, delivered at each of the next `tiles` tiles.
 class MulticastTask : public MessageBuilder<MulticastTask> {
  public:
-  MulticastTask() : MessageBuilder(Op::Multicast) {}
+  MulticastTask() : MessageBuilder(TaskOp::Multicast) {}
   MulticastTask& dir(Dir dir) { return set(task_.dir, dir); }
   MulticastTask& tiles(uint32_t tiles) { return set(task_.count, tiles); }
 };
@@ -78,7 +78,7 @@ class MulticastTask : public MessageBuilder<MulticastTask> {
 // Blocks until `messages` messages with `tag` of this iteration have arrived.
 class WaitTask : public TaskBuilder<WaitTask> {
  public:
-  WaitTask() : TaskBuilder(Op::Wait) {}
+  WaitTask() : TaskBuilder(TaskOp::Wait) {}
   WaitTask& tag(uint16_t tag) { return set(task_.tag, tag); }
   WaitTask& messages(uint32_t messages) { return set(task_.count, messages); }
 };
@@ -87,7 +87,7 @@ class WaitTask : public TaskBuilder<WaitTask> {
 // MoE layer `moe_layer` is routed.
 class SkipUnlessExpertTask : public TaskBuilder<SkipUnlessExpertTask> {
  public:
-  SkipUnlessExpertTask() : TaskBuilder(Op::SkipUnlessExpert) {}
+  SkipUnlessExpertTask() : TaskBuilder(TaskOp::SkipUnlessExpert) {}
   SkipUnlessExpertTask& expert(uint32_t expert) { return set(task_.expert, expert); }
   SkipUnlessExpertTask& moe_layer(uint32_t moe_layer) { return set(task_.moe_layer, moe_layer); }
   SkipUnlessExpertTask& tasks(uint32_t tasks) { return set(task_.count, tasks); }
@@ -96,7 +96,7 @@ class SkipUnlessExpertTask : public TaskBuilder<SkipUnlessExpertTask> {
 // Records when the tile gets here, in mark slot `slot`.
 class MarkTask : public TaskBuilder<MarkTask> {
  public:
-  MarkTask() : TaskBuilder(Op::Mark) {}
+  MarkTask() : TaskBuilder(TaskOp::Mark) {}
   MarkTask& slot(uint32_t slot) { return set(task_.mark, slot); }
 };
 

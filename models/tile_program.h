@@ -2,6 +2,8 @@
 // The language of tile programs: what the compiler (mapping/) emits and the
 // engine (sim/) and the analytic model execute. A tile runs its program once
 // per iteration (one token of one sequence), tasks in order.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -11,7 +13,8 @@
 
 namespace wafersim {
 
-enum class Op : uint8_t {
+// What a task does (Task::op); the layer graph's operations are workloads::GraphOp.
+enum class TaskOp : uint8_t {
   Compute,           // work + work_per_position * positions held by this tile
   Send,              // one message to the tile at (dx, dy) on wafer (own + dwafer); does not block
   Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
@@ -26,8 +29,12 @@ enum class Dir : uint8_t { East, West, South, North };  // +x, -x, +y, -y
 enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, kCount };
 const char* category_name(Category category);  // "compute", "fabric", ...
 
+// The cycles of a critical path, split by category: what the engine accounts per
+// tile and message, and what the closed form (mapping/timed.h) and a timeline carry.
+using CriticalPath = std::array<uint64_t, size_t(Category::kCount)>;
+
 struct Task {
-  Op op = Op::Compute;
+  TaskOp op = TaskOp::Compute;
   Dir dir = Dir::East;
   Category category = Category::Compute;  // of compute time, or of a message's transit time
   Dtype dtype = Dtype::FP16;              // arithmetic rate of a Compute task

@@ -28,7 +28,7 @@ const char* to_string(OpKind kind) {
   return "?";
 }
 
-void GraphTotals::add(const Op& op) {
+void GraphTotals::add(const GraphOp& op) {
   flops += op.flops;
   weight_bytes_read += op.weight_bytes_read;
   kv_bytes_read += op.kv_bytes_read;
@@ -39,13 +39,13 @@ void GraphTotals::add(const Op& op) {
 
 GraphTotals graph_totals(const Graph& graph) {
   GraphTotals totals;
-  for (const Op& op : graph.ops) totals.add(op);
+  for (const GraphOp& op : graph.ops) totals.add(op);
   return totals;
 }
 
 GraphTotals layer_totals(const Graph& graph, int32_t layer) {
   GraphTotals totals;
-  for (const Op& op : graph.ops)
+  for (const GraphOp& op : graph.ops)
     if (op.layer == layer) totals.add(op);
   return totals;
 }
@@ -80,13 +80,13 @@ class GraphBuilder {
   uint32_t build_layers(const std::vector<AttentionWork>& attention) {
     const uint64_t n = rows_.size();
     const uint64_t d = model_.d_model;
-    Op embed = make("embedding", OpKind::Embedding, -1, {n}, {n, d});
+    GraphOp embed = make("embedding", OpKind::Embedding, -1, {n}, {n, d});
     embed.weight_bytes_read = weight_bytes(n * d);  // only the rows looked up
     embed.activation_bytes_in = n * kTokenIdBytes;
     embed.activation_bytes_out = act(n * d);
     uint32_t stream = push(std::move(embed));
     if (model_.positions == PositionKind::Learned) {
-      Op pos = make("position_embedding", OpKind::PositionEmbedding, -1, {n, d}, {n, d});
+      GraphOp pos = make("position_embedding", OpKind::PositionEmbedding, -1, {n, d}, {n, d});
       set_cost(pos, position_add_cost(model_, n));
       pos.deps = {stream};
       stream = push(std::move(pos));
@@ -100,7 +100,7 @@ class GraphBuilder {
     const uint64_t d = model_.d_model;
     const uint32_t normed = norm("final_norm", -1, head_rows, stream);
     const uint64_t vocab = model_.vocab_size;
-    Op head = make("lm_head", OpKind::MatMul, -1, {head_rows, d}, {head_rows, vocab});
+    GraphOp head = make("lm_head", OpKind::MatMul, -1, {head_rows, d}, {head_rows, vocab});
     head.tokens = head_rows;
     head.flops = head_rows * matmul_flops(d, vocab, false);
     head.weight_bytes_read = weight_bytes(d * vocab);
@@ -108,7 +108,7 @@ class GraphBuilder {
     head.activation_bytes_out = act(head_rows * vocab);
     head.deps = {normed};
     const uint32_t logits = push(std::move(head));
-    Op sample = make("sample", OpKind::Sample, -1, {head_rows, vocab}, {head_rows});
+    GraphOp sample = make("sample", OpKind::Sample, -1, {head_rows, vocab}, {head_rows});
     sample.flops = head_rows * vocab * ElementwiseFlops::kArgmax;
     sample.activation_bytes_in = act(head_rows * vocab);
     sample.activation_bytes_out = head_rows * kTokenIdBytes;
@@ -120,8 +120,8 @@ class GraphBuilder {
   uint64_t act(uint64_t elements) const { return dtype_bytes(model_.activation_dtype, elements); }
   uint64_t weight_bytes(uint64_t elements) const { return dtype_bytes(model_.weight_dtype, elements); }
 
-  Op make(std::string name, OpKind kind, int32_t layer, std::vector<uint64_t> in, std::vector<uint64_t> out) const {
-    Op op;
+  GraphOp make(std::string name, OpKind kind, int32_t layer, std::vector<uint64_t> in, std::vector<uint64_t> out) const {
+    GraphOp op;
     op.name = layer >= 0 ? "layers." + std::to_string(layer) + "." + name : std::move(name);
     op.kind = kind;
     op.layer = layer;
@@ -131,21 +131,21 @@ class GraphBuilder {
     return op;
   }
 
-  static void set_cost(Op& op, const OpCost& cost) {
+  static void set_cost(GraphOp& op, const OpCost& cost) {
     op.flops = cost.flops;
     op.weight_bytes_read = cost.weight_bytes;
     op.activation_bytes_in = cost.activation_bytes_in;
     op.activation_bytes_out = cost.activation_bytes_out;
   }
 
-  uint32_t push(Op op) {
+  uint32_t push(GraphOp op) {
     graph_.ops.push_back(std::move(op));
     return uint32_t(graph_.ops.size() - 1);
   }
 
   uint32_t norm(const std::string& name, int32_t layer, uint64_t n, uint32_t input) {
     const uint64_t d = model_.d_model;
-    Op op = make(name, OpKind::Norm, layer, {n, d}, {n, d});
+    GraphOp op = make(name, OpKind::Norm, layer, {n, d}, {n, d});
     op.tokens = n;
     set_cost(op, norm_cost(model_, n));
     op.deps = {input};
@@ -154,7 +154,7 @@ class GraphBuilder {
 
   uint32_t residual(const std::string& name, int32_t layer, uint32_t stream, uint32_t branch) {
     const uint64_t n = rows_.size(), d = model_.d_model;
-    Op op = make(name, OpKind::ResidualAdd, layer, {n, d}, {n, d});
+    GraphOp op = make(name, OpKind::ResidualAdd, layer, {n, d}, {n, d});
     set_cost(op, residual_cost(model_, n));
     op.deps = {stream, branch};
     return push(std::move(op));
@@ -163,7 +163,7 @@ class GraphBuilder {
   uint32_t matmul(const std::vector<MatrixSpec>& matrices, uint32_t index, int32_t layer, uint64_t n,
                   std::vector<uint32_t> deps) {
     const MatrixSpec& m = matrices[index];
-    Op op = make(m.name, OpKind::MatMul, layer, {n, m.d_in}, {n, m.d_out});
+    GraphOp op = make(m.name, OpKind::MatMul, layer, {n, m.d_in}, {n, m.d_out});
     op.matrix = int32_t(index);
     op.expert = m.expert;
     op.tokens = n;
@@ -189,7 +189,7 @@ class GraphBuilder {
     std::vector<uint32_t> activation_deps;
     if (gated) activation_deps.push_back(matmul(matrices, find(matrices, prefix + "gate_proj"), layer, n, inputs));
     activation_deps.push_back(matmul(matrices, find(matrices, prefix + "up_proj"), layer, n, inputs));
-    Op op = make(prefix + "act", OpKind::Activation, layer, {n, width}, {n, width});
+    GraphOp op = make(prefix + "act", OpKind::Activation, layer, {n, width}, {n, width});
     op.expert = expert;
     op.tokens = n;
     op.flops = n * width * activation_flops_per_element(model_.mlp);
@@ -212,7 +212,7 @@ class GraphBuilder {
     const uint32_t v = matmul(matrices, find(matrices, "v_proj"), layer, n, {attn_in});
     const uint64_t qk_elements = n * (q_width + kv_width);
     if (model_.qk_norm) {
-      Op op = make("qk_norm", OpKind::QkNorm, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
+      GraphOp op = make("qk_norm", OpKind::QkNorm, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
       op.flops = qk_elements * ElementwiseFlops::kRmsNorm;
       op.weight_bytes_read = weight_bytes(2 * hd);
       op.activation_bytes_in = act(qk_elements);
@@ -221,7 +221,7 @@ class GraphBuilder {
       q = k = push(std::move(op));
     }
     if (model_.positions == PositionKind::Rotary) {
-      Op op = make("rotary", OpKind::Rotary, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
+      GraphOp op = make("rotary", OpKind::Rotary, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
       op.flops = qk_elements * ElementwiseFlops::kRotary;
       op.activation_bytes_in = act(qk_elements);
       op.activation_bytes_out = act(qk_elements);
@@ -231,14 +231,14 @@ class GraphBuilder {
 
     const uint64_t position_bytes = kv_bytes_per_position(model_);
     const uint64_t key_bytes = position_bytes / 2, value_bytes = position_bytes - key_bytes;
-    Op append = make("kv_append", OpKind::KvAppend, layer, {n, 2 * kv_width}, {n, 2 * kv_width});
+    GraphOp append = make("kv_append", OpKind::KvAppend, layer, {n, 2 * kv_width}, {n, 2 * kv_width});
     append.kv_bytes_written = n * position_bytes;
     append.activation_bytes_in = act(2 * n * kv_width);
     append.deps = {k, v};
     const uint32_t cached = push(std::move(append));
 
     const uint64_t heads = model_.n_heads;
-    Op scores = make("attention_scores", OpKind::AttentionScores, layer, {n, q_width}, work.scores_shape);
+    GraphOp scores = make("attention_scores", OpKind::AttentionScores, layer, {n, q_width}, work.scores_shape);
     scores.flops = heads * score_flops(model_) * work.score_pairs;
     scores.kv_bytes_read = work.positions_read * key_bytes;
     scores.activation_bytes_in = act(n * q_width);
@@ -247,7 +247,7 @@ class GraphBuilder {
     const uint32_t logits = push(std::move(scores));
 
     const uint64_t sink_logits = model_.attention_sinks ? heads * n : 0;
-    Op softmax = make("softmax", OpKind::Softmax, layer, work.scores_shape, work.scores_shape);
+    GraphOp softmax = make("softmax", OpKind::Softmax, layer, work.scores_shape, work.scores_shape);
     softmax.flops = (heads * work.score_pairs + sink_logits) * ElementwiseFlops::kSoftmax;
     softmax.weight_bytes_read = model_.attention_sinks ? weight_bytes(heads) : 0;
     softmax.activation_bytes_in = act(heads * work.score_pairs);
@@ -255,7 +255,7 @@ class GraphBuilder {
     softmax.deps = {logits};
     const uint32_t probabilities = push(std::move(softmax));
 
-    Op values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, q_width});
+    GraphOp values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, q_width});
     values.flops = heads * value_flops(model_) * work.score_pairs;
     values.kv_bytes_read = work.positions_read * value_bytes;
     values.activation_bytes_in = act(heads * work.score_pairs);
@@ -281,7 +281,7 @@ class GraphBuilder {
     const uint64_t n = rows_.size(), d = model_.d_model, k = spec.top_k;
 
     const uint32_t router_logits = matmul(matrices, find(matrices, "router"), layer, n, {mlp_in});
-    Op topk = make("top_k", OpKind::TopK, layer, {n, spec.n_experts}, {n, k});
+    GraphOp topk = make("top_k", OpKind::TopK, layer, {n, spec.n_experts}, {n, k});
     topk.flops = n * top_k_flops(model_);
     topk.activation_bytes_in = act(n * spec.n_experts);
     topk.activation_bytes_out = act(n * k) + n * k * kTokenIdBytes;  // weights and expert indices
@@ -305,7 +305,7 @@ class GraphBuilder {
                                  spec.expert_ffn_dim, {mlp_in, choice}, int32_t(expert)));
 
     const uint64_t shared = spec.n_shared_experts;
-    Op combine = make("expert_combine", OpKind::ExpertCombine, layer, {n, k + shared, d}, {n, d});
+    GraphOp combine = make("expert_combine", OpKind::ExpertCombine, layer, {n, k + shared, d}, {n, d});
     combine.flops = n * d * (k * (ElementwiseFlops::kScale + ElementwiseFlops::kAdd) + shared * ElementwiseFlops::kAdd);
     combine.activation_bytes_in = act(n * (k + shared) * d) + act(n * k);
     combine.activation_bytes_out = act(n * d);

@@ -33,7 +33,7 @@ const char* to_string(OpKind kind);
 // The FLOPs and bytes of every op come from workloads/op_costs.h, the table the
 // compiler reads too.
 
-struct Op {
+struct GraphOp {
   std::string name;                 // "layers.3.q_proj", "layers.3.experts.17.down_proj", "lm_head"
   OpKind kind = OpKind::MatMul;
   int32_t layer = -1;               // transformer layer; -1 for embedding, final norm, LM head, sampling
@@ -56,7 +56,7 @@ struct Graph {
   uint32_t batch = 0;               // sequences
   uint64_t context = 0;             // decode: positions attended, the new token included
   uint64_t prompt_tokens = 0;       // prefill: tokens per sequence
-  std::vector<Op> ops;
+  std::vector<GraphOp> ops;
 };
 
 // One decode step: every sequence of the batch has `context - 1` cached positions
@@ -88,7 +88,7 @@ struct GraphTotals {
   uint64_t kv_bytes_written = 0;
   uint64_t activation_bytes_in = 0;
   uint64_t activation_bytes_out = 0;
-  void add(const Op& op);
+  void add(const GraphOp& op);
 };
 GraphTotals graph_totals(const Graph& graph);
 // Totals of the ops of one transformer layer (layer = -1: the ops outside the layers).

@@ -21,8 +21,7 @@ mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim
   const sim::MarkRecord* last = nullptr;
   for (const sim::MarkRecord& mark : exits)
     if (!last || mark.cycle >= last->cycle) last = &mark;
-  if (last)
-    for (size_t c = 0; c < timeline.critical_path.size(); ++c) timeline.critical_path[c] = last->path[c];
+  if (last) timeline.critical_path = last->path;
   return timeline;
 }
 
@@ -33,7 +32,7 @@ class EngineBackend : public Backend {
                       const ProgressFn& progress) const override {
     sim::EngineOptions engine;
     engine.contention = options.contention;
-    engine.regions = options.regions;
+    engine.bands = options.bands;
     engine.progress_seconds = options.progress_seconds;
     const uint64_t tokens = plan.programs.iterations;
     if (progress)

@@ -27,7 +27,7 @@ struct BenchOptions {
   uint64_t events = 0;             // 0 = a default per traffic
   std::string hardware = "wse3";
   uint64_t seed = 1;
-  uint32_t regions = 0;
+  uint32_t bands = 0;
   bool no_contention = false;
   CommonOptions common;
 };
@@ -84,7 +84,7 @@ void bench_engine(const BenchOptions& options) {
 
   sim::EngineOptions engine;
   engine.contention = !options.no_contention;
-  engine.regions = options.regions;
+  engine.bands = options.bands;
   if (!options.common.quiet)
     engine.progress = [](const sim::Progress& p) {
       std::cerr << fmt::format("  {:.1f} s: cycle {}, {} M events, {}/{} tiles done\n", p.seconds, p.cycle,
@@ -150,7 +150,7 @@ void add_bench_command(CLI::App& app) {
   engine->add_option("--events", options->events, "Events to simulate, about (default: per traffic)");
   engine->add_option("--hardware", options->hardware, "Hardware preset")->capture_default_str();
   engine->add_option("--seed", options->seed, "Seed of the random traffic")->capture_default_str();
-  engine->add_option("--regions", options->regions, "Engine regions (0 = auto)")->capture_default_str();
+  engine->add_option("--bands", options->bands, "Engine bands of whole rows (0 = auto)")->capture_default_str();
   engine->add_flag("--no-contention", options->no_contention, "Closed-form timing: links never serialise");
   add_common_options(*engine, options->common);
   engine->callback([options] { bench_engine(*options); });

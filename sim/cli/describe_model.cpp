@@ -17,7 +17,7 @@ namespace {
 
 using workloads::Graph;
 using workloads::ModelSpec;
-using workloads::Op;
+using workloads::GraphOp;
 
 struct DescribeOptions {
   std::string name;
@@ -79,7 +79,7 @@ std::string layer_list(const std::vector<uint32_t>& layers) {
 }
 
 // An op's name without its layer, routed experts folded into one name.
-std::string generic_name(const Op& op) {
+std::string generic_name(const GraphOp& op) {
   std::string name = op.name;
   const std::string layer_prefix = "layers." + std::to_string(op.layer) + ".";
   if (op.layer >= 0 && name.rfind(layer_prefix, 0) == 0) name = name.substr(layer_prefix.size());
@@ -92,13 +92,13 @@ std::string generic_name(const Op& op) {
 struct Row {
   std::string name;
   uint32_t experts = 0;
-  Op sum;
+  GraphOp sum;
 };
 
 std::vector<Row> rows_of(const Graph& graph, int32_t layer) {
   std::vector<Row> rows;
   std::map<std::string, size_t> expert_rows;
-  for (const Op& op : graph.ops) {
+  for (const GraphOp& op : graph.ops) {
     if (op.layer != layer) continue;
     const std::string name = generic_name(op);
     if (op.expert < 0) {
@@ -150,7 +150,7 @@ std::string ops_table(const std::vector<Row>& rows) {
                {"KV written", "bytes", true},
                {"activations in+out", "bytes", true}});
   for (const Row& row : rows) {
-    const Op& op = row.sum;
+    const GraphOp& op = row.sum;
     const std::string name = row.experts ? row.name + " (" + std::to_string(row.experts) + " experts)" : row.name;
     table.add_row({name, shape_text(op.input_shape), shape_text(op.output_shape), with_commas(op.flops),
                    dash_if_zero(op.weight_bytes_read), dash_if_zero(op.kv_bytes_read),
@@ -223,7 +223,7 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph) {
   std::cout << summary.str();
 }
 
-nlohmann::json op_json(const Op& op) {
+nlohmann::json op_json(const GraphOp& op) {
   return {{"name", op.name},
           {"kind", workloads::to_string(op.kind)},
           {"layer", op.layer},
@@ -245,7 +245,7 @@ nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& 
   const workloads::ParamCounts counts = workloads::count_params(m);
   const workloads::GraphTotals totals = workloads::graph_totals(graph);
   nlohmann::json ops = nlohmann::json::array();
-  for (const Op& op : graph.ops) ops.push_back(op_json(op));
+  for (const GraphOp& op : graph.ops) ops.push_back(op_json(op));
   return {{"model", m.name},
           {"source", loaded.source},
           {"context", graph.context},

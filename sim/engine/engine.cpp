@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <systemc>
 
-#include "sim/engine/region.h"
+#include "sim/engine/band.h"
 #include "sim/engine/validate.h"
 #include "sim/engine/world.h"
 
@@ -17,14 +17,14 @@ namespace wafersim::sim {
 
 namespace {
 
-constexpr uint32_t kMaxAutoRegions = 64;
+constexpr uint32_t kMaxAutoBands = 64;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-uint32_t region_count(const World& world, const EngineOptions& options) {
-  const uint32_t wanted = options.regions != 0 ? options.regions : kMaxAutoRegions;
+uint32_t band_count(const World& world, const EngineOptions& options) {
+  const uint32_t wanted = options.bands != 0 ? options.bands : kMaxAutoBands;
   return std::max<uint32_t>(1, std::min(wanted, world.rows));
 }
 
@@ -40,7 +40,7 @@ void report_deadlock(const World& world) {
   const std::string tile_name =
       fmt::format("tile (x {}, y {}) on wafer {}", world.state[first].x, row % world.height, row / world.height);
   const Task& task = world.program_of(uint32_t(first)).tasks[world.state[first].pc];
-  if (task.op == Op::Wait)
+  if (task.op == TaskOp::Wait)
     throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
                                   "{} messages (task {})",
                                   stuck, tile_name, task.tag, world.state[first].iteration,
@@ -88,31 +88,31 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   // The world and the modules live until the process ends: tearing down
   // hundreds of thousands of sc_objects one by one would cost more than the run.
   World* world = new World(hw, programs, inputs, options);
-  const uint32_t regions = region_count(*world, options);
-  std::vector<Region*> modules;
-  world->region_of_row.resize(world->rows);
+  const uint32_t bands = band_count(*world, options);
+  std::vector<Band*> modules;
+  world->band_of_row.resize(world->rows);
   const uint64_t width = world->width;
-  for (uint32_t r = 0; r < regions; ++r) {
-    const uint32_t first_row = uint32_t(uint64_t(r) * world->rows / regions);
-    const uint32_t end_row = uint32_t(uint64_t(r + 1) * world->rows / regions);
-    std::fill(world->region_of_row.begin() + first_row, world->region_of_row.begin() + end_row, r);
-    const std::string name = fmt::format("r{}", r);
-    modules.push_back(new Region(name.c_str(), *world, r, uint32_t(first_row * width), uint32_t(end_row * width)));
+  for (uint32_t b = 0; b < bands; ++b) {
+    const uint32_t first_row = uint32_t(uint64_t(b) * world->rows / bands);
+    const uint32_t end_row = uint32_t(uint64_t(b + 1) * world->rows / bands);
+    std::fill(world->band_of_row.begin() + first_row, world->band_of_row.begin() + end_row, b);
+    const std::string name = fmt::format("b{}", b);
+    modules.push_back(new Band(name.c_str(), *world, b, uint32_t(first_row * width), uint32_t(end_row * width)));
   }
-  for (Region* from : modules)
-    for (Region* to : modules) from->out(to->in);
+  for (Band* from : modules)
+    for (Band* to : modules) from->out(to->in);
 
   for (uint64_t tile = 0; tile < programs.tiles(); ++tile) {
     if (programs.tile_program[tile] == ProgramSet::kIdle) continue;
     ++world->tiles_active;
-    if (world->iterations > 0) modules[world->region_of(uint32_t(tile))]->start_tile(uint32_t(tile));
+    if (world->iterations > 0) modules[world->band_of(uint32_t(tile))]->start_tile(uint32_t(tile));
   }
   for (const Injection& injection : programs.injections) {
     Message message;
     message.tile = uint32_t(injection.tile);
     message.iteration = uint32_t(injection.iteration);
     message.tag = injection.tag;
-    modules[world->region_of(message.tile)]->inject(message);
+    modules[world->band_of(message.tile)]->inject(message);
   }
 
   EngineResult result;

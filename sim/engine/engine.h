@@ -13,8 +13,6 @@
 
 namespace wafersim::sim {
 
-constexpr size_t kCategories = size_t(Category::kCount);
-
 // Reported every progress_seconds of wall time while the simulation runs.
 struct Progress {
   uint64_t cycle = 0;          // simulated cycle reached
@@ -27,7 +25,7 @@ struct Progress {
 
 struct EngineOptions {
   bool contention = true;      // links serialise messages; off = closed-form timing
-  uint32_t regions = 0;        // SystemC region modules; 0 = chosen from the grid
+  uint32_t bands = 0;          // SystemC band modules; 0 = chosen from the grid
   std::function<void(const Progress&)> progress;
   double progress_seconds = 2.0;
 };
@@ -35,7 +33,7 @@ struct EngineOptions {
 // Where a tile reached a Mark: the cycle and its critical-path breakdown.
 struct MarkRecord {
   uint64_t cycle = 0;
-  uint64_t path[kCategories] = {};
+  CriticalPath path{};
 };
 
 struct EngineResult {

@@ -1,5 +1,5 @@
 #pragma once
-// Makes every tile visible in the SystemC hierarchy (region.tile names) at the
+// Makes every tile visible in the SystemC hierarchy (band.tile names) at the
 // least cost: the object holds only its tile id; the tile's state lives in the
 // World's flat arrays.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// A region's event queue: a power-of-two ring of buckets for events in the
+// A band's event queue: a power-of-two ring of buckets for events in the
 // near window [base, base + ring size) and a heap for later ones. Events at one
 // cycle come out in the order they were pushed, so runs are deterministic.
 // Buckets are linked lists through one node array, so memory follows the

@@ -22,9 +22,9 @@ Reach reach_of(const Program& program) {
   Reach reach;
   for (const Task& task : program.tasks) {
     int64_t dx = 0, dy = 0, dwafer = 0;
-    if (task.op == Op::Send) {
+    if (task.op == TaskOp::Send) {
       dx = task.dx, dy = task.dy, dwafer = task.dwafer;
-    } else if (task.op == Op::Multicast) {
+    } else if (task.op == TaskOp::Multicast) {
       dx = int64_t(dir_dx(task.dir)) * task.count, dy = int64_t(dir_dy(task.dir)) * task.count;
     } else {
       continue;
@@ -49,13 +49,13 @@ void explain_failure(const ProgramSet& set, uint64_t tile) {
   const Program& program = set.programs[set.tile_program[tile]];
   for (size_t i = 0; i < program.tasks.size(); ++i) {
     const Task& task = program.tasks[i];
-    if (task.op == Op::Multicast) {
+    if (task.op == TaskOp::Multicast) {
       const int64_t end_x = x + int64_t(dir_dx(task.dir)) * task.count, end_y = y + int64_t(dir_dy(task.dir)) * task.count;
       if (end_x < 0 || end_y < 0 || end_x >= set.grid_width || end_y >= set.grid_height)
         throw EngineError(fmt::format("{}: task {} multicasts {} over {} tiles, past the edge of the {}x{} grid",
                                       where(set, tile), i, to_string(task.dir), task.count, set.grid_width,
                                       set.grid_height));
-    } else if (task.op == Op::Send) {
+    } else if (task.op == TaskOp::Send) {
       const int64_t to_x = x + task.dx, to_y = y + task.dy, to_wafer = wafer + task.dwafer;
       if (to_x < 0 || to_y < 0 || to_x >= set.grid_width || to_y >= set.grid_height || to_wafer < 0 ||
           to_wafer >= set.wafers)
@@ -90,11 +90,11 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
     reaches.push_back(reach_of(set.programs[p]));
     for (size_t i = 0; i < set.programs[p].tasks.size(); ++i) {
       const Task& task = set.programs[p].tasks[i];
-      if (task.op == Op::Mark && task.mark >= set.marks)
+      if (task.op == TaskOp::Mark && task.mark >= set.marks)
         throw EngineError(fmt::format("program {} task {} marks slot {} but the set has {} mark slots", p, i, task.mark,
                                       set.marks));
-      const bool reads_tile_param = (task.op == Op::Compute && task.kv_offset == Task::kTileParam) ||
-                                    (task.op == Op::SkipUnlessExpert && task.expert == Task::kTileParam);
+      const bool reads_tile_param = (task.op == TaskOp::Compute && task.kv_offset == Task::kTileParam) ||
+                                    (task.op == TaskOp::SkipUnlessExpert && task.expert == Task::kTileParam);
       if (reads_tile_param && set.tile_param.empty())
         throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
     }

@@ -12,20 +12,20 @@ CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
   compiled.serialization = serialization_cycles(hw.fabric, task.bytes);
   compiled.id_delta = (int64_t(task.dwafer) * hw.grid_height + task.dy) * int64_t(hw.grid_width) + task.dx;
   switch (task.op) {
-    case Op::Compute: {
+    case TaskOp::Compute: {
       const Work& per_position = task.work_per_position;
       const bool grows = per_position.flops || per_position.read_bytes || per_position.write_bytes;
       compiled.cycles = grows ? kDynamicCycles : compute_cycles(hw.tile, task.dtype, task.work);
       break;
     }
-    case Op::Send: {
+    case TaskOp::Send: {
       const uint32_t hops = uint32_t((task.dx < 0 ? -int64_t(task.dx) : task.dx) + (task.dy < 0 ? -int64_t(task.dy) : task.dy));
       compiled.cycles = task.dwafer != 0
                             ? offwafer_message_cycles(hw, task.bytes)
                             : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0, task.relays, task.bytes);
       break;
     }
-    case Op::Multicast: compiled.cycles = message_cycles(hw.fabric, 1, 0, task.relays, task.bytes); break;
+    case TaskOp::Multicast: compiled.cycles = message_cycles(hw.fabric, 1, 0, task.relays, task.bytes); break;
     default: break;
   }
   return compiled;
@@ -50,7 +50,7 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
 
   const size_t tiles = size_t(set.tiles());
   state.resize(tiles);
-  path.assign(tiles, Path{});
+  path.assign(tiles, CriticalPath{});
   compute_busy.assign(tiles, 0);
   for (size_t tile = 0; tile < tiles; ++tile) {
     state[tile].x = uint16_t(tile % width);

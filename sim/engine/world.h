@@ -1,8 +1,7 @@
 #pragma once
 // The state of every tile and link, as flat arrays indexed by tile id
 // (structure of arrays: the hot loops touch only the arrays they need).
-// Shared by all regions; SystemC runs one process at a time, so no locking.
-#include <array>
+// Shared by all bands; SystemC runs one process at a time, so no locking.
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -13,8 +12,6 @@
 
 namespace wafersim::sim {
 
-using Path = std::array<uint64_t, kCategories>;
-
 constexpr uint32_t kNoMessage = 0xffffffffu;
 
 // A message on its way to (or parked at) a tile. Its arrival cycle is the
@@ -24,14 +21,14 @@ struct Message {
   uint32_t iteration = 0;
   uint16_t tag = 0;
   uint32_t next = kNoMessage;  // next parked message of the same tile
-  Path path{};                 // critical path up to its arrival
+  CriticalPath path{};         // up to its arrival
 };
 
 // A multicast on its way along a row or column. It is delivered one tile at a
 // time: each delivery schedules the next, so a multicast is one pending event
-// however long it is. The record is shared by all regions it passes through.
+// however long it is. The record is shared by all bands it passes through.
 struct MulticastState {
-  Path path{};                   // the sender's account when it sent
+  CriticalPath path{};           // the sender's account when it sent
   uint64_t sent = 0;
   // [k - 1]: when the message passes the k-th tile's router (head + body +
   // ramp-off: nondecreasing in k), when it is delivered to the core there (later
@@ -59,7 +56,7 @@ struct TileState {
   uint64_t now = 0;                // cycle at which the next task may start
   uint32_t pc = 0, iteration = 0;
   uint32_t pending = 0;            // messages still awaited by a blocked Wait (0: not blocked)
-  uint32_t mailbox = kNoMessage;   // first parked message (index into the region's pool)
+  uint32_t mailbox = kNoMessage;   // first parked message (index into the band's pool)
   uint32_t row = 0;                // wafer * height + y
   uint16_t x = 0;
 };
@@ -86,7 +83,7 @@ struct World {
   // Per tile: the hot state, the critical-path account (cumulative) and the
   // cycles spent computing, each a flat array.
   std::vector<TileState> state;
-  std::vector<Path> path;
+  std::vector<CriticalPath> path;
   std::vector<uint64_t> compute_busy;
 
   // Directed links, contention only. East/west links are row-major
@@ -99,7 +96,7 @@ struct World {
   std::vector<MulticastState> multicasts;  // records in flight, and recycled ones
   uint32_t free_multicast = kNoMessage;
 
-  std::vector<uint32_t> region_of_row;
+  std::vector<uint32_t> band_of_row;
   std::vector<std::vector<MarkRecord>> marks;
 
   uint64_t events = 0, link_hops = 0;
@@ -110,7 +107,7 @@ struct World {
   std::chrono::steady_clock::time_point run_start, last_progress;
   uint64_t next_progress_check = 0;  // events count at which to look at the clock again
 
-  uint32_t region_of(uint32_t tile) const { return region_of_row[state[tile].row]; }
+  uint32_t band_of(uint32_t tile) const { return band_of_row[state[tile].row]; }
   const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
 };
 

@@ -7,8 +7,8 @@ namespace wafersim {
 void declare_sim_params(config::Schema& schema) {
   schema.add(config::bool_param("sim.contention", true,
                                 "Links serialise messages that share them; false = closed-form timing"));
-  schema.add(config::int_param("sim.regions", "regions", "0", 0, 65536,
-                               "Engine regions (SystemC modules); 0 = chosen from the grid"));
+  schema.add(config::int_param("sim.bands", "bands", "0", 0, 65536,
+                               "Engine bands of whole rows (SystemC modules); 0 = chosen from the grid"));
   schema.add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
                                  "Wall time between progress lines on stderr"));
 }
@@ -16,7 +16,7 @@ void declare_sim_params(config::Schema& schema) {
 SimOptions sim_options_from_config(const config::Config& config) {
   SimOptions options;
   options.contention = config.get_bool("sim.contention");
-  options.regions = uint32_t(config.get_int("sim.regions"));
+  options.bands = uint32_t(config.get_int("sim.bands"));
   options.progress_seconds = config.get_float("sim.progress_seconds");
   return options;
 }

@@ -7,7 +7,7 @@ namespace config { class Config; class Schema; }
 
 struct SimOptions {
   bool contention = true;          // link serialisation between messages; off = closed-form timing
-  uint32_t regions = 0;            // engine regions (SystemC modules); 0 = chosen from the grid
+  uint32_t bands = 0;              // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
   double progress_seconds = 2.0;   // progress line after this much wall time (stderr)
 };
 

@@ -19,8 +19,8 @@ uint32_t routed_peak(const mapping::Plan& plan, const mapping::Block& block, con
       step.emit(i, j, tasks);
       const uint32_t x = block.geo.x(i, j), y = block.geo.y(i, j);
       for (const Task& task : tasks) {
-        if (task.op == Op::Send && task.dwafer == 0) colors.add_route(x, y, uint32_t(x + task.dx), uint32_t(y + task.dy));
-        if (task.op == Op::Multicast) colors.add_multicast(x, y, task.dir, task.count);
+        if (task.op == TaskOp::Send && task.dwafer == 0) colors.add_route(x, y, uint32_t(x + task.dx), uint32_t(y + task.dy));
+        if (task.op == TaskOp::Multicast) colors.add_multicast(x, y, task.dir, task.count);
       }
     }
   return colors.peak();

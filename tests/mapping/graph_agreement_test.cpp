@@ -95,7 +95,7 @@ uint64_t step_flops(const mapping::Step& step, const mapping::BlockGeometry& geo
       std::vector<Task> tasks;
       step.emit(rows[0], columns[0], tasks);
       for (const Task& task : tasks) {
-        if (task.op != Op::Compute || task.category != Category::Compute) continue;
+        if (task.op != TaskOp::Compute || task.category != Category::Compute) continue;
         flops += task.work.flops * rows.size() * columns.size();
         if (task.work_per_position.flops == 0) continue;
         const uint64_t attended = task.kv_window > 0 ? std::min<uint64_t>(context, task.kv_window) : context;
@@ -118,15 +118,15 @@ struct Group {
 void check_plan(const mapping::Plan& plan, uint64_t context) {
   const workloads::ModelSpec& m = plan.model;
   const workloads::Graph graph = workloads::build_decode_graph(m, {1, context, plan.workload.seed});
-  std::map<std::string, const workloads::Op*> ops;
-  for (const workloads::Op& op : graph.ops) ops[op.name] = &op;
+  std::map<std::string, const workloads::GraphOp*> ops;
+  for (const workloads::GraphOp& op : graph.ops) ops[op.name] = &op;
 
   for (const mapping::Region& region : plan.regions) {
     INFO(region.name);
     const std::string layer = region.layer >= 0 ? "layers." + std::to_string(region.layer) + "." : "";
     // The experts the graph's token uses in this layer, and which of them the blocks are.
     std::set<int32_t> routed;
-    for (const workloads::Op& op : graph.ops)
+    for (const workloads::GraphOp& op : graph.ops)
       if (op.layer == region.layer && op.expert >= 0) routed.insert(op.expert);
 
     std::map<std::string, Group> groups;
@@ -144,7 +144,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         const auto known = kSteps.find(step->label());
         REQUIRE(known != kSteps.end());
         const StepOps& what = known->second;
-        std::vector<const workloads::Op*> step_ops;
+        std::vector<const workloads::GraphOp*> step_ops;
         for (const std::string& name : what.ops) {
           const bool per_block = what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow || name == "act";
           const auto op = ops.find(layer + (per_block ? prefix : "") + name);
@@ -152,7 +152,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         }
         const std::string group = layer + (what.group.empty() ? (what.ops.empty() ? "" : prefix + what.ops[0]) : what.group);
         Group& g = groups[group];
-        for (const workloads::Op* op : step_ops) g.graph_flops += op->flops;
+        for (const workloads::GraphOp* op : step_ops) g.graph_flops += op->flops;
         g.plan_flops += step_flops(*step, block.geo, context);
         plan_weight_bytes += step->total_weight_bytes();
 
@@ -160,9 +160,9 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         const mapping::BlockGeometry& geo = block.geo;
         double margin = 1.0;
         if (!step_ops.empty()) {
-          const workloads::Op& first = *step_ops[0];
+          const workloads::GraphOp& first = *step_ops[0];
           uint64_t d_out = 0;
-          for (const workloads::Op* op : step_ops) d_out += op->output_shape.back();
+          for (const workloads::GraphOp* op : step_ops) d_out += op->output_shape.back();
           const uint64_t d_in = first.input_shape.back();
           switch (what.cut) {
             case Cut::None: break;
@@ -193,7 +193,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
     // tables but reads one row per token; compile_test checks its placement.
     if (region.kind != mapping::RegionKind::Embedding) {
       uint64_t graph_weight_bytes = 0;
-      for (const workloads::Op& op : graph.ops)
+      for (const workloads::GraphOp& op : graph.ops)
         if (op.layer == region.layer && op.kind != workloads::OpKind::Embedding &&
             op.kind != workloads::OpKind::PositionEmbedding)
           graph_weight_bytes += op.weight_bytes_read;

@@ -122,12 +122,12 @@ TEST_CASE("the hardware range checks the issue names", "[hardware]") {
 TEST_CASE("sim options: defaults and values", "[sim_options]") {
   const SimOptions defaults = sim_options_from_config(load_hardware("hardware: tiny\n"));
   CHECK(defaults.contention);
-  CHECK(defaults.regions == 0);
+  CHECK(defaults.bands == 0);
   CHECK(defaults.progress_seconds == 2.0);
   const SimOptions set = sim_options_from_config(
-      load_hardware("hardware: tiny\nsim: {contention: false, regions: 16, progress_seconds: 0.5}\n"));
+      load_hardware("hardware: tiny\nsim: {contention: false, bands: 16, progress_seconds: 0.5}\n"));
   CHECK_FALSE(set.contention);
-  CHECK(set.regions == 16);
+  CHECK(set.bands == 16);
   CHECK(set.progress_seconds == 0.5);
 }
 

@@ -43,7 +43,7 @@ size_t leaf_count(const Task& task) {
 
 TEST_CASE("Tasks that differ in any one field neither compare equal nor hash alike", "[tile_program]") {
   Task base;
-  base.op = Op::Send;
+  base.op = TaskOp::Send;
   base.dx = -3;
   base.bytes = 64;
   base.kv_offset = Task::kTileParam;

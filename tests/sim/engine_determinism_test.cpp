@@ -44,7 +44,7 @@ TEST_CASE("random traffic digest", "[.digest]") {
   spec.seed = 7;
   const sim::SyntheticTraffic traffic = sim::make_traffic(spec);
   sim::EngineOptions options;
-  options.regions = 5;  // several regions, so messages cross SystemC ports
+  options.bands = 5;  // several bands, so messages cross SystemC ports
   const sim::EngineResult result =
       sim::run_programs(testing::wse3_like(48, 40), traffic.programs, sim::SteadyInputs(), options);
   REQUIRE(result.events == traffic.events_per_iteration * traffic.programs.iterations);

@@ -24,26 +24,26 @@ std::string engine_error(const HardwareSpec& hw, const ProgramSet& set) {
 }
 }  // namespace
 
-TEST_CASE("every tile is an object in the SystemC hierarchy under its region", "[engine][structure]") {
+TEST_CASE("every tile is an object in the SystemC hierarchy under its band", "[engine][structure]") {
   const HardwareSpec hw = wse3_like(6, 4);
   ProgramSet set = empty_set(6, 4);
   place(set, 0, 0, {send(5, 3, 4)});
   place(set, 5, 3, {wait(1)});
   sim::EngineOptions options;
-  options.regions = 3;
+  options.bands = 3;
   sim::run_programs(hw, set, sim::SteadyInputs(), options);
 
   size_t tiles = 0;
-  for (const char* region : {"r0", "r1", "r2"}) {
-    sc_core::sc_object* module = sc_core::sc_find_object(region);
+  for (const char* band : {"b0", "b1", "b2"}) {
+    sc_core::sc_object* module = sc_core::sc_find_object(band);
     REQUIRE(module != nullptr);
     CHECK(std::string(module->kind()) == "sc_module");
     for (sc_core::sc_object* child : module->get_child_objects())
       if (std::string(child->kind()) == "wafersim_tile") ++tiles;
   }
   CHECK(tiles == 24);
-  // Rows are split evenly: region 2 holds rows 2..3.
-  sc_core::sc_object* tile = sc_core::sc_find_object("r2.w0x5y3");
+  // Rows are split evenly: band 2 holds rows 2..3.
+  sc_core::sc_object* tile = sc_core::sc_find_object("b2.w0x5y3");
   REQUIRE(tile != nullptr);
   CHECK(std::string(tile->kind()) == "wafersim_tile");
 }

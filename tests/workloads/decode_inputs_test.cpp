@@ -25,7 +25,7 @@ TEST_CASE("decode inputs route each token at its position, as the decode graph d
     for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
       REQUIRE(model.is_moe_layer(layer));
       std::vector<uint64_t> graph_tokens(model.moe.n_experts, 0);
-      for (const Op& op : graph.ops)
+      for (const GraphOp& op : graph.ops)
         if (op.layer == int32_t(layer) && op.kind == OpKind::Activation && op.expert >= 0)
           graph_tokens[op.expert] = op.tokens;
       for (uint32_t expert = 0; expert < model.moe.n_experts; ++expert) {

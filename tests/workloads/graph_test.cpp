@@ -18,7 +18,7 @@ void check_well_formed(const Graph& graph) {
   REQUIRE(!graph.ops.empty());
   std::vector<bool> consumed(graph.ops.size(), false);
   for (uint32_t i = 0; i < graph.ops.size(); ++i) {
-    const Op& op = graph.ops[i];
+    const GraphOp& op = graph.ops[i];
     INFO(op.name);
     if (i == 0) CHECK(op.kind == OpKind::Embedding);
     else CHECK(!op.deps.empty());
@@ -36,8 +36,8 @@ void check_well_formed(const Graph& graph) {
   }
 }
 
-const Op& find_op(const Graph& graph, const std::string& name) {
-  for (const Op& op : graph.ops)
+const GraphOp& find_op(const Graph& graph, const std::string& name) {
+  for (const GraphOp& op : graph.ops)
     if (op.name == name) return op;
   FAIL("no op " << name);
   return graph.ops.front();
@@ -61,7 +61,7 @@ TEST_CASE("a dense layer reads each of its matrices once, in layer_matrices orde
     const std::vector<MatrixSpec> matrices = layer_matrices(model, layer);
     std::vector<int32_t> used;
     uint64_t matrix_bytes = 0;
-    for (const Op& op : graph.ops)
+    for (const GraphOp& op : graph.ops)
       if (op.layer == int32_t(layer) && op.kind == OpKind::MatMul) {
         used.push_back(op.matrix);
         CHECK(op.weight_bytes_read == matrices[op.matrix].bytes());
@@ -102,7 +102,7 @@ TEST_CASE("MoE layers run the experts the router chose, with their token counts"
       for (uint32_t e = 0; e < model.moe.n_experts; ++e)
         if (router.routed(s, context - 1, layer, e)) ++expected[int32_t(e)];
     std::map<int32_t, uint64_t> seen;
-    for (const Op& op : graph.ops)
+    for (const GraphOp& op : graph.ops)
       if (op.layer == int32_t(layer) && op.kind == OpKind::MatMul && op.expert >= 0 &&
           op.name.find("down_proj") != std::string::npos)
         seen[op.expert] = op.tokens;
@@ -116,7 +116,7 @@ TEST_CASE("with every expert routed, an MoE layer reads all of layer_matrices()"
   for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
     std::set<int32_t> used;
     uint64_t bytes = 0;
-    for (const Op& op : graph.ops)
+    for (const GraphOp& op : graph.ops)
       if (op.layer == int32_t(layer) && op.kind == OpKind::MatMul) used.insert(op.matrix);
     for (const MatrixSpec& m : layer_matrices(model, layer)) bytes += m.bytes();
     CHECK(used.size() == layer_matrices(model, layer).size());
@@ -138,8 +138,8 @@ TEST_CASE("windowed layers attend to the window, full layers to the context", "[
   const ModelSpec model = load_model("gpt-oss-120b").model;
   const Graph graph = build_decode_graph(model, {2, 1000, 1});
   const uint64_t key_bytes = 8 * 64 * 2;  // kv heads x head_dim x bf16
-  const Op& windowed = find_op(graph, "layers.0.attention_scores");
-  const Op& full = find_op(graph, "layers.1.attention_scores");
+  const GraphOp& windowed = find_op(graph, "layers.0.attention_scores");
+  const GraphOp& full = find_op(graph, "layers.1.attention_scores");
   CHECK(windowed.output_shape == std::vector<uint64_t>{2, 64, 128});
   CHECK(full.output_shape == std::vector<uint64_t>{2, 64, 1000});
   CHECK(windowed.kv_bytes_read == 2 * 128 * key_bytes);
@@ -179,7 +179,7 @@ TEST_CASE("prefill routes each prompt position with the same key decode would us
     for (uint64_t position = 0; position < p; ++position)
       for (uint32_t e = 0; e < model.moe.n_experts; ++e)
         if (router.routed(s, position, 1, e)) ++expected[int32_t(e)];
-  for (const Op& op : graph.ops)
+  for (const GraphOp& op : graph.ops)
     if (op.layer == 1 && op.kind == OpKind::MatMul && op.expert >= 0 && op.name.find("up_proj") != std::string::npos)
       seen[op.expert] = op.tokens;
   CHECK(seen == expected);

@@ -101,7 +101,7 @@ double prefill_attention_flops(const ModelSpec& m, uint64_t p) {
 
 double flops_of(const Graph& graph, OpKind kind) {
   double flops = 0;
-  for (const Op& op : graph.ops)
+  for (const GraphOp& op : graph.ops)
     if (op.kind == kind) flops += double(op.flops);
   return flops;
 }

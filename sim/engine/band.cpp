@@ -1,4 +1,4 @@
-#include "sim/engine/region.h"
+#include "sim/engine/band.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,7 +15,7 @@ constexpr uint64_t kDynamicCycles = UINT64_MAX;
 constexpr uint64_t kProgressCheckEvents = uint64_t(1) << 20;
 }  // namespace
 
-Region::Region(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile,
+Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile,
                uint32_t end_tile)
     : sc_core::sc_module(name),
       in("in"),
@@ -24,11 +24,11 @@ Region::Region(const sc_core::sc_module_name& name, World& world, uint32_t index
       index_(index),
       ticks_per_cycle_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
   in.bind(*this);
-  SC_HAS_PROCESS(Region);
+  SC_HAS_PROCESS(Band);
   SC_METHOD(wake);
   sensitive << wake_event_;
 
-  // One allocation for all of the region's tile objects; they are never
+  // One allocation for all of the band's tile objects; they are never
   // destroyed one by one (SystemC unlinks each from its parent in linear time).
   const uint32_t count = end_tile - first_tile;
   tile_objects_ = static_cast<TileObject*>(::operator new(sizeof(TileObject) * std::max<uint32_t>(count, 1)));
@@ -41,16 +41,16 @@ Region::Region(const sc_core::sc_module_name& name, World& world, uint32_t index
   }
 }
 
-void Region::end_of_elaboration() {
+void Band::end_of_elaboration() {
   sinks_.resize(size_t(out.size()));
   for (int i = 0; i < out.size(); ++i) sinks_[size_t(i)] = out[i];
 }
 
-void Region::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
+void Band::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
 
-void Region::continue_multicast(uint64_t cycle, uint32_t multicast) { schedule(cycle, multicast | kMulticastBit); }
+void Band::continue_multicast(uint64_t cycle, uint32_t multicast) { schedule(cycle, multicast | kMulticastBit); }
 
-uint32_t Region::allocate(const Message& message) {
+uint32_t Band::allocate(const Message& message) {
   uint32_t slot = free_;
   if (slot == kNoMessage) {
     slot = uint32_t(pool_.size());
@@ -63,12 +63,12 @@ uint32_t Region::allocate(const Message& message) {
   return slot;
 }
 
-void Region::release(uint32_t message_index) {
+void Band::release(uint32_t message_index) {
   pool_[message_index].next = free_;
   free_ = message_index;
 }
 
-void Region::schedule(uint64_t cycle, uint32_t event) {
+void Band::schedule(uint64_t cycle, uint32_t event) {
   if (cycle < cycle_) throw std::logic_error("engine: an event was scheduled before the current cycle");
   wheel_.push(cycle, event);
   if (!running_ && cycle < scheduled_) {
@@ -78,7 +78,7 @@ void Region::schedule(uint64_t cycle, uint32_t event) {
   }
 }
 
-void Region::wake() {
+void Band::wake() {
   const uint64_t cycle = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
   cycle_ = cycle;
   running_ = true;
@@ -105,7 +105,7 @@ void Region::wake() {
   if (world_.options.progress && world_.events >= world_.next_progress_check) report_progress(cycle);
 }
 
-void Region::report_progress(uint64_t cycle) {
+void Band::report_progress(uint64_t cycle) {
   world_.next_progress_check = world_.events + kProgressCheckEvents;
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - world_.last_progress).count() < world_.options.progress_seconds) return;
@@ -120,7 +120,7 @@ void Region::report_progress(uint64_t cycle) {
   world_.options.progress(progress);
 }
 
-void Region::run_tile(uint32_t tile, uint64_t cycle) {
+void Band::run_tile(uint32_t tile, uint64_t cycle) {
   World& w = world_;
   const uint32_t program_index = w.set.tile_program[tile];
   const std::vector<Task>& tasks = w.set.programs[program_index].tasks;
@@ -141,7 +141,7 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
     }
     const Task& task = tasks[pc];
     switch (task.op) {
-      case Op::Compute: {
+      case TaskOp::Compute: {
         uint64_t cycles = compiled[pc].cycles;
         if (cycles == kDynamicCycles) {
           const uint64_t positions = task_positions(task, w.set, tile, w.contexts[iteration]);
@@ -158,17 +158,17 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         schedule(s.now, tile);
         return;
       }
-      case Op::Send:
+      case TaskOp::Send:
         send(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
         ++pc;
         continue;
-      case Op::Multicast:
+      case TaskOp::Multicast:
         multicast(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
         ++pc;
         continue;
-      case Op::Wait:
+      case TaskOp::Wait:
         if (!take_parked(tile, task, iteration)) {
           s.pc = pc;
           s.iteration = iteration;
@@ -177,16 +177,16 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
         ++w.events;
         ++pc;
         continue;
-      case Op::SkipUnlessExpert:
+      case TaskOp::SkipUnlessExpert:
         ++w.events;
         pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile)) ? 0 : task.count);
         continue;
-      case Op::Mark: {
+      case TaskOp::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;
         if (s.now > record.cycle) {
           record.cycle = s.now;
-          std::copy(w.path[tile].begin(), w.path[tile].end(), record.path);
+          record.path = w.path[tile];
         }
         ++w.events;
         ++pc;
@@ -198,7 +198,7 @@ void Region::run_tile(uint32_t tile, uint64_t cycle) {
   s.iteration = iteration;
 }
 
-bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
+bool Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   uint32_t needed = wait.count;
   uint32_t* link = &world_.state[tile].mailbox;
   while (needed > 0 && *link != kNoMessage) {
@@ -216,12 +216,12 @@ bool Region::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   return needed == 0;
 }
 
-void Region::receive(uint32_t message_index, uint64_t cycle) {
+void Band::receive(uint32_t message_index, uint64_t cycle) {
   const Message& message = pool_[message_index];
   arrive(message.tile, message.tag, message.iteration, message.path, message_index, cycle);
 }
 
-void Region::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled,
+void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
                     uint64_t cycle) {
   World& w = world_;
   ++w.events;
@@ -258,7 +258,7 @@ void Region::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path&
   *link = pooled;
 }
 
-void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
                   uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
@@ -291,7 +291,7 @@ void Region::send(uint32_t tile, const Task& task, const CompiledTask& compiled,
   post(message, transit.arrival);
 }
 
-void Region::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
                        uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
@@ -326,20 +326,20 @@ void Region::multicast(uint32_t tile, const Task& task, const CompiledTask& comp
   post_multicast(index, uint32_t(int64_t(tile) + m.tile_step), m.pass[0]);
 }
 
-void Region::post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival) {
-  const uint32_t region = world_.region_of(tile);
-  if (region == index_)
+void Band::post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival) {
+  const uint32_t band = world_.band_of(tile);
+  if (band == index_)
     schedule(arrival, multicast | kMulticastBit);
   else
-    sinks_[region]->continue_multicast(arrival, multicast);
+    sinks_[band]->continue_multicast(arrival, multicast);
 }
 
-void Region::step_multicast(uint32_t multicast, uint64_t cycle) {
+void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
   World& w = world_;
   MulticastState& m = w.multicasts[multicast];
   const uint32_t k = m.next_k;
   const uint32_t tile = uint32_t(int64_t(m.source) + int64_t(m.tile_step) * k);
-  Path path = m.path;
+  CriticalPath path = m.path;
   path[size_t(m.category)] += m.arrival[k - 1] - m.sent - m.wait[k - 1];
   path[size_t(Category::Contention)] += m.wait[k - 1];
   const uint16_t tag = m.tag;
@@ -366,12 +366,12 @@ void Region::step_multicast(uint32_t multicast, uint64_t cycle) {
   schedule(arrival, allocate(message) | kDeliveryBit);
 }
 
-void Region::post(const Message& message, uint64_t arrival) {
-  const uint32_t region = world_.region_of(message.tile);
-  if (region == index_)
+void Band::post(const Message& message, uint64_t arrival) {
+  const uint32_t band = world_.band_of(message.tile);
+  if (band == index_)
     schedule(arrival, allocate(message) | kDeliveryBit);
   else
-    sinks_[region]->deliver(arrival, message);
+    sinks_[band]->deliver(arrival, message);
 }
 
 }  // namespace wafersim::sim

@@ -1,6 +1,6 @@
 #pragma once
-// One region of the mesh: a band of whole rows, simulated by one SC_METHOD that
-// drains the region's timing wheel. Regions hand each other messages through
+// One band of the mesh: whole rows, simulated by one SC_METHOD that
+// drains the band's timing wheel. Bands hand each other messages through
 // SystemC ports and exports (MessageSink).
 #include <cstdint>
 #include <vector>
@@ -14,21 +14,21 @@
 
 namespace wafersim::sim {
 
-// What a region offers its neighbours: a message to deliver to one of its tiles.
+// What a band offers its neighbours: a message to deliver to one of its tiles.
 class MessageSink : public virtual sc_core::sc_interface {
  public:
   virtual void deliver(uint64_t cycle, const Message& message) = 0;
-  // The next tile of multicast `multicast` (World::multicasts) is one of this region's.
+  // The next tile of multicast `multicast` (World::multicasts) is one of this band's.
   virtual void continue_multicast(uint64_t cycle, uint32_t multicast) = 0;
 };
 
-class Region : public sc_core::sc_module, public MessageSink {
+class Band : public sc_core::sc_module, public MessageSink {
  public:
   sc_core::sc_export<MessageSink> in;
-  sc_core::sc_port<MessageSink, 0> out;  // bound to every region's `in`, in region order
+  sc_core::sc_port<MessageSink, 0> out;  // bound to every band's `in`, in band order
 
-  // Tiles [first_tile, end_tile) belong to this region.
-  Region(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile);
+  // Tiles [first_tile, end_tile) belong to this band.
+  Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile);
 
   void deliver(uint64_t cycle, const Message& message) override;
   void continue_multicast(uint64_t cycle, uint32_t multicast) override;
@@ -49,7 +49,7 @@ class Region : public sc_core::sc_module, public MessageSink {
   void step_multicast(uint32_t multicast, uint64_t cycle);
   // A message reaches `tile`: resumes it if it completes its Wait, else parks
   // it (`pooled` is its pool index, or kNoMessage when it has none yet).
-  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Path& path, uint32_t pooled, uint64_t cycle);
+  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled, uint64_t cycle);
   void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
   bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
