@@ -4,6 +4,8 @@
 
 namespace wafersim::mapping {
 
+const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Distributed ? "distributed" : "root"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -22,6 +24,12 @@ void declare_mapping_params(config::Schema& schema) {
   schema.add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,
                          "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
                          "experts); 0 = in proportion to their bytes"));
+  schema.add(enum_param("mapping.dataflow", {"root", "distributed"}, "root",
+                        "How dense layer regions move activations: root = through the region root (multicast from it "
+                        "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
+                        "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
+                        "norms and residuals run on the slices and attention combines per KV-head group "
+                        "(embedding, LM head and MoE regions always use root)"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -33,6 +41,7 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
   options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
   options.moe_attention_share = config.get_float("mapping.moe_attention_share");
+  options.dataflow = config.get_string("mapping.dataflow") == "distributed" ? Dataflow::Distributed : Dataflow::Root;
   return options;
 }
 
