@@ -30,10 +30,11 @@ uint32_t routed_peak(const mapping::Plan& plan, const mapping::Block& block, con
 
 TEST_CASE("no router carries more routes in a step than the patterns the compiler counted", "[mapping][colors]") {
   for (const char* model : {"tiny-dense", "tiny-moe"}) {
-    for (const char* axis : {"x", "y"}) {
-      INFO(model << ", multicast along " << axis);
+    for (const char* axis : {"x", "y"}) for (const char* dataflow : {"root", "distributed"}) {
+      INFO(model << ", multicast along " << axis << ", " << dataflow << " dataflow");
       const mapping::Plan plan = compile(load_experiment_text(
-          zoo_experiment(model, "tiny"), "colors.yaml", {std::string("mapping.multicast_axis=") + axis}));
+          zoo_experiment(model, "tiny"), "colors.yaml",
+          {std::string("mapping.multicast_axis=") + axis, std::string("mapping.dataflow=") + dataflow}));
       size_t steps_checked = 0;
       for (const mapping::Region& region : plan.regions)
         for (const mapping::Block& block : region.blocks)
