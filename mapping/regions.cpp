@@ -156,10 +156,13 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, uint32_t rows, bool
   const uint64_t slice = ceil_div(m.d_model, rows);
   const uint64_t statistics_bytes = sum_bytes(workloads::norm_statistics(m.norm));
   // The residual add reads the stream and the branch and writes the stream (op_costs' residual_cost per element).
-  const Work stats{slice * (workloads::norm_statistics_flops_per_element(m.norm) + (residual ? ElementwiseFlops::kAdd : 0)),
-                   dtype_bytes(act, (residual ? 2 : 1) * slice), statistics_bytes + (residual ? dtype_bytes(act, slice) : 0)};
+  const uint64_t stats_flops =
+      workloads::norm_statistics_flops_per_element(m.norm) + (residual ? ElementwiseFlops::kAdd : 0);
+  const Work stats{slice * stats_flops, dtype_bytes(act, (residual ? 2 : 1) * slice),
+                   statistics_bytes + (residual ? dtype_bytes(act, slice) : 0)};
   chain.add(stats_label, [&](const StepEnv& env) { return column_compute_step(env, stats, act); });
-  chain.add(reduce_label, [&](const StepEnv& env) { return gather_column_step(env, statistics_bytes, /*reduce=*/true); });
+  chain.add(reduce_label,
+            [&](const StepEnv& env) { return gather_column_step(env, statistics_bytes, /*reduce=*/true); });
   chain.add(broadcast_label,
             [&](const StepEnv& env) { return column_broadcast_step(env, statistics_bytes, statistics_bytes); });
   const Work scale{slice * workloads::norm_scaling_flops_per_element(m.norm),
@@ -198,7 +201,8 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   chain.add("attention", [&](const StepEnv& env) {
     AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
                          workloads::attention_flops_per_score(m), {}};
-    if (m.attention_sinks) shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
+    if (m.attention_sinks)
+      shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
     return row_attention_step(env, shape, dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
@@ -214,16 +218,16 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   chain.add("activation", [&](const StepEnv& env) {
     return column_compute_step(env,
                                Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
-                                    workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
+                                    workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice),
+                                    dtype_bytes(act, ffn_slice)},
                                act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_row_to_column_step(env, GemvShape{m.ffn_dim, m.d_model, w, m.mlp_bias, w});
   });
   chain.add("residual_slices", [&](const StepEnv& env) {
-    return column_compute_step(env,
-                               Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)},
-                               act);
+    return column_compute_step(
+        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
   });
   chain.add("gather_residual", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
 }

@@ -517,7 +517,8 @@ class Attention : public Step {
     if (i == 0) {
       emit_tree(along_group(gather_tree_, columns), p, out);
       along(group_multicast_, column_bytes_);
-      if (g.rows > 1) out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
+      if (g.rows > 1)
+        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
     } else {
       out.push_back(wait().tag(down_tag).messages(1));
     }
@@ -612,7 +613,8 @@ class Attention : public Step {
     }
     std::vector<Timed> row_ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j)
-      row_ready[j] = in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(column(j));
+      row_ready[j] =
+          in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(column(j));
     const Timed combined = tree_time(row_tree_, std::move(row_ready));
     return Front{FrontKind::Root,
                  has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute) : combined, {}};

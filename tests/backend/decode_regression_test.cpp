@@ -64,7 +64,8 @@ const std::string kDistributed = "mapping.dataflow=distributed";
 TEST_CASE("contention off: distributed dataflow, one layer agrees to the cycle", "[regression][exact][distributed]") {
   require_same_cycles("tiny-1layer", {kDistributed});
 }
-TEST_CASE("contention off: distributed dataflow, two dense layers agree to the cycle", "[regression][exact][distributed]") {
+TEST_CASE("contention off: distributed dataflow, two dense layers agree to the cycle",
+          "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed});
 }
 TEST_CASE("contention off: distributed dataflow, a pipeline of three sequences agrees to the cycle",
@@ -75,18 +76,21 @@ TEST_CASE("contention off: distributed dataflow, multicast along y with fan-in 3
           "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed, "mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
 }
-TEST_CASE("contention off: distributed dataflow, long context agrees to the cycle", "[regression][exact][distributed]") {
+TEST_CASE("contention off: distributed dataflow, long context agrees to the cycle",
+          "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed, "workload.prompt_tokens=3000"});
 }
 TEST_CASE("contention off: distributed dataflow, two wafers agree to the cycle", "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed, "hardware.wafers=2"});
 }
-TEST_CASE("contention off: distributed dataflow, relayed routes agree to the cycle", "[regression][exact][distributed]") {
+TEST_CASE("contention off: distributed dataflow, relayed routes agree to the cycle",
+          "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed, "hardware.fabric.colors=6"});
 }
 // Six query heads on three KV heads: eight columns split into groups of 2, 3 and 3 that each gather, reduce and
 // multicast on their own, so columns with the same place in the row trees have different places in their groups.
-TEST_CASE("contention off: distributed dataflow, uneven GQA groups agree to the cycle", "[regression][exact][distributed]") {
+TEST_CASE("contention off: distributed dataflow, uneven GQA groups agree to the cycle",
+          "[regression][exact][distributed]") {
   require_same_cycles("tiny-dense", {kDistributed, "model.n_heads=6", "model.head_dim=32", "model.n_kv_heads=3"});
 }
 TEST_CASE("contention off: distributed dataflow, eight query heads on two KV heads agree to the cycle",
@@ -124,6 +128,7 @@ TEST_CASE("contention on: multicast along y within 10 percent", "[regression][co
 TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed});
 }
-TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent", "[regression][contention][distributed]") {
+TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
+          "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "workload.batch=4"});
 }

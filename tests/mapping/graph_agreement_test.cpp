@@ -159,7 +159,8 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         REQUIRE(known != kSteps.end());
         StepOps what = known->second;
         const bool on_row = step->output() == mapping::FrontKind::Row;
-        if (what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow) what.cut = on_row ? Cut::GemvToRow : Cut::GemvToColumn;
+        if (what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow)
+          what.cut = on_row ? Cut::GemvToRow : Cut::GemvToColumn;
         std::vector<const workloads::Op*> step_ops;
         for (const std::string& name : what.ops) {
           const bool per_block = what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow || name == "act";
