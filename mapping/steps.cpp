@@ -426,14 +426,17 @@ class Attention : public Step {
       row_tree_.bytes_per_position = partial_bytes_;
       row_tree_.group = group_of_;
       patterns_ = 2 + column_levels + tree_levels(g.cols, env.fanin);
+      tags_used_ = uint16_t(patterns_);
       return;
     }
     // Row input and output, per group of columns, positions relative to the
     // group's first column: gather the q/k/v slices there, multicast them along
     // the group, down the columns, reduce the columns, reduce along the group,
-    // multicast the group's output along the group. Patterns (and tags, the
-    // same offsets) in that order; the multicasts along a group only when a
-    // group has more than one column.
+    // multicast the group's output along the group. The reduce along the group
+    // takes the routes of the gather, and the output multicast the route of
+    // the q/k/v multicast, later in the step: they reuse those routes' colours
+    // (patterns) under tags of their own. The multicasts along a group only
+    // when a group has more than one column.
     const uint32_t group_levels = tree_levels(widest_, env.fanin);
     const uint32_t along = widest_ > 1 ? 1 : 0;
     uint32_t next = 0;
@@ -441,20 +444,21 @@ class Attention : public Step {
     gather_tree_.gather = true;
     gather_tree_.bytes_per_position = slice_bytes;
     gather_tree_.pattern = next;
-    next += group_levels;
-    group_multicast_ = next;
-    next += along;
-    down_ = next++;
-    column_tree_.pattern = next;
-    next += column_levels;
     group_tree_.along_row = true;
     group_tree_.bytes_per_position = partial_bytes_;
     group_tree_.pattern = next;
     next += group_levels;
-    out_multicast_ = next;
+    along_ = next;
     next += along;
+    down_ = next++;
+    column_tree_.pattern = next;
+    next += column_levels;
     patterns_ = next;
-    for (Tree* tree : {&gather_tree_, &column_tree_, &group_tree_}) tree->tag = uint16_t(env.tag + tree->pattern);
+    for (Tree* tree : {&gather_tree_, &column_tree_}) tree->tag = uint16_t(env.tag + tree->pattern);
+    qkv_multicast_tag_ = uint16_t(env.tag + along_);
+    group_tree_.tag = uint16_t(env.tag + patterns_);
+    out_multicast_tag_ = uint16_t(group_tree_.tag + group_levels);
+    tags_used_ = uint16_t(patterns_ + group_levels + along);
     out_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * q_per_kv * shape.head_dim);
     // Each group's first column adds the sink logits of the group's query heads.
     if (shape.n_heads > 0 && shape.sinks.flops > 0) {
@@ -506,17 +510,16 @@ class Attention : public Step {
     const uint32_t group = group_of_[j], columns = group_columns(group), p = j - group_start_[group];
     const uint16_t down_tag = uint16_t(env_.tag + down_);
     // A multicast along the group from its first column, or the wait for it.
-    auto along = [&](uint32_t pattern, uint64_t bytes) {
+    auto along = [&](uint16_t tag, uint64_t bytes) {
       if (columns == 1) return;
-      const uint16_t tag = uint16_t(env_.tag + pattern);
       if (p == 0)
-        out.push_back(multicast(pattern).dir(g.across()).tiles(columns - 1).bytes(bytes).tag(tag));
+        out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(bytes).tag(tag));
       else
         out.push_back(wait().tag(tag).messages(1));
     };
     if (i == 0) {
       emit_tree(along_group(gather_tree_, columns), p, out);
-      along(group_multicast_, column_bytes_);
+      along(qkv_multicast_tag_, column_bytes_);
       if (g.rows > 1)
         out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
     } else {
@@ -527,7 +530,7 @@ class Attention : public Step {
     if (i != 0) return;
     emit_tree(along_group(group_tree_, columns), p, out);
     if (p == 0 && has_sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
-    along(out_multicast_, out_bytes_);
+    along(out_multicast_tag_, out_bytes_);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
@@ -597,17 +600,17 @@ class Attention : public Step {
       Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
       for (uint32_t group = 0; group < groups_; ++group) {
         const uint32_t start = group_start_[group], columns = group_columns(group);
-        auto along = [&](const Timed& from, uint32_t p, uint32_t pattern, uint64_t bytes) {
-          return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, pattern), Category::Fabric);
+        auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
+          return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
         };
         const Timed gathered = tree_time(along_group(gather_tree_, columns),
                                          std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
         std::vector<Timed> ready(columns);
         for (uint32_t p = 0; p < columns; ++p)
-          ready[p] = along(gathered, p, group_multicast_, column_bytes_).then(column(start + p));
+          ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
         Timed combined = tree_time(along_group(group_tree_, columns), std::move(ready));
         if (has_sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
-        for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_multicast_, out_bytes_);
+        for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
       }
       return out;
     }
@@ -620,7 +623,7 @@ class Attention : public Step {
                  has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute) : combined, {}};
   }
   uint32_t patterns() const override { return patterns_; }
-  uint16_t tags_used() const override { return uint16_t(patterns()); }
+  uint16_t tags_used() const override { return tags_used_; }
 
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
@@ -632,7 +635,8 @@ class Attention : public Step {
   std::vector<uint32_t> group_of_, group_start_;
   uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0, out_bytes_ = 0;
   Work fixed_, per_position_, group_sinks_;
-  uint32_t down_ = 1, group_multicast_ = 0, out_multicast_ = 0, patterns_ = 0;
+  uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all
+  uint16_t qkv_multicast_tag_ = 0, out_multicast_tag_ = 0, tags_used_ = 0;
   Tree column_tree_, row_tree_;       // root to root
   Tree gather_tree_, group_tree_;     // row input and output: templates, n set per group
 };
