@@ -4,6 +4,8 @@
 
 namespace wafersim::mapping {
 
+const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Distributed ? "distributed" : "root"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -27,6 +29,12 @@ void declare_mapping_params(config::Schema& schema) {
                        "to fill the wafer); 0 = sized by the compiler"));
   schema.add(int_param("mapping.layer_grid.rows", "tiles", "0", 0, 65536,
                        "Tiles along y of every layer region (with layer_grid.columns); 0 = sized by the compiler"));
+  schema.add(enum_param("mapping.dataflow", {"root", "distributed"}, "root",
+                        "How dense layer regions move activations: root = through the region root (multicast from it "
+                        "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
+                        "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
+                        "norms and residuals run on the slices and attention combines per KV-head group "
+                        "(embedding, LM head and MoE regions always use root)"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -43,6 +51,7 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   if ((options.layer_columns == 0) != (options.layer_rows == 0))
     config.fail(options.layer_columns == 0 ? "mapping.layer_grid.rows" : "mapping.layer_grid.columns",
                 "mapping.layer_grid needs both columns and rows (or neither)");
+  options.dataflow = config.get_string("mapping.dataflow") == "distributed" ? Dataflow::Distributed : Dataflow::Root;
   return options;
 }
 

@@ -7,6 +7,16 @@ namespace config { class Config; class Schema; }
 
 namespace mapping {
 
+// How a dense layer region moves its activations (mapping.dataflow).
+//   Root: the region root holds the vector between GEMVs; every projection
+//     starts with a multicast from the root and ends with a gather to it, and
+//     norms and residual adds run on the root alone.
+//   Distributed: the residual stream stays as slices on the root column;
+//     GEMVs alternate between column-to-row and row-to-column, norms and
+//     residual adds run on the slices, attention combines per KV-head group.
+// Embedding, LM head and MoE regions always use Root.
+enum class Dataflow { Root, Distributed };
+
 struct MappingOptions {
   double region_aspect = 1.0;       // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;              // vertical strips per wafer; 0 = chosen from region_aspect
@@ -20,7 +30,10 @@ struct MappingOptions {
   uint32_t layer_columns = 0, layer_rows = 0;
 
   bool fixed_layer_grid() const { return layer_columns > 0; }
+  Dataflow dataflow = Dataflow::Root;  // of dense layer regions
 };
+
+const char* dataflow_name(Dataflow dataflow);  // "root", "distributed"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

@@ -142,6 +142,100 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
 }
 
+// --- the distributed dataflow of a dense layer (mapping.dataflow: distributed) ---
+//
+// The residual stream stays as slices on the root column (slice i on tile
+// (i, 0)); the GEMVs alternate column-to-row and row-to-column so no vector
+// passes through the root between them. The region still takes its input at
+// the root and hands its output on from the root.
+
+// A norm over the column slices: each slice's statistics (after adding the
+// branch to the stream, with `residual`), an fp32 reduce of them down the
+// column to the root, their multicast back down the column, and the scaling of
+// each slice. The scaling step stores `vector_params` as slices on the column.
+void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, uint32_t rows, bool residual, const char* stats_label,
+                    const char* reduce_label, const char* broadcast_label, const char* scale_label,
+                    uint64_t vector_params) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  const uint64_t slice = ceil_div(m.d_model, rows);
+  const uint64_t statistics_bytes = sum_bytes(workloads::norm_statistics(m.norm));
+  // The residual add reads the stream and the branch and writes the stream (op_costs' residual_cost per element).
+  const uint64_t stats_flops =
+      workloads::norm_statistics_flops_per_element(m.norm) + (residual ? ElementwiseFlops::kAdd : 0);
+  const Work stats{slice * stats_flops, dtype_bytes(act, (residual ? 2 : 1) * slice),
+                   statistics_bytes + (residual ? dtype_bytes(act, slice) : 0)};
+  chain.add(stats_label, [&](const StepEnv& env) { return column_compute_step(env, stats, act); });
+  chain.add(reduce_label,
+            [&](const StepEnv& env) { return gather_column_step(env, statistics_bytes, /*reduce=*/true); });
+  chain.add(broadcast_label,
+            [&](const StepEnv& env) { return column_broadcast_step(env, statistics_bytes, statistics_bytes); });
+  const Work scale{slice * workloads::norm_scaling_flops_per_element(m.norm),
+                   dtype_bytes(act, slice) + dtype_bytes(w, workloads::norm_vectors(m.norm) * slice),
+                   dtype_bytes(act, slice)};
+  chain.add(scale_label, [&](const StepEnv& env) {
+    return column_compute_step(env, scale, act, /*along_row=*/false, vector_params, w);
+  });
+}
+
+void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows, uint32_t cols) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  const uint64_t d_slice = ceil_div(m.d_model, rows);
+  chain.add("scatter", [&](const StepEnv& env) {
+    return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
+  });
+  // Every norm vector of the layer (and the sinks) is stored with the input norm's scaling, as the root dataflow
+  // stores them with its input norm.
+  add_slice_norm(chain, m, rows, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast",
+                 "input_norm_scale", workloads::layer_vector_params(m, layer));
+  // QKV as slices on the root row. W_QKV's rows are ordered so that the slice
+  // of root-row column j belongs to the KV head group that owns column j in
+  // attention (its queries, key and value), each rotary pair in one tile.
+  chain.add("qkv_proj", [&](const StepEnv& env) {
+    return gemv_to_row_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
+  });
+  const uint64_t slice = ceil_div(qkv_dim(m), cols);
+  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, cols);
+  const bool rotary = m.positions == workloads::PositionKind::Rotary;
+  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(act, slice)}, act,
+        /*along_row=*/true);
+  });
+  const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
+  chain.add("attention", [&](const StepEnv& env) {
+    AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
+                         workloads::attention_flops_per_score(m), {}};
+    if (m.attention_sinks)
+      shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
+    return row_attention_step(env, shape, dtype_bytes(act, slice));
+  });
+  chain.add("o_proj", [&](const StepEnv& env) {
+    return gemv_row_to_column_step(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
+  });
+  add_slice_norm(chain, m, rows, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast",
+                 "mlp_norm_scale", 0);
+  chain.add("gate_up_proj", [&](const StepEnv& env) {
+    return gemv_to_row_step(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
+  });
+  // W_gate and W_up interleaved so that a column holds the gate and up sums of the same elements.
+  const uint64_t ffn_slice = ceil_div(m.ffn_dim, cols);
+  chain.add("activation", [&](const StepEnv& env) {
+    return column_compute_step(env,
+                               Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
+                                    workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice),
+                                    dtype_bytes(act, ffn_slice)},
+                               act, /*along_row=*/true);
+  });
+  chain.add("down_proj", [&](const StepEnv& env) {
+    return gemv_row_to_column_step(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
+  });
+  chain.add("residual_slices", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
+  });
+  chain.add("gather_residual", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
+}
+
 // Sends the vector to the routed experts' rows, waits for their results and combines them.
 class Dispatch : public Step {
  public:
@@ -417,6 +511,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       chain.add("sample", [&](const StepEnv& env) {
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
       });
+    } else if (context.options->dataflow == Dataflow::Distributed) {
+      add_distributed_layer(chain, m, uint32_t(layer), box.rows, box.cols);
     } else {
       add_attention(chain, m, uint32_t(layer), box.rows);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, box.rows, box.cols, -1);

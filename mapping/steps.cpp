@@ -112,27 +112,34 @@ class Lookup : public Step {
 
 class GemvToColumn : public Step {
  public:
-  GemvToColumn(const StepEnv& env, const GemvShape& shape, int32_t input_tag)
-      : Step(env), shape_(shape), input_tag_(input_tag) {
+  // input_tag >= 0: x arrives on every root-row tile with that tag;
+  // local_row: x is already there, slice j on (0, j).
+  GemvToColumn(const StepEnv& env, const GemvShape& shape, int32_t input_tag, bool local_row)
+      : Step(env), shape_(shape), input_tag_(input_tag), local_row_(local_row) {
     const BlockGeometry& g = env.geo;
     block_in_ = ceil_div(shape.d_in, g.cols);
     block_out_ = ceil_div(shape.d_out, g.rows);
+    // Without the multicast along the root row, patterns and tags start one earlier.
+    down_ = local_row ? 0 : 1;
     // Partial sums reduce along each row to the root column.
     tree_.along_row = true;
     tree_.n = g.cols;
-    tree_.tag = uint16_t(env.tag + 2);
-    tree_.pattern = 2;
+    tree_.tag = uint16_t(env.tag + down_ + 1);
+    tree_.pattern = down_ + 1;
     tree_.bytes_per_position = block_out_ * 4;
     work_ = block_work(env, shape, block_in_, block_out_, false);
     bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
-  FrontKind input() const override { return input_tag_ < 0 ? FrontKind::Root : FrontKind::Row; }
+  FrontKind input() const override { return input_tag_ < 0 && !local_row_ ? FrontKind::Root : FrontKind::Row; }
   FrontKind output() const override { return FrontKind::Column; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
+    const uint16_t down_tag = uint16_t(env_.tag + down_);
     if (i == 0) {
-      if (input_tag_ >= 0)
+      if (local_row_)
+        ;  // the slice is here already
+      else if (input_tag_ >= 0)
         out.push_back(wait().tag(uint16_t(input_tag_)).messages(1));
       else if (j > 0)
         out.push_back(wait().tag(env_.tag).messages(1));
@@ -140,13 +147,10 @@ class GemvToColumn : public Step {
         out.push_back(
             multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
       if (g.rows > 1)
-        out.push_back(multicast(1)
-                          .dir(g.down())
-                          .tiles(g.rows - 1)
-                          .bytes(act_bytes(env_, block_in_))
-                          .tag(uint16_t(env_.tag + 1)));
+        out.push_back(
+            multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(act_bytes(env_, block_in_)).tag(down_tag));
     } else {
-      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
+      out.push_back(wait().tag(down_tag).messages(1));
     }
     out.push_back(compute().work(j == 0 ? bias_work_ : work_).dtype(shape_.weight));
     emit_tree(tree_, j, out);
@@ -162,15 +166,16 @@ class GemvToColumn : public Step {
     std::vector<Timed> ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) {
       const Timed arrival =
-          input_tag_ >= 0 ? in.at[j]
-          : j == 0        ? in.root
+          input_tag_ >= 0 || local_row_ ? in.at[j]
+          : j == 0                      ? in.root
                           : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
       ready[j] = arrival.after(j == 0 ? c_bias : c, Category::Compute);
     }
     const Timed row_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows)};
     for (uint32_t i = 0; i < g.rows; ++i)
-      out.at[i] = row_done.after(i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), 1), Category::Fabric);
+      out.at[i] =
+          row_done.after(i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), down_), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -187,12 +192,14 @@ class GemvToColumn : public Step {
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
   }
-  uint32_t patterns() const override { return 2 + tree_levels(env_.geo.cols, env_.fanin); }
+  uint32_t patterns() const override { return down_ + 1 + tree_levels(env_.geo.cols, env_.fanin); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
 
  private:
   GemvShape shape_;
   int32_t input_tag_;
+  bool local_row_;
+  uint32_t down_ = 1;  // pattern (and tag offset) of the multicast down the columns
   uint64_t block_in_ = 0, block_out_ = 0;
   Tree tree_;
   Work work_, bias_work_;  // bias_work_: on the tiles that hold the bias slices
@@ -265,17 +272,27 @@ class GemvToRow : public Step {
   Work work_, bias_work_;  // bias_work_: on the tiles that hold the bias slices
 };
 
+// Element-wise work on the root column's slices, or (along_row) the root row's.
 class ColumnCompute : public Step {
  public:
-  ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype) : Step(env), work_(work), dtype_(dtype) {}
-  FrontKind input() const override { return FrontKind::Column; }
-  FrontKind output() const override { return FrontKind::Column; }
-  void emit(uint32_t, uint32_t j, std::vector<Task>& out) const override {
-    if (j == 0) out.push_back(compute().work(work_).dtype(dtype_));
+  ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype, bool along_row, uint64_t line_weights, Dtype weight)
+      : Step(env), work_(work), dtype_(dtype), along_row_(along_row), line_weights_(line_weights), weight_(weight) {}
+  FrontKind input() const override { return along_row_ ? FrontKind::Row : FrontKind::Column; }
+  FrontKind output() const override { return input(); }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if ((along_row_ ? i : j) == 0) out.push_back(compute().work(work_).dtype(dtype_));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    if (!row) out.push_back(index == 0);
+    // Tiles off the line do nothing: the index across the line decides.
+    if (row == along_row_) out.push_back(index == 0);
   }
+  uint64_t weight_elements(uint32_t i, uint32_t j) const override {
+    if ((along_row_ ? i : j) != 0) return 0;
+    return along_row_ ? chunk(line_weights_, env_.geo.cols, j) : chunk(line_weights_, env_.geo.rows, i);
+  }
+  uint64_t total_weight_elements() const override { return line_weights_; }
+  uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, line_weights_); }
+  Dtype weight_dtype() const override { return weight_; }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out = in;
     const uint64_t c = cycles(dtype_, work_);
@@ -288,6 +305,41 @@ class ColumnCompute : public Step {
  private:
   Work work_;
   Dtype dtype_;
+  bool along_row_;
+  uint64_t line_weights_;
+  Dtype weight_;
+};
+
+// The root multicasts a payload down the root column.
+class ColumnBroadcast : public Step {
+ public:
+  ColumnBroadcast(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes)
+      : Step(env), bytes_(bytes), keep_bytes_(keep_bytes) {}
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Column; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (j != 0) return;
+    if (i > 0)
+      out.push_back(wait().tag(env_.tag).messages(1));
+    else if (env_.geo.rows > 1)
+      out.push_back(multicast(0).dir(env_.geo.down()).tiles(env_.geo.rows - 1).bytes(bytes_).tag(env_.tag));
+  }
+  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+    Front out{FrontKind::Column, {}, std::vector<Timed>(env_.geo.rows)};
+    for (uint32_t i = 0; i < env_.geo.rows; ++i)
+      out.at[i] = in.root.after(i == 0 ? 0 : line_message_cycles(i, bytes_, 0), Category::Fabric);
+    return out;
+  }
+  uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
+    // The payload streams past: a tile keeps its part and a stream buffer.
+    return j == 0 && i > 0 ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes) : 0;
+  }
+  uint32_t patterns() const override { return env_.geo.rows > 1 ? 1 : 0; }
+  uint16_t tags_used() const override { return 1; }
+
+ private:
+  uint64_t bytes_, keep_bytes_;
 };
 
 // Gathers (or reduces) slices on the root column (along_row = false) or row.
@@ -331,7 +383,10 @@ class GatherToRoot : public Step {
 
 class Attention : public Step {
  public:
-  Attention(const StepEnv& env, const AttentionShape& shape) : Step(env), shape_(shape) {
+  // row_io: q/k/v arrive as slices on the root row (slice_bytes per column)
+  // and the output leaves there (Front::Row); otherwise root to root.
+  Attention(const StepEnv& env, const AttentionShape& shape, bool row_io, uint64_t slice_bytes)
+      : Step(env), shape_(shape), row_io_(row_io) {
     const BlockGeometry& g = env.geo;
     groups_ = std::min<uint32_t>(shape.n_kv_heads, g.cols);
     heads_per_group_ = uint32_t(ceil_div(shape.n_kv_heads, groups_));
@@ -339,8 +394,10 @@ class Attention : public Step {
     group_of_.resize(g.cols);
     group_start_.resize(groups_ + 1);
     for (uint32_t group = 0; group <= groups_; ++group) group_start_[group] = uint32_t(uint64_t(group) * g.cols / groups_);
-    for (uint32_t group = 0; group < groups_; ++group)
+    for (uint32_t group = 0; group < groups_; ++group) {
       for (uint32_t j = group_start_[group]; j < group_start_[group + 1]; ++j) group_of_[j] = group;
+      widest_ = std::max(widest_, group_columns(group));
+    }
 
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
     column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
@@ -351,27 +408,70 @@ class Attention : public Step {
     per_position_ = Work{heads_per_group_ * q_per_kv * shape.flops_per_score,
                          dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
     const uint32_t column_levels = tree_levels(g.rows, env.fanin);
-    // Partials reduce down each column; the root row gathers one partial per KV head group.
+    // Partials reduce down each column.
     column_tree_.along_row = false;
     column_tree_.n = g.rows;
-    column_tree_.tag = uint16_t(env.tag + 2);
-    column_tree_.pattern = 2;
     column_tree_.bytes_per_position = partial_bytes_;
-    row_tree_.along_row = true;
-    row_tree_.n = g.cols;
-    row_tree_.tag = uint16_t(env.tag + 2 + column_levels);
-    row_tree_.pattern = 2 + column_levels;
-    row_tree_.gather = true;
-    row_tree_.bytes_per_position = partial_bytes_;
-    row_tree_.group = group_of_;
+    if (!row_io_) {
+      // The root multicasts q/k/v along the root row (pattern 0), each (0, j) down
+      // its column (1); the root row gathers one partial per KV head group.
+      down_ = 1;
+      column_tree_.tag = uint16_t(env.tag + 2);
+      column_tree_.pattern = 2;
+      row_tree_.along_row = true;
+      row_tree_.n = g.cols;
+      row_tree_.tag = uint16_t(env.tag + 2 + column_levels);
+      row_tree_.pattern = 2 + column_levels;
+      row_tree_.gather = true;
+      row_tree_.bytes_per_position = partial_bytes_;
+      row_tree_.group = group_of_;
+      patterns_ = 2 + column_levels + tree_levels(g.cols, env.fanin);
+      tags_used_ = uint16_t(patterns_);
+      return;
+    }
+    // Row input and output, per group of columns, positions relative to the
+    // group's first column: gather the q/k/v slices there, multicast them along
+    // the group, down the columns, reduce the columns, reduce along the group,
+    // multicast the group's output along the group. The reduce along the group
+    // takes the routes of the gather, and the output multicast the route of
+    // the q/k/v multicast, later in the step: they reuse those routes' colours
+    // (patterns) under tags of their own. The multicasts along a group only
+    // when a group has more than one column.
+    const uint32_t group_levels = tree_levels(widest_, env.fanin);
+    const uint32_t along = widest_ > 1 ? 1 : 0;
+    uint32_t next = 0;
+    gather_tree_.along_row = true;
+    gather_tree_.gather = true;
+    gather_tree_.bytes_per_position = slice_bytes;
+    gather_tree_.pattern = next;
+    group_tree_.along_row = true;
+    group_tree_.bytes_per_position = partial_bytes_;
+    group_tree_.pattern = next;
+    next += group_levels;
+    along_ = next;
+    next += along;
+    down_ = next++;
+    column_tree_.pattern = next;
+    next += column_levels;
+    patterns_ = next;
+    for (Tree* tree : {&gather_tree_, &column_tree_}) tree->tag = uint16_t(env.tag + tree->pattern);
+    qkv_multicast_tag_ = uint16_t(env.tag + along_);
+    group_tree_.tag = uint16_t(env.tag + patterns_);
+    out_multicast_tag_ = uint16_t(group_tree_.tag + group_levels);
+    tags_used_ = uint16_t(patterns_ + group_levels + along);
+    out_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * q_per_kv * shape.head_dim);
+    // Each group's first column adds the sink logits of the group's query heads.
+    if (shape.n_heads > 0 && shape.sinks.flops > 0) {
+      const uint64_t heads = uint64_t(heads_per_group_) * q_per_kv;
+      group_sinks_ = Work{shape.sinks.flops / shape.n_heads * heads, shape.sinks.read_bytes / shape.n_heads * heads,
+                          shape.sinks.write_bytes / shape.n_heads * heads};
+    }
   }
-  FrontKind input() const override { return FrontKind::Root; }
-  FrontKind output() const override { return FrontKind::Root; }
+  FrontKind input() const override { return row_io_ ? FrontKind::Row : FrontKind::Root; }
+  FrontKind output() const override { return input(); }
 
-  uint32_t group_tiles(uint32_t j) const {
-    const uint32_t group = group_of_[j];
-    return (group_start_[group + 1] - group_start_[group]) * env_.geo.rows;
-  }
+  uint32_t group_columns(uint32_t group) const { return group_start_[group + 1] - group_start_[group]; }
+  uint32_t group_tiles(uint32_t j) const { return group_columns(group_of_[j]) * env_.geo.rows; }
   Task attend_task(uint32_t j) const {
     return compute()
         .work(fixed_)
@@ -381,7 +481,14 @@ class Attention : public Step {
         .kv_offset(Task::kTileParam)
         .kv_window(shape_.window);
   }
+  // A tree along one group's columns.
+  static Tree along_group(const Tree& tree, uint32_t columns) {
+    Tree out = tree;
+    out.n = columns;
+    return out;
+  }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (row_io_) return emit_row_io(i, j, out);
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (j > 0)
@@ -398,10 +505,43 @@ class Attention : public Step {
     if (i == 0) emit_tree(row_tree_, j, out);
     if (i == 0 && j == 0 && has_sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
   }
+  void emit_row_io(uint32_t i, uint32_t j, std::vector<Task>& out) const {
+    const BlockGeometry& g = env_.geo;
+    const uint32_t group = group_of_[j], columns = group_columns(group), p = j - group_start_[group];
+    const uint16_t down_tag = uint16_t(env_.tag + down_);
+    // A multicast along the group from its first column, or the wait for it.
+    auto along = [&](uint16_t tag, uint64_t bytes) {
+      if (columns == 1) return;
+      if (p == 0)
+        out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(bytes).tag(tag));
+      else
+        out.push_back(wait().tag(tag).messages(1));
+    };
+    if (i == 0) {
+      emit_tree(along_group(gather_tree_, columns), p, out);
+      along(qkv_multicast_tag_, column_bytes_);
+      if (g.rows > 1)
+        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
+    } else {
+      out.push_back(wait().tag(down_tag).messages(1));
+    }
+    out.push_back(attend_task(j));
+    emit_tree(column_tree_, i, out);
+    if (i != 0) return;
+    emit_tree(along_group(group_tree_, columns), p, out);
+    if (p == 0 && has_sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
+    along(out_multicast_tag_, out_bytes_);
+  }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
     if (row) {
       tree_signature(column_tree_, index, out);
+    } else if (row_io_) {
+      // Everything a column does follows from its group's width and its place in the group.
+      const uint32_t group = group_of_[index];
+      out.push_back(group_tiles(index));
+      out.push_back(group_columns(group));
+      out.push_back(index - group_start_[group]);
     } else {
       out.push_back(group_tiles(index));
       tree_signature(row_tree_, index, out);
@@ -420,7 +560,10 @@ class Attention : public Step {
   uint64_t total_kv_bytes(uint64_t context) const override {
     return uint64_t(groups_) * attended(context) * per_position_.read_bytes;  // each group holds every position once
   }
-  uint64_t activation_bytes(uint32_t, uint32_t) const override { return column_bytes_ + 2 * partial_bytes_; }
+  uint64_t activation_bytes(uint32_t i, uint32_t) const override {
+    // Row input and output: root-row tiles also receive their group's output.
+    return column_bytes_ + 2 * partial_bytes_ + (row_io_ && i == 0 ? out_bytes_ : 0);
+  }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     const uint64_t positions = free_bytes / per_position_.read_bytes;  // positions this tile can hold
     if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) <= positions)
@@ -435,8 +578,7 @@ class Attention : public Step {
     // Column j's tiles hold either `base` or `base + 1` positions; its tree
     // time depends only on its group size and how many of its rows hold one more.
     std::map<std::pair<uint64_t, uint64_t>, Timed> column_time;  // measured from the q multicast reaching row 0
-    std::vector<Timed> row_ready(g.cols);
-    for (uint32_t j = 0; j < g.cols; ++j) {
+    auto column = [&](uint32_t j) -> const Timed& {
       const uint64_t group = group_tiles(j);
       const uint64_t base = positions / group, extra = positions % group;
       const uint64_t first = uint64_t(j - group_start_[group_of_[j]]) * g.rows;
@@ -448,31 +590,55 @@ class Attention : public Step {
         std::vector<Timed> ready(g.rows);
         for (uint32_t i = 0; i < g.rows; ++i)
           ready[i] = Timed{}
-                         .after(i == 0 ? 0 : line_message_cycles(i, column_bytes_, 1), Category::Fabric)
+                         .after(i == 0 ? 0 : line_message_cycles(i, column_bytes_, down_), Category::Fabric)
                          .after(i < longer_rows ? c_long : c_short, Category::Compute);
         it->second = tree_time(column_tree_, std::move(ready));
       }
-      row_ready[j] = in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(it->second);
+      return it->second;
+    };
+    if (row_io_) {
+      Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
+      for (uint32_t group = 0; group < groups_; ++group) {
+        const uint32_t start = group_start_[group], columns = group_columns(group);
+        auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
+          return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
+        };
+        const Timed gathered = tree_time(along_group(gather_tree_, columns),
+                                         std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
+        std::vector<Timed> ready(columns);
+        for (uint32_t p = 0; p < columns; ++p)
+          ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
+        Timed combined = tree_time(along_group(group_tree_, columns), std::move(ready));
+        if (has_sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
+        for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
+      }
+      return out;
     }
+    std::vector<Timed> row_ready(g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j)
+      row_ready[j] =
+          in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(column(j));
     const Timed combined = tree_time(row_tree_, std::move(row_ready));
     return Front::at_root(has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
                                       : combined);
   }
-  uint32_t patterns() const override {
-    return 2 + tree_levels(env_.geo.rows, env_.fanin) + tree_levels(env_.geo.cols, env_.fanin);
-  }
-  uint16_t tags_used() const override { return uint16_t(patterns()); }
+  uint32_t patterns() const override { return patterns_; }
+  uint16_t tags_used() const override { return tags_used_; }
 
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
   bool has_sinks() const { return shape_.sinks.flops > 0; }
 
   AttentionShape shape_;
-  uint32_t groups_ = 1, heads_per_group_ = 1;
+  bool row_io_;
+  uint32_t groups_ = 1, heads_per_group_ = 1, widest_ = 1;
   std::vector<uint32_t> group_of_, group_start_;
-  uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0;
-  Work fixed_, per_position_;
-  Tree column_tree_, row_tree_;
+  uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0, out_bytes_ = 0;
+  Work fixed_, per_position_, group_sinks_;
+  uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all
+  uint16_t qkv_multicast_tag_ = 0, out_multicast_tag_ = 0, tags_used_ = 0;
+  Tree column_tree_, row_tree_;       // root to root
+  Tree gather_tree_, group_tree_;     // row input and output: templates, n set per group
 };
 
 }  // namespace
@@ -485,13 +651,20 @@ std::unique_ptr<Step> lookup_step(const StepEnv& env, uint64_t table_elements, D
   return std::make_unique<Lookup>(env, table_elements, weight, row_bytes);
 }
 std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag) {
-  return std::make_unique<GemvToColumn>(env, shape, input_tag);
+  return std::make_unique<GemvToColumn>(env, shape, input_tag, false);
+}
+std::unique_ptr<Step> gemv_row_to_column_step(const StepEnv& env, const GemvShape& shape) {
+  return std::make_unique<GemvToColumn>(env, shape, -1, true);
 }
 std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shape) {
   return std::make_unique<GemvToRow>(env, shape);
 }
-std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype) {
-  return std::make_unique<ColumnCompute>(env, work, dtype);
+std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype, bool along_row,
+                                          uint64_t line_weight_elements, Dtype weight) {
+  return std::make_unique<ColumnCompute>(env, work, dtype, along_row, line_weight_elements, weight);
+}
+std::unique_ptr<Step> column_broadcast_step(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes) {
+  return std::make_unique<ColumnBroadcast>(env, bytes, keep_bytes);
 }
 std::unique_ptr<Step> gather_column_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce) {
   return std::make_unique<GatherToRoot>(env, false, bytes_per_position, reduce);
@@ -500,7 +673,10 @@ std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_pos
   return std::make_unique<GatherToRoot>(env, true, bytes_per_position, false);
 }
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape) {
-  return std::make_unique<Attention>(env, shape);
+  return std::make_unique<Attention>(env, shape, false, 0);
+}
+std::unique_ptr<Step> row_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes) {
+  return std::make_unique<Attention>(env, shape, true, slice_bytes);
 }
 
 }  // namespace wafersim::mapping

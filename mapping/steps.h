@@ -163,12 +163,24 @@ struct GemvShape {
   uint64_t bytes() const { return dtype_bytes(weight, d_in * d_out) + (bias ? dtype_bytes(bias_dtype, d_out) : 0); }
 };
 std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag = -1);
+// The same with x already spread as slices on the root row (Front::Row, slice
+// j on tile (0, j)): each (0, j) multicasts its own slice down column j; no
+// multicast along the root row.
+std::unique_ptr<Step> gemv_row_to_column_step(const StepEnv& env, const GemvShape& shape);
 
 // The transpose: x as slices on the root column, y as slices on the root row.
 std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shape);
 
-// Element-wise work on every root-column tile (e.g. SwiGLU of its slices).
-std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype);
+// Element-wise work on every root-column tile (e.g. SwiGLU of its slices), or
+// with along_row on every root-row tile. Parameters the step uses (norm
+// weights) may be stored as slices along that line.
+std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype, bool along_row = false,
+                                          uint64_t line_weight_elements = 0, Dtype weight = Dtype::BF16);
+
+// The root multicasts `bytes` down the root column (Front::Root to
+// Front::Column): an input vector each tile keeps its slice of
+// (`keep_bytes`), or a scalar every tile needs.
+std::unique_ptr<Step> column_broadcast_step(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes);
 
 // Slices on the root column (or row) gathered to the root, concatenated; or,
 // with reduce, combined to one payload of bytes_per_position (e.g. argmax).
@@ -188,6 +200,12 @@ struct AttentionShape {
   Work sinks;                // at the root once the partials are combined (zero: no sink logits)
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
+// The same between slices on the root row (Front::Row to Front::Row): each
+// group gathers its q/k/v slices (`slice_bytes` per column) to its first
+// column, which multicasts them along the group's columns; partials reduce down
+// each column and then along the group's columns to its first column (sinks
+// there), which multicasts the group's attention output along the group.
+std::unique_ptr<Step> row_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
 
 // Embedding lookup: the root asks the far corner of the block for a row of the
 // table and waits for it (the row's owner is data dependent; the far corner is

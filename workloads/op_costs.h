@@ -26,6 +26,14 @@ struct ElementwiseFlops {
 // (RMSNorm: weight; LayerNorm: weight and bias).
 uint64_t norm_flops_per_element(NormKind kind);
 uint32_t norm_vectors(NormKind kind);
+// The same norm over slices of d_model held by several tiles runs in two
+// passes with an all-reduce of its fp32 statistics between them: a statistics
+// pass (RMSNorm: square, sum; LayerNorm: mean, subtract, square, sum) and a
+// scaling pass (RMSNorm: scale, weight; LayerNorm: scale, weight, bias). The
+// two add up to norm_flops_per_element.
+uint64_t norm_statistics_flops_per_element(NormKind kind);
+uint64_t norm_scaling_flops_per_element(NormKind kind);
+uint32_t norm_statistics(NormKind kind);  // scalars reduced: RMSNorm the sum of squares; LayerNorm also the sum
 
 // MLP activation: FLOPs per element of the intermediate vector, and the vectors
 // of that width it reads (SwiGLU: gate and up; plain: up alone).

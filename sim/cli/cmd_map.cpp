@@ -43,6 +43,7 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"hardware", plan.hw.name},
           {"wafers", plan.hw.wafers},
           {"strips", plan.strips},
+          {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
           {"tiles_used", plan.tiles_used},
           {"tiles_total", plan.tiles_total},
           {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
@@ -68,6 +69,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                            hw.grid_width / plan.strips);
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
+  summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),
                    fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
                                plan.sram_peak_x, plan.sram_peak_y)});

@@ -59,6 +59,54 @@ TEST_CASE("contention off: multicast along y with fan-in 3 agrees to the cycle",
   require_same_cycles("tiny-dense", {"mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
 }
 
+// The distributed dataflow of dense layers (mapping.dataflow: distributed).
+const std::string kDistributed = "mapping.dataflow=distributed";
+TEST_CASE("contention off: distributed dataflow, one layer agrees to the cycle", "[regression][exact][distributed]") {
+  require_same_cycles("tiny-1layer", {kDistributed});
+}
+TEST_CASE("contention off: distributed dataflow, two dense layers agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed});
+}
+TEST_CASE("contention off: distributed dataflow, a pipeline of three sequences agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "workload.batch=3"});
+}
+TEST_CASE("contention off: distributed dataflow, multicast along y with fan-in 3 agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
+}
+TEST_CASE("contention off: distributed dataflow, long context agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention off: distributed dataflow, two wafers agree to the cycle", "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "hardware.wafers=2"});
+}
+TEST_CASE("contention off: distributed dataflow, relayed routes agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "hardware.fabric.colors=6"});
+}
+// Six query heads on three KV heads: eight columns split into groups of 2, 3 and 3 that each gather, reduce and
+// multicast on their own, so columns with the same place in the row trees have different places in their groups.
+TEST_CASE("contention off: distributed dataflow, uneven GQA groups agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.n_heads=6", "model.head_dim=32", "model.n_kv_heads=3"});
+}
+TEST_CASE("contention off: distributed dataflow, eight query heads on two KV heads agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=2"});
+}
+TEST_CASE("contention off: distributed dataflow, LayerNorm, biases and sinks agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-1layer", {kDistributed, "model.norm=layernorm", "model.qkv_bias=true", "model.o_bias=true",
+                                      "model.mlp_bias=true", "model.attention_sinks=true", "model.n_kv_heads=4"});
+}
+TEST_CASE("contention off: distributed dataflow beside MoE layers agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-moe", {kDistributed, "model.moe.layers=[1]", "model.ffn_dim=512"});
+}
+
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-dense", {});
 }
@@ -76,4 +124,11 @@ TEST_CASE("contention on: two wafers within 10 percent", "[regression][contentio
 }
 TEST_CASE("contention on: multicast along y within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-1layer", {"mapping.multicast_axis=y"});
+}
+TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression][contention][distributed]") {
+  require_within_ten_percent("tiny-dense", {kDistributed});
+}
+TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
+          "[regression][contention][distributed]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, "workload.batch=4"});
 }

@@ -37,7 +37,8 @@ struct StepOps {
   std::string group;             // steps of one group are compared together (default: the first op)
 };
 
-// What each step of a region stands for in the graph.
+// What each step of a region stands for in the graph. A GEMV's cut follows
+// its output (slices on the root column or row), as does a line's.
 const std::map<std::string, StepOps> kSteps = {
     {"lookup", {Cut::None, {"embedding"}, ""}},
     {"position_add", {Cut::None, {"position_embedding"}, ""}},
@@ -57,6 +58,19 @@ const std::map<std::string, StepOps> kSteps = {
     {"gather_down", {Cut::None, {}, "gathers"}},
     {"residual", {Cut::None, {"mlp_residual"}, ""}},
     {"router", {Cut::GemvToColumn, {"router"}, ""}},
+    // The distributed dataflow: norms on slices (statistics, an all-reduce of
+    // them, scaling), residual adds on slices, moves of the vector.
+    {"scatter", {Cut::None, {}, "moves"}},
+    {"input_norm_stats", {Cut::Column, {"attn_norm"}, ""}},
+    {"input_norm_reduce", {Cut::None, {}, "moves"}},
+    {"input_norm_broadcast", {Cut::None, {}, "moves"}},
+    {"input_norm_scale", {Cut::Column, {}, "attn_norm"}},
+    {"residual_norm_stats", {Cut::Column, {"attn_residual", "mlp_norm"}, ""}},
+    {"mlp_norm_reduce", {Cut::None, {}, "moves"}},
+    {"mlp_norm_broadcast", {Cut::None, {}, "moves"}},
+    {"mlp_norm_scale", {Cut::Column, {}, "attn_residual"}},
+    {"residual_slices", {Cut::Column, {"mlp_residual"}, ""}},
+    {"gather_residual", {Cut::None, {}, "gathers"}},
     {"gather_logits", {Cut::None, {}, "gathers"}},
     {"top_k", {Cut::None, {"top_k"}, ""}},
     // Each routed expert scales its result at its own root; the layer root sums them.
@@ -143,7 +157,10 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         INFO(step->label());
         const auto known = kSteps.find(step->label());
         REQUIRE(known != kSteps.end());
-        const StepOps& what = known->second;
+        StepOps what = known->second;
+        const bool on_row = step->output() == mapping::FrontKind::Row;
+        if (what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow)
+          what.cut = on_row ? Cut::GemvToRow : Cut::GemvToColumn;
         std::vector<const workloads::GraphOp*> step_ops;
         for (const std::string& name : what.ops) {
           const bool per_block = what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow || name == "act";
@@ -168,7 +185,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
             case Cut::None: break;
             case Cut::GemvToColumn: margin = padding(d_out, geo.rows) * padding(d_in, geo.cols); break;
             case Cut::GemvToRow: margin = padding(d_in, geo.rows) * padding(d_out, geo.cols); break;
-            case Cut::Column: margin = padding(first.input_shape.back(), geo.rows); break;
+            case Cut::Column: margin = padding(first.input_shape.back(), on_row ? geo.cols : geo.rows); break;
             case Cut::KvHeads: margin = padding(m.n_kv_heads, std::min(m.n_kv_heads, geo.cols)); break;
           }
         }
@@ -239,4 +256,32 @@ TEST_CASE("the plan follows the graph for every norm, MLP, position and bias var
   INFO("shared experts");
   const mapping::Plan shared = plan_for("tiny-moe", "tiny", {"model.moe.n_shared_experts=1", "model.mlp=plain"});
   check_plan(shared, 17);
+}
+
+TEST_CASE("the distributed dataflow charges the FLOPs and weights of the decode graph", "[mapping][graph]") {
+  const std::string distributed = "mapping.dataflow=distributed";
+  for (const std::string& model : workloads::zoo_model_names()) {
+    INFO(model);
+    const bool tiny = model.rfind("tiny", 0) == 0;
+    const mapping::Plan plan = plan_for(model, tiny ? "tiny" : "wse3", {distributed});
+    check_plan(plan, plan.workload.prompt_tokens + 1);
+  }
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.norm=layernorm"},
+      {"model.mlp=plain"},
+      {"model.positions=learned"},
+      {"model.qk_norm=true"},
+      {"model.attention_sinks=true"},
+      {"model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=1"},
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true",
+       "model.o_bias=true", "model.mlp_bias=true", "model.attention_sinks=true"},
+  };
+  for (const std::vector<std::string>& variant : variants) {
+    INFO(variant[0] << " (" << variant.size() << " settings)");
+    std::vector<std::string> overrides = variant;
+    overrides.push_back(distributed);
+    const mapping::Plan plan = plan_for("tiny-dense", "tiny", overrides);
+    check_plan(plan, 17);
+    check_plan(plan, 1);
+  }
 }

@@ -1,0 +1,84 @@
+// mapping.dataflow: the distributed dataflow keeps dense layers' activations
+// on slices instead of passing every vector through the region root. It must
+// be faster than the root dataflow on dense models (a regression that brings
+// the hub back fails here), and it must leave the other regions alone.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "mapping/timeline.h"
+#include "tests/mapping/mapping_fixture.h"
+#include "workloads/decode_inputs.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+struct Decoded {
+  mapping::Plan plan;
+  mapping::DecodeTimeline timeline;
+};
+
+Decoded decode(const std::string& text, const std::string& dataflow, std::vector<std::string> overrides = {}) {
+  overrides.push_back("mapping.dataflow=" + dataflow);
+  const Experiment experiment = load_experiment_text(text, "dataflow.yaml", overrides);
+  Decoded out{compile(experiment), {}};
+  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+  out.timeline = mapping::analytic_timeline(out.plan, inputs);
+  return out;
+}
+
+uint64_t last_exit(const mapping::DecodeTimeline& timeline) {
+  uint64_t last = 0;
+  for (uint64_t cycle : timeline.finish.back()) last = std::max(last, cycle);
+  return last;
+}
+
+// Cycles the first iteration spends in region r.
+uint64_t region_cycles(const Decoded& decoded, size_t r) {
+  return decoded.timeline.finish[r][0] - decoded.timeline.start[r][0];
+}
+
+std::string first_step(const mapping::Region& region) { return region.blocks[0].steps.front()->label(); }
+
+}  // namespace
+
+TEST_CASE("the distributed dataflow is faster than the root dataflow on dense layers", "[mapping][dataflow]") {
+  struct Case {
+    std::string model, hardware;
+    double at_most;  // distributed layer cycles / root layer cycles
+  };
+  // Llama 3.1 8B on WSE-3: the root hub takes most of a layer's time, so the distributed layer is far faster.
+  for (const Case& c : {Case{"tiny-dense", "tiny", 0.95}, Case{"llama3.1-8b", "wse3", 0.6}}) {
+    INFO(c.model << " on " << c.hardware);
+    const std::string text = zoo_experiment(c.model, c.hardware, 1024, 2);
+    const Decoded root = decode(text, "root"), distributed = decode(text, "distributed");
+    REQUIRE(root.plan.regions.size() == distributed.plan.regions.size());
+    for (size_t r = 1; r + 1 < root.plan.regions.size(); ++r) {
+      INFO(root.plan.regions[r].name << ": root " << region_cycles(root, r) << " cycles, distributed "
+                                     << region_cycles(distributed, r));
+      CHECK(first_step(distributed.plan.regions[r]) == "scatter");
+      CHECK(double(region_cycles(distributed, r)) <= c.at_most * double(region_cycles(root, r)));
+    }
+    CHECK(last_exit(distributed.timeline) < last_exit(root.timeline));
+  }
+}
+
+TEST_CASE("the distributed dataflow leaves the embedding, LM head and MoE regions as they are", "[mapping][dataflow]") {
+  const std::string text = zoo_experiment("tiny-moe", "tiny", 64, 2);
+  const std::vector<std::string> mixed = {"model.moe.layers=[1]", "model.ffn_dim=512"};
+  const Decoded root = decode(text, "root", mixed), distributed = decode(text, "distributed", mixed);
+  REQUIRE(root.plan.regions.size() == 4);
+  for (size_t r : {size_t(0), size_t(2), size_t(3)}) {
+    INFO(root.plan.regions[r].name);
+    const auto& a = root.plan.regions[r].blocks[0].steps;
+    const auto& b = distributed.plan.regions[r].blocks[0].steps;
+    REQUIRE(a.size() == b.size());
+    for (size_t s = 0; s < a.size(); ++s) CHECK(std::string(a[s]->label()) == b[s]->label());
+    CHECK(region_cycles(root, r) == region_cycles(distributed, r));
+  }
+  CHECK(first_step(root.plan.regions[1]) == "input_norm");
+  CHECK(first_step(distributed.plan.regions[1]) == "scatter");
+}
