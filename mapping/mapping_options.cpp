@@ -29,7 +29,7 @@ void declare_mapping_params(config::Schema& schema) {
                        "to fill the wafer); 0 = sized by the compiler"));
   schema.add(int_param("mapping.layer_grid.rows", "tiles", "0", 0, 65536,
                        "Tiles along y of every layer region (with layer_grid.columns); 0 = sized by the compiler"));
-  schema.add(enum_param("mapping.dataflow", {"root", "distributed"}, "root",
+  schema.add(enum_param("mapping.dataflow", {"root", "distributed"}, "distributed",
                         "How dense layer regions move activations: root = through the region root (multicast from it "
                         "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
                         "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "

@@ -30,7 +30,7 @@ struct MappingOptions {
   uint32_t layer_columns = 0, layer_rows = 0;
 
   bool fixed_layer_grid() const { return layer_columns > 0; }
-  Dataflow dataflow = Dataflow::Root;  // of dense layer regions
+  Dataflow dataflow = Dataflow::Distributed;  // of dense layer regions
 };
 
 const char* dataflow_name(Dataflow dataflow);  // "root", "distributed"

@@ -124,8 +124,8 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
     CHECK(plan.contains(key));
   CHECK(plan["fits"] == true);
   CHECK(plan["regions"].size() == 4);  // embedding, two layers, LM head
-  CHECK(plan["dataflow"] == "root");
-  CHECK(run_json({"map", kTinyDense, "--set", "mapping.dataflow=distributed"})["dataflow"] == "distributed");
+  CHECK(plan["dataflow"] == "distributed");  // the default
+  CHECK(run_json({"map", kTinyDense, "--set", "mapping.dataflow=root"})["dataflow"] == "root");
 
   // tiny-moe needs two tiny wafers.
   const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
