@@ -10,7 +10,9 @@ binary offers, and prints the table as Markdown.
   scripts/validation.py --run      also simulate every tile (slow: minutes)
   scripts/validation.py --write    replace the table in docs/VALIDATION.md
   scripts/validation.py --check    exit 1 if docs/VALIDATION.md's closed-form
-                                   figures differ from this build's
+                                   figures differ from this build's, or if the
+                                   default dataflow's per-layer cycles do not
+                                   grow from 420^2 to 660^2 as WaferLLM's do
   scripts/validation.py --sensitivity
                                    per-layer cycles of one row under each
                                    uncertain preset value (docs/HARDWARE.md)
@@ -180,7 +182,8 @@ def main():
         # The documented table may hold `run` columns too: compare the closed-form cells only.
         if analytic_cells(documented.split(BEGIN, 1)[1].split(END, 1)[0]) != analytic_cells(fresh):
             sys.exit("docs/VALIDATION.md is stale: regenerate it with scripts/validation.py --write [--run]\n" + fresh)
-        print("docs/VALIDATION.md matches this build")
+        check_trend()
+        print("docs/VALIDATION.md matches this build, and the per-layer cycles grow with P as WaferLLM's do")
         return
     text = table(args.run)
     if args.write:
@@ -190,6 +193,23 @@ def main():
             doc.write(updated)
         os.replace(DOC + ".tmp", DOC)
     print(text, end="")
+
+
+def check_trend():
+    """WaferLLM's per-layer cycles grow from 420^2 to 660^2 (communication grows
+    faster than compute shrinks); the default dataflow must show the same direction."""
+    by_model = {}
+    for row in read_reference():
+        if row["figure"] == "layer_cycles":
+            result, refused = evaluate("analytic", row["experiment"], [])
+            if refused:
+                sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+            model = row["experiment"].rsplit("-", 1)[0]
+            by_model.setdefault(model, []).append(figure(result, "layer_cycles"))
+    for model, cycles in by_model.items():
+        if cycles != sorted(cycles):
+            sys.exit(f"{model}: per-layer cycles {cycles} from the smallest block to the largest do not grow, "
+                     "unlike WaferLLM's")
 
 
 def analytic_cells(markdown):

@@ -16,6 +16,12 @@ namespace wafersim::cli {
 
 namespace {
 
+// Where a dense layer's vectors live between its steps.
+std::string slices_text(const mapping::MappingOptions& options) {
+  if (options.dataflow == mapping::Dataflow::Root) return "at each region's root tile between steps";
+  return "slices on each region's root column (residual) and root row (q/k/v, MLP); root at the region's ends";
+}
+
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
 
 nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_hash, double compile_seconds) {
@@ -44,6 +50,8 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"wafers", plan.hw.wafers},
           {"strips", plan.strips},
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
+          {"reduce_fanin", plan.options.reduce_fanin},
+          {"slices", slices_text(plan.options)},
           {"tiles_used", plan.tiles_used},
           {"tiles_total", plan.tiles_total},
           {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
@@ -70,6 +78,10 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
+                   "trees, store and forward per level (mapping.reduce_fanin)"});
+  summary.add_row({"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices",
+                   slices_text(plan.options)});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),
                    fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
                                plan.sram_peak_x, plan.sram_peak_y)});

@@ -125,6 +125,8 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   CHECK(plan["fits"] == true);
   CHECK(plan["regions"].size() == 4);  // embedding, two layers, LM head
   CHECK(plan["dataflow"] == "distributed");  // the default
+  CHECK(plan["reduce_fanin"] == 2);
+  CHECK_THAT(plan["slices"].get<std::string>(), Catch::Contains("root column"));
   CHECK(run_json({"map", kTinyDense, "--set", "mapping.dataflow=root"})["dataflow"] == "root");
 
   // tiny-moe needs two tiny wafers.
