@@ -81,6 +81,33 @@ SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
 }
 
 
+// Each tile holding a slice of the QKV sums (the root column's, or the root
+// row's along_row) turns it into activations. The QKV rows are ordered so
+// that every slice holds an even share of the query and key elements (each
+// rotary pair in one tile), which get the q/k norm and rotary; values get
+// neither. Returns the slice's elements.
+uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, uint32_t parts, bool along_row) {
+  const uint64_t slice = ceil_div(qkv_dim(m), parts);
+  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, parts);
+  const bool rotary = m.positions == workloads::PositionKind::Rotary;
+  const Work work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(m.activation_dtype, slice)};
+  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
+    return column_compute_step(env, work, m.activation_dtype, along_row);
+  });
+  return slice;
+}
+
+// Attention of `layer`; sink logits, where the model has them, join the
+// softmax once the partials are combined.
+AttentionShape attention_shape(const ModelSpec& m, uint32_t layer) {
+  const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
+  AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
+                       workloads::attention_flops_per_score(m), {}};
+  if (m.attention_sinks)
+    shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(m.weight_dtype, m.n_heads), 0};
+  return shape;
+}
+
 // Attention half of a transformer layer: norm, QKV, attention, output projection, residual + norm.
 void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
@@ -91,26 +118,10 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  // Each root-column tile turns its slice of the QKV sums into activations. The
-  // QKV rows are ordered so that every slice holds an even share of the query
-  // and key elements (each rotary pair in one tile), which get the q/k norm and
-  // rotary; values get neither.
-  const uint64_t slice = ceil_div(qkv_dim(m), rows);
-  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, rows);
-  const bool rotary = m.positions == workloads::PositionKind::Rotary;
-  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
-    return column_compute_step(
-        env, Work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(act, slice)}, act);
-  });
+  const uint64_t slice = add_qkv_slices(chain, m, rows, /*along_row=*/false);
   chain.add("gather_qkv", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
-  const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
-  chain.add("attention", [&](const StepEnv& env) {
-    AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
-                         workloads::attention_flops_per_score(m), {}};
-    // The sink logits join the softmax once the partials are combined at the root.
-    if (m.attention_sinks) shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
-    return attention_step(env, shape);
-  });
+  // The sink logits join the softmax once the partials are combined at the root.
+  chain.add("attention", [&](const StepEnv& env) { return attention_step(env, attention_shape(m, layer)); });
   chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, m.weight_dtype));
@@ -193,21 +204,9 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  const uint64_t slice = ceil_div(qkv_dim(m), cols);
-  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, cols);
-  const bool rotary = m.positions == workloads::PositionKind::Rotary;
-  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
-    return column_compute_step(
-        env, Work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(act, slice)}, act,
-        /*along_row=*/true);
-  });
-  const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
+  const uint64_t slice = add_qkv_slices(chain, m, cols, /*along_row=*/true);
   chain.add("attention", [&](const StepEnv& env) {
-    AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
-                         workloads::attention_flops_per_score(m), {}};
-    if (m.attention_sinks)
-      shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(w, m.n_heads), 0};
-    return row_attention_step(env, shape, dtype_bytes(act, slice));
+    return row_attention_step(env, attention_shape(m, layer), dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_row_to_column_step(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
