@@ -477,12 +477,21 @@ class PlanCompiler {
   // mapping.layer_grid gives every layer region that many tiles, whatever it needs.
   bool fixed_layer(const RegionNeed& need) const { return plan_.options.fixed_layer_grid() && is_layer(need.kind); }
 
+  // With a fixed layer grid every strip is that wide: the embedding and the LM
+  // head must fit such a strip too, or no wafer count would ever do.
   void check_layer_grid() const {
     const MappingOptions& options = plan_.options;
-    if (options.fixed_layer_grid() && (options.layer_columns > hw().grid_width || options.layer_rows > hw().grid_height))
-      throw DoesNotFitError(fmt::format("mapping.layer_grid of {} x {} tiles is larger than a {} wafer ({} x {})",
-                                        options.layer_columns, options.layer_rows, hw().name, hw().grid_width,
-                                        hw().grid_height));
+    if (!options.fixed_layer_grid()) return;
+    if (options.layer_columns > hw().grid_width || options.layer_rows > hw().grid_height)
+      throw std::invalid_argument("mapping.layer_grid larger than the wafer reached the compiler");  // config checks it
+    for (const RegionNeed& need : sized_for(options.layer_columns))
+      if (need.min_height > hw().grid_height)
+        throw DoesNotFitError(fmt::format(
+            "{}: with mapping.layer_grid of {} x {} tiles every strip is {} tiles wide, and the {} needs {} rows of "
+            "such a strip, more than a {} wafer's {}",
+            plan_.model.name, options.layer_columns, options.layer_rows, options.layer_columns,
+            need.kind == RegionKind::Embedding ? "embedding" : "LM head", need.min_height, hw().name,
+            hw().grid_height));
   }
 
   [[noreturn]] void layer_grid_too_small(const BlockGeometry& box, const std::string& why) const {

@@ -463,8 +463,9 @@ class Attention : public Step {
     // Each group's first column adds the sink logits of the group's query heads.
     if (shape.n_heads > 0 && shape.sinks.flops > 0) {
       const uint64_t heads = uint64_t(heads_per_group_) * q_per_kv;
-      group_sinks_ = Work{shape.sinks.flops / shape.n_heads * heads, shape.sinks.read_bytes / shape.n_heads * heads,
-                          shape.sinks.write_bytes / shape.n_heads * heads};
+      // The group's share of each figure, rounded up: sub-byte sink formats (int4, mxfp4) must not round to zero.
+      auto share = [&](uint64_t total) { return (total * heads + shape.n_heads - 1) / shape.n_heads; };
+      group_sinks_ = Work{share(shape.sinks.flops), share(shape.sinks.read_bytes), share(shape.sinks.write_bytes)};
     }
   }
   FrontKind input() const override { return row_io_ ? FrontKind::Row : FrontKind::Root; }

@@ -40,23 +40,25 @@ void require_within_ten_percent(const std::string& experiment, std::vector<std::
 
 }  // namespace
 
+// The root dataflow (mapping.dataflow: root), kept for ablation.
+const std::string kRoot = "mapping.dataflow=root";
 TEST_CASE("contention off: one layer agrees to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-1layer", {});
+  require_same_cycles("tiny-1layer", {kRoot});
 }
 TEST_CASE("contention off: two dense layers agree to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-dense", {});
+  require_same_cycles("tiny-dense", {kRoot});
 }
 TEST_CASE("contention off: a pipeline of three sequences agrees to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-dense", {"workload.batch=3"});
+  require_same_cycles("tiny-dense", {kRoot, "workload.batch=3"});
 }
 TEST_CASE("contention off: MoE layers on two wafers agree to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-moe", {"workload.batch=2"});
+  require_same_cycles("tiny-moe", {kRoot, "workload.batch=2"});
 }
 TEST_CASE("contention off: relayed routes agree to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-dense", {"hardware.fabric.colors=6"});
+  require_same_cycles("tiny-dense", {kRoot, "hardware.fabric.colors=6"});
 }
 TEST_CASE("contention off: multicast along y with fan-in 3 agrees to the cycle", "[regression][exact]") {
-  require_same_cycles("tiny-dense", {"mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
+  require_same_cycles("tiny-dense", {kRoot, "mapping.multicast_axis=y", "mapping.reduce_fanin=3"});
 }
 
 // The distributed dataflow of dense layers (mapping.dataflow: distributed).
@@ -108,22 +110,29 @@ TEST_CASE("contention off: distributed dataflow beside MoE layers agrees to the 
 }
 
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-dense", {});
+  require_within_ten_percent("tiny-dense", {kRoot});
 }
 TEST_CASE("contention on: MoE layers within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-moe", {});
+  require_within_ten_percent("tiny-moe", {kRoot});
 }
 TEST_CASE("contention on: batch of four within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-dense", {"workload.batch=4"});
+  require_within_ten_percent("tiny-dense", {kRoot, "workload.batch=4"});
 }
 TEST_CASE("contention on: long context within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-dense", {"workload.prompt_tokens=3000"});
+  require_within_ten_percent("tiny-dense", {kRoot, "workload.prompt_tokens=3000"});
 }
 TEST_CASE("contention on: two wafers within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-dense", {"hardware.wafers=2"});
+  require_within_ten_percent("tiny-dense", {kRoot, "hardware.wafers=2"});
 }
 TEST_CASE("contention on: multicast along y within 10 percent", "[regression][contention]") {
-  require_within_ten_percent("tiny-1layer", {"mapping.multicast_axis=y"});
+  require_within_ten_percent("tiny-1layer", {kRoot, "mapping.multicast_axis=y"});
+}
+TEST_CASE("contention on: distributed dataflow, long context within 10 percent",
+          "[regression][contention][distributed]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, "workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention on: distributed dataflow, two wafers within 10 percent", "[regression][contention][distributed]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, "hardware.wafers=2"});
 }
 TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed});

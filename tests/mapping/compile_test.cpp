@@ -205,6 +205,13 @@ TEST_CASE("mapping.layer_grid fixes every layer region to that many tiles, the m
   } catch (const mapping::DoesNotFitError& error) {
     CHECK_THAT(error.what(), Catch::Contains("mapping.layer_grid of 100 x 100"));
   }
+  // A grid so narrow that the embedding table cannot fit a strip of its width does not fit either.
+  try {
+    plan_for("llama3.1-8b", "wse2", {"model.n_layers=1", "mapping.layer_grid.columns=20", "mapping.layer_grid.rows=20"});
+    FAIL("the embedding table needs more than a 20-tile-wide strip of a WSE-2");
+  } catch (const mapping::DoesNotFitError& error) {
+    CHECK_THAT(error.what(), Catch::Contains("every strip is 20 tiles wide, and the embedding needs"));
+  }
   // Half a grid, or one larger than the wafer, is bad input at its key.
   CHECK_THROWS_WITH(plan_for("llama3.1-8b", "wse2", {"mapping.layer_grid.columns=420"}),
                     Catch::Contains("mapping.layer_grid needs both columns and rows"));
