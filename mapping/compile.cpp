@@ -15,6 +15,7 @@
 #include "models/field_list.h"
 #include "models/sram_ledger.h"
 #include "models/task_builders.h"
+#include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
 
@@ -210,8 +211,8 @@ Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t it
       .layer(uint16_t(std::max(from.layer, 0)));
 }
 
-// What the LM head sends back to the embedding: the sampled token id, a 32-bit integer.
-constexpr uint64_t kTokenIdBytes = 4;
+// What the LM head sends back to the embedding: the sampled token id.
+using workloads::kTokenIdBytes;
 
 // Region roots wait for the input, run their chain and send on; the LM head
 // feeds the embedding the sequence's next token, which is `batch` iterations

@@ -8,7 +8,7 @@ namespace wafersim::mapping {
 namespace {
 
 struct Slot {
-  uint32_t wafer, strip, top, height;
+  uint32_t wafer = 0, strip = 0, top = 0, height = 0;
 };
 
 // Greedy serpentine packing of heights into strips of `grid_height` rows;

@@ -14,13 +14,13 @@
 namespace wafersim::mapping {
 
 struct RegionNeed {
-  RegionKind kind;
-  int32_t layer;
-  uint64_t bytes;        // weights + KV cache at the largest context
+  RegionKind kind = RegionKind::Dense;
+  int32_t layer = -1;
+  uint64_t bytes = 0;    // weights + KV cache at the largest context
   // Tiles this region needs at least in strips of a given width, learnt from
   // builds that overflowed (activation buffers depend on the region's shape).
   std::map<uint32_t, uint64_t> min_tiles_at_width;
-  uint32_t min_height;   // rows of a strip this region needs at least, for the strip width at hand
+  uint32_t min_height = 1;  // rows of a strip this region needs at least, for the strip width at hand
 };
 
 struct Layout {

@@ -53,10 +53,7 @@ def evaluate(command, experiment, sets):
 
 
 def dataflows():
-    """[(label, --set list)]: one per dataflow when the binary has the knob."""
-    known = subprocess.run([wafersim_binary(), "describe", "params", "mapping.dataflow"], capture_output=True)
-    if known.returncode != 0:
-        return [("", [])]
+    """[(label, --set list)]: both dataflows of dense layers, the default last."""
     return [("root", ["mapping.dataflow=root"]), ("distributed", ["mapping.dataflow=distributed"])]
 
 
@@ -204,9 +201,10 @@ def check_trend():
             result, refused = evaluate("analytic", row["experiment"], [])
             if refused:
                 sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
-            model = row["experiment"].rsplit("-", 1)[0]
-            by_model.setdefault(model, []).append(figure(result, "layer_cycles"))
-    for model, cycles in by_model.items():
+            model, side = row["experiment"].removesuffix(".yaml").rsplit("-", 1)  # waferllm-MODEL-P
+            by_model.setdefault(model, []).append((int(side), figure(result, "layer_cycles")))
+    for model, points in by_model.items():
+        cycles = [c for _, c in sorted(points)]
         if cycles != sorted(cycles):
             sys.exit(f"{model}: per-layer cycles {cycles} from the smallest block to the largest do not grow, "
                      "unlike WaferLLM's")

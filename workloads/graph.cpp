@@ -3,6 +3,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "workloads/op_costs.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim::workloads {
@@ -51,8 +52,6 @@ GraphTotals layer_totals(const Graph& graph, int32_t layer) {
 }
 
 namespace {
-
-constexpr uint64_t kTokenIdBytes = 4;
 
 // What attention does in one layer, summed over the batch; decode and prefill
 // differ only in these figures.

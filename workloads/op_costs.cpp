@@ -6,7 +6,9 @@ uint64_t norm_flops_per_element(NormKind kind) {
   return kind == NormKind::LayerNorm ? ElementwiseFlops::kLayerNorm : ElementwiseFlops::kRmsNorm;
 }
 uint32_t norm_vectors(NormKind kind) { return kind == NormKind::LayerNorm ? 2 : 1; }
-uint64_t norm_scaling_flops_per_element(NormKind kind) { return kind == NormKind::LayerNorm ? 3 : 2; }
+uint64_t norm_scaling_flops_per_element(NormKind kind) {
+  return kind == NormKind::LayerNorm ? ElementwiseFlops::kLayerNormScaling : ElementwiseFlops::kRmsNormScaling;
+}
 uint64_t norm_statistics_flops_per_element(NormKind kind) {
   return norm_flops_per_element(kind) - norm_scaling_flops_per_element(kind);
 }

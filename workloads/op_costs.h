@@ -20,7 +20,17 @@ struct ElementwiseFlops {
   static constexpr uint64_t kAdd = 1;          // residual add, position embedding, expert sum
   static constexpr uint64_t kScale = 1;        // a routed expert's output times its router weight
   static constexpr uint64_t kArgmax = 1;       // one compare per logit
+  // The scaling pass of a norm held as slices (scale, weight; LayerNorm: and bias);
+  // the rest of the norm's FLOPs are its statistics pass.
+  static constexpr uint64_t kRmsNormScaling = 2;
+  static constexpr uint64_t kLayerNormScaling = 3;
 };
+static_assert(ElementwiseFlops::kRmsNormScaling < ElementwiseFlops::kRmsNorm &&
+                  ElementwiseFlops::kLayerNormScaling < ElementwiseFlops::kLayerNorm,
+              "a norm's statistics pass has FLOPs of its own");
+
+// A token id (embedding input, sampled output, expert index), as the decode graph and the compiler move it.
+constexpr uint64_t kTokenIdBytes = 4;
 
 // Norm over d_model: FLOPs per element and the d_model vectors it reads
 // (RMSNorm: weight; LayerNorm: weight and bias).
