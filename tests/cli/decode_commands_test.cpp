@@ -1,10 +1,10 @@
 // run, analytic and map as a user drives them: JSON keys, exact golden cycles,
 // byte-stable results, and exit code 3 when a model does not fit.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "run_wafersim.h"
@@ -152,4 +152,46 @@ TEST_CASE("a preset section given with --set is replaced whole", "[cli][config]"
   CHECK(unknown.exit_code == 2);
   CHECK(is_one_line(unknown.err));
   CHECK_THAT(unknown.err, Catch::Contains("unknown model preset 'no-such-model'"));
+}
+
+TEST_CASE("analytic reports what it does not measure as null and as a dash in the table", "[cli][decode]") {
+  const json analytic = run_json({"analytic", kTinyDense});
+  for (const char* path :
+       {"utilization.compute.mean", "utilization.compute.peak", "utilization.links.mean", "utilization.links.peak",
+        "sim.tiles_simulated", "sim.events", "sim.link_hops", "sim.events_per_second"}) {
+    INFO(path);
+    REQUIRE(analytic.contains(json_pointer(path)));  // the key stays: run and analytic have the same keys
+    CHECK(analytic[json_pointer(path)].is_null());
+  }
+  // What the analytic run does know stays a number.
+  CHECK(analytic["utilization"]["sram_capacity"]["mean"].is_number());
+  CHECK(analytic["sim"]["wall_seconds"].is_number());
+  CHECK(analytic["metrics"]["cycles_per_token"].is_number());
+
+  const Outcome table = run_wafersim({"analytic", kTinyDense});
+  REQUIRE(table.exit_code == 0);
+  CHECK(std::regex_search(table.out, std::regex("\ncompute utilisation, mean +— +%\n")));
+  CHECK(std::regex_search(table.out, std::regex("\nevents +— +events\n")));
+  CHECK_THAT(table.out, !Catch::Contains(" 0.00  %"));
+
+  // The engine measures them: numbers, not null.
+  const json simulated = run_json({"run", kTinyDense});
+  CHECK(simulated["sim"]["events"].get<uint64_t>() > 0);
+  CHECK(simulated["utilization"]["compute"]["mean"].is_number());
+}
+
+TEST_CASE("a sweep's CSV leaves a figure the backend did not measure empty", "[cli][sweep]") {
+  Scratch scratch;
+  const std::string sweep = scratch.write("sweep.yaml", "base: " + std::string(WAFERSIM_TEST_DATA) +
+                                                            "/good/tiny.yaml\nengine: analytic\nmode: grid\naxes:\n"
+                                                            "  workload.batch: [1, 2]\n"
+                                                            "metrics: [metrics.cycles_per_token, sim.events]\n");
+  const Outcome outcome = run_wafersim({"sweep", sweep, "--out", (scratch.path() / "out").string()});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK_THAT(outcome.err, !Catch::Contains("no result has"));
+  const std::string csv = read_all(scratch.path() / "out" / "results.csv");
+  CHECK_THAT(csv, Catch::StartsWith("workload.batch,metrics.cycles_per_token,sim.events,status"));
+  CHECK(std::regex_search(csv, std::regex("\n1,[0-9.]+,,ok,")));
+  CHECK(std::regex_search(csv, std::regex("\n2,[0-9.]+,,ok,")));
 }
