@@ -41,7 +41,7 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
   backend::RunFigures& figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   figures.peak_rss_bytes = peak_rss_bytes();
-  if (!options.common.quiet) std::cout << decode_table(experiment, plan, metrics, figures);
+  if (!options.common.quiet) options.common.table_out() << decode_table(experiment, plan, metrics, figures);
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
 }

@@ -70,11 +70,10 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"version", version()}};
 }
 
-void print_plan(const mapping::Plan& plan, double compile_seconds) {
+void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream& out) {
   const HardwareSpec& hw = plan.hw;
-  std::cout << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
-                           plan.model.name, hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips,
-                           hw.grid_width / plan.strips);
+  out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n", plan.model.name,
+                     hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips, hw.grid_width / plan.strips);
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
@@ -95,7 +94,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                    fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
                                plan.programs.programs.size())});
   summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
-  std::cout << summary.str() << "\n";
+  out << summary.str() << "\n";
 
   Table regions({{"region", "", false},
                  {"wafer", "", true},
@@ -116,7 +115,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                      megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
                      std::to_string(stats.sram_mean_bytes)});
   }
-  std::cout << regions.str();
+  out << regions.str();
 }
 
 void map(const ExperimentOptions& options) {
@@ -134,7 +133,7 @@ void map(const ExperimentOptions& options) {
     throw;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (!options.common.quiet) print_plan(plan, seconds);
+  if (!options.common.quiet) print_plan(plan, seconds, options.common.table_out());
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, plan_json(plan, experiment.config.hash(), seconds));
 }

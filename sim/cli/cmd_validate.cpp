@@ -22,8 +22,10 @@ void validate(const ValidateOptions& options) {
   experiment_from_config(config);
 
   const std::string verdict = options.file + ": ok (config hash " + config.hash() + ")";
-  if (options.print) std::cout << "# " << verdict << "\n" << config.to_yaml();
-  else if (!options.common.quiet) std::cout << verdict << "\n";
+  if (options.print)
+    options.common.table_out() << "# " << verdict << "\n" << config.to_yaml();
+  else if (!options.common.quiet)
+    options.common.table_out() << verdict << "\n";
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, {{"file", options.file},
                                           {"valid", true},

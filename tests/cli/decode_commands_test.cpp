@@ -154,6 +154,26 @@ TEST_CASE("a preset section given with --set is replaced whole", "[cli][config]"
   CHECK_THAT(unknown.err, Catch::Contains("unknown model preset 'no-such-model'"));
 }
 
+TEST_CASE("with --json -, stdout is exactly one JSON document and the table goes to stderr", "[cli][json]") {
+  const std::string good = std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"run", kTinyDense},
+                                                                                    {"analytic", kTinyDense},
+                                                                                    {"map", kTinyDense},
+                                                                                    {"validate", good},
+                                                                                    {"validate", good, "--print"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--json", "-"});
+    INFO(full[0] << " " << full.back());
+    const Outcome outcome = run_wafersim(full);
+    REQUIRE(outcome.exit_code == 0);
+    CHECK(json::accept(outcome.out));
+    CHECK_FALSE(outcome.err.empty());  // the table, for whoever watches the terminal
+  }
+  const Outcome quiet = run_wafersim({"analytic", kTinyDense, "--json", "-", "--quiet"});
+  CHECK(json::accept(quiet.out));
+  CHECK(quiet.err.empty());
+}
+
 TEST_CASE("analytic reports what it does not measure as null and as a dash in the table", "[cli][decode]") {
   const json analytic = run_json({"analytic", kTinyDense});
   for (const char* path :
