@@ -215,3 +215,25 @@ TEST_CASE("a sweep's CSV leaves a figure the backend did not measure empty", "[c
   CHECK(std::regex_search(csv, std::regex("\n1,[0-9.]+,,ok,")));
   CHECK(std::regex_search(csv, std::regex("\n2,[0-9.]+,,ok,")));
 }
+
+TEST_CASE("map: a region without KV cache has an unbounded context, null in JSON, never a sentinel", "[cli][map]") {
+  const json plan = run_json({"map", kTinyDense});
+  size_t unbounded = 0, bounded = 0;
+  for (const json& region : plan["regions"]) {
+    INFO(region["name"]);
+    const json& context = region.at("max_context_tokens");
+    if (context.is_null())
+      ++unbounded;
+    else
+      CHECK(context.get<uint64_t>() < (uint64_t(1) << 53));  // within reach of a JSON parser's double
+    if (context.is_number()) ++bounded;
+  }
+  CHECK(unbounded == 2);  // embedding and LM head
+  CHECK(bounded == 2);    // the two layers
+  CHECK(plan["max_context_tokens"].is_number_unsigned());
+
+  const Outcome table = run_wafersim({"map", kTinyDense});
+  CHECK_THAT(table.out, Catch::Contains("max context (tokens)"));
+  CHECK_THAT(table.out, Catch::Contains("unbounded"));
+  CHECK_THAT(table.out, !Catch::Contains("18446744073709551615"));
+}
