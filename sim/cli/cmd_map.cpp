@@ -5,11 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/compile.h"
 #include "sim/cli/output.h"
+#include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 
 namespace wafersim::cli {
@@ -132,17 +133,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream&
 void map(const ExperimentOptions& options) {
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   const auto begin = std::chrono::steady_clock::now();
-  mapping::Plan plan;
-  try {
-    plan = compile_plan(experiment);
-  } catch (const mapping::DoesNotFitError& error) {
-    if (!options.common.json_path.empty())
-      write_json(options.common.json_path, {{"fits", false},
-                                            {"error", error.what()},
-                                            {"config_hash", experiment.config.hash()},
-                                            {"version", version()}});
-    throw;
-  }
+  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (!options.common.quiet) print_plan(plan, seconds, options.common.table_out());
   if (!options.common.json_path.empty())

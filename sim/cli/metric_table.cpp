@@ -25,6 +25,8 @@ std::vector<Metric> build_table() {
   };
 
   // What was run: the result's header, so a sweep can tabulate it like any figure.
+  add("fits", "", "true; a plan that does not fit writes {fits: false, error, config_hash, version} and exits 3",
+      kSetup, std::nullopt, [](const DecodeResult&) { return true; });
   add("engine", "", "the backend that produced the result: sim or analytic", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.figures.backend; });
   add("experiment.model", "", "model name", kSetup, std::nullopt,

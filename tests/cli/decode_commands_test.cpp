@@ -237,3 +237,40 @@ TEST_CASE("map: a region without KV cache has an unbounded context, null in JSON
   CHECK_THAT(table.out, Catch::Contains("unbounded"));
   CHECK_THAT(table.out, !Catch::Contains("18446744073709551615"));
 }
+
+TEST_CASE("run and analytic write the refused record map writes when the model does not fit", "[cli][decode]") {
+  const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
+  const json from_map = run_json({"map", moe, "--set", "hardware.wafers=1"}, 3);
+  for (const char* command : {"run", "analytic"}) {
+    INFO(command);
+    Scratch scratch;
+    const std::string path = (scratch.path() / "result.json").string();
+    const Outcome outcome = run_wafersim({command, moe, "--set", "hardware.wafers=1", "--json", path});
+    CHECK(outcome.exit_code == 3);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::StartsWith("does not fit: tiny-moe needs"));
+    const json refused = json::parse(read_all(path));
+    CHECK(refused["fits"] == false);
+    CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
+    CHECK(refused == from_map);  // one shape for every command
+    CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) ==
+          1);
+
+    const Outcome to_stdout = run_wafersim({command, moe, "--set", "hardware.wafers=1", "--json", "-"});
+    CHECK(to_stdout.exit_code == 3);
+    CHECK(json::parse(to_stdout.out) == from_map);
+  }
+  CHECK(run_json({"analytic", kTinyDense})["fits"] == true);
+}
+
+TEST_CASE("a run that fails for another reason leaves no JSON file, whole or partial", "[cli][decode]") {
+  for (const char* command : {"run", "analytic", "map"}) {
+    INFO(command);
+    Scratch scratch;
+    const std::string path = (scratch.path() / "result.json").string();
+    const Outcome outcome = run_wafersim({command, kTinyDense, "--set", "workload.batch=0", "--json", path});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK(std::filesystem::is_empty(scratch.path()));
+  }
+}
