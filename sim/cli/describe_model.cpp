@@ -1,5 +1,5 @@
 // `wafersim describe model NAME`: a model's parameters, the ops of one decode
-// step and what they cost, as a table and as JSON.
+// step and what they cost, as a table and as JSON; without NAME, the zoo.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -268,7 +268,38 @@ nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& 
           {"ops", ops}};
 }
 
+// `describe model` without a name: the zoo, one line per model.
+void list_models(const DescribeOptions& options) {
+  Table table({{"model", "", false},
+               {"layers", "", true},
+               {"d_model", "", true},
+               {"experts", "", true},
+               {"parameters", "", true},
+               {"active per token", "", true},
+               {"file", "", false}});
+  nlohmann::json models = nlohmann::json::array();
+  for (const std::string& name : workloads::zoo_model_names()) {
+    const workloads::LoadedModel loaded = workloads::load_model(name, options.common.sets);
+    const ModelSpec& m = loaded.model;
+    const workloads::ParamCounts counts = workloads::count_params(m);
+    table.add_row({name, std::to_string(m.n_layers), std::to_string(m.d_model),
+                   m.moe.n_experts ? std::to_string(m.moe.n_experts) : "-", params_text(counts.total),
+                   params_text(counts.active), loaded.source});
+    models.push_back({{"model", name},
+                      {"source", loaded.source},
+                      {"layers", m.n_layers},
+                      {"d_model", m.d_model},
+                      {"experts", m.moe.n_experts},
+                      {"params_total", counts.total},
+                      {"params_active", counts.active}});
+  }
+  if (!options.common.quiet)
+    options.common.table_out() << table.str() << "(wafersim describe model NAME shows one model's ops and costs)\n";
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, {{"models", models}});
+}
+
 void describe_model(const DescribeOptions& options) {
+  if (options.name.empty()) return list_models(options);
   const workloads::LoadedModel loaded = workloads::load_model(options.name, options.common.sets);
   const ModelSpec& model = loaded.model;
   const uint64_t context = options.context ? options.context : std::min<uint64_t>(4096, model.max_positions);
@@ -286,8 +317,8 @@ void add_describe_model_subcommand(CLI::App& describe) {
   auto options = std::make_shared<DescribeOptions>();
   CLI::App* command = describe.add_subcommand(
       "model", "A model's parameters and the ops of one decode step: shapes, FLOPs, weight and KV-cache bytes");
-  command->add_option("NAME", options->name, "Zoo model name (see workloads/models) or path to a model file")
-      ->required();
+  command->add_option("NAME", options->name,
+                      "Zoo model name (see workloads/models) or path to a model file; without one, lists the zoo");
   command->add_option("--context", options->context, "Positions attended by the decoded token (default 4096)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   command->add_option("--batch", options->batch, "Sequences decoded together (default 1)")
