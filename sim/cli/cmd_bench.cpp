@@ -99,9 +99,10 @@ void bench_engine(const BenchOptions& options) {
   const double hops_per_second = double(result.link_hops) / run;
   const double rss_per_tile = double(peak_rss) / double(result.tiles_simulated);
   if (!options.common.quiet) {
-    std::cout << fmt::format("bench engine: {} traffic on {} ({}x{} tiles), {} iteration(s), contention {}\n",
-                             sim::to_string(traffic), hw.name, hw.grid_width, hw.grid_height,
-                             synthetic.programs.iterations, engine.contention ? "on" : "off");
+    std::ostream& out = options.common.table_out();
+    out << fmt::format("bench engine: {} traffic on {} ({}x{} tiles), {} iteration(s), contention {}\n",
+                       sim::to_string(traffic), hw.name, hw.grid_width, hw.grid_height, synthetic.programs.iterations,
+                       engine.contention ? "on" : "off");
     Table table({{"figure", ""}, {"value", "", true}, {"unit", ""}});
     table.add_row({"tiles", std::to_string(result.tiles_simulated), "tiles"});
     table.add_row({"build time", fmt::format("{:.2f}", result.build_seconds), "s"});
@@ -114,7 +115,7 @@ void bench_engine(const BenchOptions& options) {
     table.add_row({"peak memory", fmt::format("{:.1f}", double(peak_rss) / (1 << 20)), "MiB"});
     table.add_row({"memory per tile", fmt::format("{:.0f}", rss_per_tile), "B/tile"});
     table.add_row({"link busy (mean)", fmt::format("{:.3f}", result.link_busy_mean), "fraction of cycles"});
-    std::cout << table.str();
+    out << table.str();
   }
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, {{"version", version()},

@@ -8,6 +8,7 @@
 
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/compile.h"
 #include "sim/cli/decode_report.h"
 #include "sim/cli/output.h"
 #include "sim/experiment/experiment.h"
@@ -22,7 +23,7 @@ namespace {
 void evaluate_decode(const ExperimentOptions& options, const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
-  const mapping::Plan plan = compile_plan(experiment);
+  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
 
   bool progress_shown = false;
@@ -41,7 +42,7 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
   backend::RunFigures& figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   figures.peak_rss_bytes = peak_rss_bytes();
-  if (!options.common.quiet) std::cout << decode_table(experiment, plan, metrics, figures);
+  if (!options.common.quiet) options.common.table_out() << decode_table(experiment, plan, metrics, figures);
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
 }

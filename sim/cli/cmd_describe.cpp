@@ -103,6 +103,7 @@ void show_metrics(const std::string& json_path) {
                          {"golden", bool(metric.flags & kGolden)},
                          {"sweep_default", bool(metric.flags & kSweepDefault)},
                          {"machine_dependent", bool(metric.flags & kMachineDependent)},
+                         {"engine_only", bool(metric.flags & kMeasuredOnly)},
                          {"table_row", metric.row ? metric.row->label : ""}});
     write_json(json_path, {{"metrics", metrics}});
     return;

@@ -5,11 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
 #include "models/config/error.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/compile.h"
 #include "sim/cli/output.h"
+#include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 
 namespace wafersim::cli {
@@ -23,6 +24,16 @@ std::string slices_text(const mapping::MappingOptions& options) {
 }
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
+
+// The compiler's "no limit" (a region that holds no KV cache: embedding, LM head)
+// is null in JSON and "unbounded" in the table, never its UINT64_MAX sentinel.
+bool unbounded(uint64_t max_context_tokens) { return max_context_tokens == UINT64_MAX; }
+nlohmann::json context_json(uint64_t max_context_tokens) {
+  return unbounded(max_context_tokens) ? nlohmann::json(nullptr) : nlohmann::json(max_context_tokens);
+}
+std::string context_text(uint64_t max_context_tokens) {
+  return unbounded(max_context_tokens) ? "unbounded" : std::to_string(max_context_tokens);
+}
 
 nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_hash, double compile_seconds) {
   nlohmann::json regions = nlohmann::json::array();
@@ -41,7 +52,7 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
                        {"kv_bytes", stats.kv_bytes},
                        {"sram_peak_bytes", stats.sram_peak_bytes},
                        {"sram_mean_bytes", stats.sram_mean_bytes},
-                       {"max_context_tokens", stats.max_context_tokens},
+                       {"max_context_tokens", context_json(stats.max_context_tokens)},
                        {"relays", stats.relayed_patterns}});
   }
   return {{"fits", true},
@@ -57,7 +68,7 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
           {"sram_peak_bytes", plan.sram_peak_bytes},
           {"sram_mean_bytes", plan.sram_mean_bytes},
-          {"max_context_tokens", plan.max_context_tokens},
+          {"max_context_tokens", context_json(plan.max_context_tokens)},
           {"colors_peak", plan.colors_peak},
           {"colors_available", plan.hw.fabric.colors - plan.hw.fabric.colors_reserved},
           {"relays", plan.relays},
@@ -70,11 +81,10 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"version", version()}};
 }
 
-void print_plan(const mapping::Plan& plan, double compile_seconds) {
+void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream& out) {
   const HardwareSpec& hw = plan.hw;
-  std::cout << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
-                           plan.model.name, hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips,
-                           hw.grid_width / plan.strips);
+  out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n", plan.model.name,
+                     hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips, hw.grid_width / plan.strips);
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
@@ -86,7 +96,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                    fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
                                plan.sram_peak_x, plan.sram_peak_y)});
   summary.add_row({"SRAM per tile, mean", std::to_string(plan.sram_mean_bytes), "bytes"});
-  summary.add_row({"max context", plan.max_context_tokens == UINT64_MAX ? "unbounded" : std::to_string(plan.max_context_tokens),
+  summary.add_row({"max context", context_text(plan.max_context_tokens),
                    fmt::format("tokens (workload asks {})", plan.workload.max_context())});
   summary.add_row({"colours, peak", std::to_string(plan.colors_peak),
                    fmt::format("of {} routable", hw.fabric.colors - hw.fabric.colors_reserved)});
@@ -95,7 +105,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                    fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
                                plan.programs.programs.size())});
   summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
-  std::cout << summary.str() << "\n";
+  out << summary.str() << "\n";
 
   Table regions({{"region", "", false},
                  {"wafer", "", true},
@@ -106,35 +116,26 @@ void print_plan(const mapping::Plan& plan, double compile_seconds) {
                  {"weights", "MB", true},
                  {"KV", "MB", true},
                  {"SRAM peak", "B", true},
-                 {"SRAM mean", "B", true}});
+                 {"SRAM mean", "B", true},
+                 {"max context", "tokens", true}});
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const mapping::Region& region = plan.regions[r];
     const mapping::RegionStats& stats = plan.stats[r];
     regions.add_row({region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0),
-                     std::to_string(region.box.y0),
-                     fmt::format("{} x {}", region.box.width_x(), region.box.height_y()), std::to_string(stats.tiles),
-                     megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
-                     std::to_string(stats.sram_mean_bytes)});
+                     std::to_string(region.box.y0), fmt::format("{} x {}", region.box.width_x(), region.box.height_y()),
+                     std::to_string(stats.tiles), megabytes(stats.weight_bytes), megabytes(stats.kv_bytes),
+                     std::to_string(stats.sram_peak_bytes), std::to_string(stats.sram_mean_bytes),
+                     context_text(stats.max_context_tokens)});
   }
-  std::cout << regions.str();
+  out << regions.str();
 }
 
 void map(const ExperimentOptions& options) {
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   const auto begin = std::chrono::steady_clock::now();
-  mapping::Plan plan;
-  try {
-    plan = compile_plan(experiment);
-  } catch (const mapping::DoesNotFitError& error) {
-    if (!options.common.json_path.empty())
-      write_json(options.common.json_path, {{"fits", false},
-                                            {"error", error.what()},
-                                            {"config_hash", experiment.config.hash()},
-                                            {"version", version()}});
-    throw;
-  }
+  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (!options.common.quiet) print_plan(plan, seconds);
+  if (!options.common.quiet) print_plan(plan, seconds, options.common.table_out());
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, plan_json(plan, experiment.config.hash(), seconds));
 }

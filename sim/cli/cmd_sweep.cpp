@@ -137,7 +137,7 @@ void warn_missing_metrics(const SweepPlan& plan, const std::vector<std::optional
   for (const std::string& metric : metrics) {
     bool found = false;
     for (const auto& record : records)
-      if (record && !json_path_text(record->value("result", nlohmann::json()), metric).empty()) found = true;
+      if (record && has_json_path(record->value("result", nlohmann::json()), metric)) found = true;
     if (!found)
       std::cerr << "warning: no result has " << config::quoted(metric) << "; the paths a result holds are in "
                 << points_dir << "/" << plan.points[*some_ok].hash << ".json under \"result\"\n";

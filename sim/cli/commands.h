@@ -1,5 +1,6 @@
 #pragma once
 // Each `wafersim` subcommand lives in its own cmd_*.cpp and registers itself here.
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ struct CommonOptions {
   std::vector<std::string> sets;  // --set a.b.c=value, repeatable
   std::string json_path;          // --json FILE ("-" = stdout)
   bool quiet = false;             // --quiet: no progress, no table
+
+  // Where the human-readable table goes: stdout, or stderr when the JSON goes
+  // to stdout (--json -), so that stdout then holds exactly one JSON document.
+  std::ostream& table_out() const { return json_path == "-" ? std::cerr : std::cout; }
 };
 void add_common_options(CLI::App& command, CommonOptions& options);
 

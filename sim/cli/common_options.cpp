@@ -10,7 +10,7 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
 }
 
 void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
-  command.add_option("CONFIG", options.file, "Experiment YAML file")->required();
+  command.add_option("CONFIG", options.file, "Experiment YAML file ('-' = standard input)")->required();
   add_common_options(command, options.common);
 }
 

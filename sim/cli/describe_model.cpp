@@ -1,5 +1,5 @@
 // `wafersim describe model NAME`: a model's parameters, the ops of one decode
-// step and what they cost, as a table and as JSON.
+// step and what they cost, as a table and as JSON; without NAME, the zoo.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -165,45 +165,45 @@ std::string layer_traits(const ModelSpec& model, uint32_t layer) {
   return traits;
 }
 
-void print_summary(const workloads::LoadedModel& loaded, const Graph& graph) {
+void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std::ostream& out) {
   const ModelSpec& m = loaded.model;
   const workloads::ParamCounts counts = workloads::count_params(m);
   const workloads::GraphTotals totals = workloads::graph_totals(graph);
-  std::cout << "model " << m.name << " (" << loaded.source << ")\n"
-            << "  " << m.n_layers << " layers, d_model " << m.d_model << ", " << m.n_heads << " query heads and "
-            << m.n_kv_heads << " key/value heads of " << m.head_dim << ", ";
+  out << "model " << m.name << " (" << loaded.source << ")\n"
+      << "  " << m.n_layers << " layers, d_model " << m.d_model << ", " << m.n_heads << " query heads and "
+      << m.n_kv_heads << " key/value heads of " << m.head_dim << ", ";
   if (m.moe.n_experts)
-    std::cout << m.moe.n_experts << " experts (top " << m.moe.top_k << ", " << m.moe.n_shared_experts
-              << " shared) of width " << m.moe.expert_ffn_dim << " on " << m.moe.layers.size() << " layers, ";
-  if (m.ffn_dim) std::cout << "dense MLP width " << m.ffn_dim << ", ";
-  std::cout << "vocabulary " << m.vocab_size << ", up to " << m.max_positions << " positions\n"
-            << "  dtypes: weights " << to_string(m.weight_dtype)
-            << (m.moe.n_experts ? std::string(", experts ") + to_string(m.moe_weight_dtype) : std::string())
-            << ", KV cache " << to_string(m.kv_dtype) << ", activations " << to_string(m.activation_dtype) << "\n\n";
+    out << m.moe.n_experts << " experts (top " << m.moe.top_k << ", " << m.moe.n_shared_experts << " shared) of width "
+        << m.moe.expert_ffn_dim << " on " << m.moe.layers.size() << " layers, ";
+  if (m.ffn_dim) out << "dense MLP width " << m.ffn_dim << ", ";
+  out << "vocabulary " << m.vocab_size << ", up to " << m.max_positions << " positions\n"
+      << "  dtypes: weights " << to_string(m.weight_dtype)
+      << (m.moe.n_experts ? std::string(", experts ") + to_string(m.moe_weight_dtype) : std::string()) << ", KV cache "
+      << to_string(m.kv_dtype) << ", activations " << to_string(m.activation_dtype) << "\n\n";
 
   Table params({{"parameters", "", false}, {"exact", "", true}, {"", "", false}});
   params.add_row({"total", with_commas(counts.total), params_text(counts.total)});
   params.add_row({"active per token", with_commas(counts.active), params_text(counts.active)});
   params.add_row({"weights", with_commas(counts.weight_bytes) + " bytes", scaled(double(counts.weight_bytes), "B")});
-  std::cout << params.str() << "  (" << workloads::active_params_convention() << ")\n\n";
+  out << params.str() << "  (" << workloads::active_params_convention() << ")\n\n";
 
-  std::cout << "decode step: batch " << graph.batch << ", context " << graph.context
-            << " positions (the new token included)\n\n";
+  out << "decode step: batch " << graph.batch << ", context " << graph.context
+      << " positions (the new token included)\n\n";
   std::vector<Row> embedding, head;
   for (const Row& row : rows_of(graph, -1)) {
     const bool input = row.sum.kind == workloads::OpKind::Embedding ||
                        row.sum.kind == workloads::OpKind::PositionEmbedding;
     (input ? embedding : head).push_back(row);
   }
-  std::cout << "embedding\n" << ops_table(embedding) << "\n";
+  out << "embedding\n" << ops_table(embedding) << "\n";
   for (const std::vector<uint32_t>& group : layer_groups(graph, m)) {
-    std::cout << "layer " << group[0] << " (" << layer_traits(m, group[0]) << "); "
-              << (group.size() == 1 ? "only this layer" : "the same ops in " + std::to_string(group.size()) +
-                                                              " layers: " + layer_list(group))
-              << (m.is_moe_layer(group[0]) ? "; routed experts differ by layer" : "") << "\n"
-              << ops_table(rows_of(graph, int32_t(group[0]))) << "\n";
+    out << "layer " << group[0] << " (" << layer_traits(m, group[0]) << "); "
+        << (group.size() == 1 ? "only this layer"
+                              : "the same ops in " + std::to_string(group.size()) + " layers: " + layer_list(group))
+        << (m.is_moe_layer(group[0]) ? "; routed experts differ by layer" : "") << "\n"
+        << ops_table(rows_of(graph, int32_t(group[0]))) << "\n";
   }
-  std::cout << "head\n" << ops_table(head) << "\n";
+  out << "head\n" << ops_table(head) << "\n";
 
   const uint64_t per_position = workloads::kv_bytes_per_position(m);
   const uint64_t batch = graph.batch;
@@ -220,7 +220,7 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph) {
   const uint64_t at_context = workloads::kv_bytes_at_context(m, graph.context);
   summary.add_row({"KV cache per sequence at context " + std::to_string(graph.context),
                    with_commas(at_context) + " bytes", scaled(double(at_context), "B")});
-  std::cout << summary.str();
+  out << summary.str();
 }
 
 nlohmann::json op_json(const GraphOp& op) {
@@ -268,7 +268,38 @@ nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& 
           {"ops", ops}};
 }
 
+// `describe model` without a name: the zoo, one line per model.
+void list_models(const DescribeOptions& options) {
+  Table table({{"model", "", false},
+               {"layers", "", true},
+               {"d_model", "", true},
+               {"experts", "", true},
+               {"parameters", "", true},
+               {"active per token", "", true},
+               {"file", "", false}});
+  nlohmann::json models = nlohmann::json::array();
+  for (const std::string& name : workloads::zoo_model_names()) {
+    const workloads::LoadedModel loaded = workloads::load_model(name, options.common.sets);
+    const ModelSpec& m = loaded.model;
+    const workloads::ParamCounts counts = workloads::count_params(m);
+    table.add_row({name, std::to_string(m.n_layers), std::to_string(m.d_model),
+                   m.moe.n_experts ? std::to_string(m.moe.n_experts) : "-", params_text(counts.total),
+                   params_text(counts.active), loaded.source});
+    models.push_back({{"model", name},
+                      {"source", loaded.source},
+                      {"layers", m.n_layers},
+                      {"d_model", m.d_model},
+                      {"experts", m.moe.n_experts},
+                      {"params_total", counts.total},
+                      {"params_active", counts.active}});
+  }
+  if (!options.common.quiet)
+    options.common.table_out() << table.str() << "(wafersim describe model NAME shows one model's ops and costs)\n";
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, {{"models", models}});
+}
+
 void describe_model(const DescribeOptions& options) {
+  if (options.name.empty()) return list_models(options);
   const workloads::LoadedModel loaded = workloads::load_model(options.name, options.common.sets);
   const ModelSpec& model = loaded.model;
   const uint64_t context = options.context ? options.context : std::min<uint64_t>(4096, model.max_positions);
@@ -276,7 +307,7 @@ void describe_model(const DescribeOptions& options) {
     throw CommandError(kExitBadInput, "--context " + std::to_string(context) + " exceeds " + model.name + "'s max_positions (" +
                               std::to_string(model.max_positions) + ")");
   const Graph graph = workloads::build_decode_graph(model, {options.batch, context, 1});
-  if (!options.common.quiet) print_summary(loaded, graph);
+  if (!options.common.quiet) print_summary(loaded, graph, options.common.table_out());
   if (!options.common.json_path.empty()) write_json(options.common.json_path, describe_json(loaded, graph));
 }
 
@@ -286,8 +317,8 @@ void add_describe_model_subcommand(CLI::App& describe) {
   auto options = std::make_shared<DescribeOptions>();
   CLI::App* command = describe.add_subcommand(
       "model", "A model's parameters and the ops of one decode step: shapes, FLOPs, weight and KV-cache bytes");
-  command->add_option("NAME", options->name, "Zoo model name (see workloads/models) or path to a model file")
-      ->required();
+  command->add_option("NAME", options->name,
+                      "Zoo model name (see workloads/models) or path to a model file; without one, lists the zoo");
   command->add_option("--context", options->context, "Positions attended by the decoded token (default 4096)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   command->add_option("--batch", options->batch, "Sequences decoded together (default 1)")

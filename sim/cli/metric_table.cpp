@@ -25,6 +25,8 @@ std::vector<Metric> build_table() {
   };
 
   // What was run: the result's header, so a sweep can tabulate it like any figure.
+  add("fits", "", "true; a plan that does not fit writes {fits: false, error, config_hash, version} and exits 3",
+      kSetup, std::nullopt, [](const DecodeResult&) { return true; });
   add("engine", "", "the backend that produced the result: sim or analytic", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.figures.backend; });
   add("experiment.model", "", "model name", kSetup, std::nullopt,
@@ -91,10 +93,10 @@ std::vector<Metric> build_table() {
         return steps;
       });
 
-  add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program", 0,
-      TableRow{"compute utilisation, mean", "%", 100, 2},
+  add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program",
+      kMeasuredOnly, TableRow{"compute utilisation, mean", "%", 100, 2},
       [](const DecodeResult& r) { return r.figures.compute_busy_mean; });
-  add("utilization.compute.peak", "fraction", "the same for the busiest tile", 0, std::nullopt,
+  add("utilization.compute.peak", "fraction", "the same for the busiest tile", kMeasuredOnly, std::nullopt,
       [](const DecodeResult& r) { return r.figures.compute_busy_peak; });
   add("utilization.sram_capacity.mean", "fraction", "SRAM in use over capacity, mean over used tiles (from the plan)",
       0, TableRow{"SRAM capacity used, mean", "%", 100, 1},
@@ -102,29 +104,27 @@ std::vector<Metric> build_table() {
   add("utilization.sram_capacity.peak", "fraction", "the same for the fullest tile", 0, std::nullopt,
       [](const DecodeResult& r) { return sram_fraction(r, r.plan.sram_peak_bytes); });
   add("utilization.links.mean", "fraction",
-      "fraction of the run a directed link is busy, mean over all links (engine with contention on)", 0, std::nullopt,
-      [](const DecodeResult& r) { return r.figures.link_busy_mean; });
-  add("utilization.links.peak", "fraction", "the same for the busiest link", 0, std::nullopt,
+      "fraction of the run a directed link is busy, mean over all links (engine with contention on)", kMeasuredOnly,
+      std::nullopt, [](const DecodeResult& r) { return r.figures.link_busy_mean; });
+  add("utilization.links.peak", "fraction", "the same for the busiest link", kMeasuredOnly, std::nullopt,
       [](const DecodeResult& r) { return r.figures.link_busy_peak; });
 
   add("sim.tiles_simulated", "tiles", "tiles that exist in the simulation (all tiles of all wafers)", kMeasuredOnly,
       TableRow{"tiles simulated", "tiles", 1, 0}, [](const DecodeResult& r) { return r.figures.tiles_simulated; });
   add("sim.events", "events", "tasks processed plus message deliveries", kMeasuredOnly,
       TableRow{"events", "events", 1, 0}, [](const DecodeResult& r) { return r.figures.events; });
-  add("sim.link_hops", "hops", "link traversals of every message", 0, std::nullopt,
+  add("sim.link_hops", "hops", "link traversals of every message", kMeasuredOnly, std::nullopt,
       [](const DecodeResult& r) { return r.figures.link_hops; });
-  add("sim.events_per_second", "events/s", "simulation speed of this run", kMachineDependent, std::nullopt,
-      [](const DecodeResult& r) {
+  add("sim.events_per_second", "events/s", "simulation speed of this run", kMeasuredOnly | kMachineDependent,
+      std::nullopt, [](const DecodeResult& r) {
         return r.figures.wall_seconds > 0 ? double(r.figures.events) / r.figures.wall_seconds : 0.0;
       });
-  add("sim.wall_seconds", "s", "wall time of the whole command, loading and compiling included",
-      kMeasuredOnly | kMachineDependent, TableRow{"wall time", "s", 1, 2},
-      [](const DecodeResult& r) { return r.figures.wall_seconds; });
-  add("sim.wall_seconds_per_token", "s", "wall_seconds over tokens generated", kMeasuredOnly | kMachineDependent,
-      TableRow{"wall time per token", "s", 1, 3}, [](const DecodeResult& r) {
-        return r.figures.wall_seconds / double(std::max<uint64_t>(r.metrics.tokens, 1));
-      });
-  add("sim.peak_rss_bytes", "bytes", "peak resident memory of the process", kMeasuredOnly | kMachineDependent,
+  add("sim.wall_seconds", "s", "wall time of the whole command, loading and compiling included", kMachineDependent,
+      TableRow{"wall time", "s", 1, 2}, [](const DecodeResult& r) { return r.figures.wall_seconds; });
+  add("sim.wall_seconds_per_token", "s", "wall_seconds over tokens generated", kMachineDependent,
+      TableRow{"wall time per token", "s", 1, 3},
+      [](const DecodeResult& r) { return r.figures.wall_seconds / double(std::max<uint64_t>(r.metrics.tokens, 1)); });
+  add("sim.peak_rss_bytes", "bytes", "peak resident memory of the process", kMachineDependent,
       TableRow{"peak memory", "MB", 1e-6, 0}, [](const DecodeResult& r) { return r.figures.peak_rss_bytes; });
   return table;
 }
@@ -138,6 +138,11 @@ nlohmann::json::json_pointer pointer(const std::string& path) {
 std::string row_value(const TableRow& row, const nlohmann::json& value) {
   if (value.is_number_unsigned() && row.scale == 1) return std::to_string(value.get<uint64_t>());
   return fmt::format("{:.{}f}", value.get<double>() * row.scale, row.decimals);
+}
+
+// False for a figure only the engine measures, when the backend did not measure it.
+bool measured(const Metric& metric, const DecodeResult& result) {
+  return !(metric.flags & kMeasuredOnly) || result.figures.measured;
 }
 
 }  // namespace
@@ -162,6 +167,10 @@ bool is_decode_metric_path(const std::string& path) {
 
 void write_metrics(const DecodeResult& result, nlohmann::json& document) {
   for (const Metric& metric : decode_metric_table()) {
+    if (!measured(metric, result)) {
+      document[pointer(metric.path)] = nullptr;  // the key stays, so every backend's result has the same keys
+      continue;
+    }
     nlohmann::json value = metric.read(result);
     if (!value.is_null()) document[pointer(metric.path)] = std::move(value);
   }
@@ -170,8 +179,9 @@ void write_metrics(const DecodeResult& result, nlohmann::json& document) {
 std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
   std::vector<std::vector<std::string>> rows;
   for (const Metric& metric : decode_metric_table()) {
-    if (!metric.row || ((metric.flags & kMeasuredOnly) && !result.figures.measured)) continue;
-    rows.push_back({metric.row->label, row_value(*metric.row, metric.read(result)), metric.row->unit});
+    if (!metric.row) continue;
+    rows.push_back({metric.row->label, measured(metric, result) ? row_value(*metric.row, metric.read(result)) : "—",
+                    metric.row->unit});
   }
   return rows;
 }

@@ -36,11 +36,12 @@ struct TableRow {
 };
 
 enum MetricFlag : unsigned {
-  kGolden = 1u << 0,          // recorded in tests/data/golden/*.json (exact cycles)
-  kSweepDefault = 1u << 1,    // a sweep's column when its file lists no metrics:
-  kMeasuredOnly = 1u << 2,    // shown in the table only when the backend measured it (the engine)
-  kMachineDependent = 1u << 3, // wall time and memory: the only figures two identical runs may differ in
-  kSetup = 1u << 4             // describes what was run (model, batch, ...), not a measured figure
+  kGolden = 1u << 0,            // recorded in tests/data/golden/*.json (exact cycles)
+  kSweepDefault = 1u << 1,      // a sweep's column when its file lists no metrics:
+  kMeasuredOnly = 1u << 2,      // measured by the engine only: JSON null and "—" in the table when the backend
+                                // did not measure it (RunFigures::measured false), never a made-up zero
+  kMachineDependent = 1u << 3,  // wall time and memory: the only figures two identical runs may differ in
+  kSetup = 1u << 4              // describes what was run (model, batch, ...), not a measured figure
 };
 
 struct Metric {
@@ -61,10 +62,11 @@ std::vector<std::string> metric_paths(unsigned flag = 0);
 // True when `path` names a declared metric or a group of them ("metrics.breakdown").
 bool is_decode_metric_path(const std::string& path);
 
-// Every metric at its path in `document` (nested objects are created).
+// Every metric at its path in `document` (nested objects are created); a
+// kMeasuredOnly metric the backend did not measure is null.
 void write_metrics(const DecodeResult& result, nlohmann::json& document);
 
-// The rows of the metrics that have one, for the result table.
+// The rows of the metrics that have one, for the result table; "—" for a figure not measured.
 std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result);
 
 }  // namespace wafersim::cli

@@ -33,6 +33,12 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+// Columns a cell takes on a terminal: its UTF-8 characters, not its bytes ("—" is one).
+size_t display_width(const std::string& text) {
+  return size_t(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 }  // namespace
 
 void write_text_atomically(const std::string& path_given, const std::string& text) {
@@ -110,13 +116,13 @@ std::string Table::str() const {
     headers.push_back(column.unit.empty() ? column.title : column.title + " (" + column.unit + ")");
   std::vector<size_t> widths(columns_.size());
   for (size_t c = 0; c < columns_.size(); ++c) {
-    widths[c] = headers[c].size();
-    for (const auto& row : rows_) widths[c] = std::max(widths[c], row[c].size());
+    widths[c] = display_width(headers[c]);
+    for (const auto& row : rows_) widths[c] = std::max(widths[c], display_width(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {
-      std::string padding(widths[c] - cells[c].size(), ' ');
+      std::string padding(widths[c] - display_width(cells[c]), ' ');
       out += (c ? "  " : "") + (columns_[c].align_right ? padding + cells[c] : cells[c] + padding);
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();

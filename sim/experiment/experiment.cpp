@@ -1,5 +1,8 @@
 #include "sim/experiment/experiment.h"
 
+#include <iostream>
+#include <sstream>
+
 #include "models/hardware.h"
 #include "sim/experiment/sim_options.h"
 #include "workloads/model_spec.h"
@@ -33,6 +36,11 @@ config::LoadOptions load_options(const std::vector<std::string>& overrides) {
 }  // namespace
 
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path == "-") {
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    return config::load_string(experiment_schema(), text.str(), kStdinName, load_options(overrides));
+  }
   return config::load_file(experiment_schema(), path, load_options(overrides));
 }
 

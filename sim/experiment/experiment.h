@@ -18,7 +18,12 @@ namespace wafersim {
 // Every parameter of every section (hardware, model, workload, mapping, sim).
 const config::Schema& experiment_schema();
 
-// Loads and validates an experiment file with --set overrides applied.
+// The name errors give an experiment read from standard input ("<stdin>:3:5: ...").
+inline constexpr const char* kStdinName = "<stdin>";
+
+// Loads and validates an experiment file with --set overrides applied. The
+// path "-" reads the YAML from standard input; files it names by relative path
+// are then relative to the working directory.
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides);
 
 struct Experiment {

@@ -128,3 +128,25 @@ TEST_CASE("describe params lists every parameter with unit and default", "[cli][
   CHECK(none.exit_code == 2);
   CHECK(is_one_line(none.err));
 }
+
+TEST_CASE("CONFIG '-' reads the experiment from standard input; errors name <stdin>:LINE:COL", "[cli][validate]") {
+  const std::string binary = shell_quoted(WAFERSIM_BINARY);
+  const Outcome from_file = run_wafersim({"validate", kGood, "--quiet", "--json", "-"});
+  REQUIRE(from_file.exit_code == 0);
+  const std::string hash = nlohmann::json::parse(from_file.out).at("config_hash");
+  for (const std::string command : {"validate", "run", "analytic", "map"}) {
+    INFO(command);
+    const Outcome piped = run_shell(binary + " " + command + " - --quiet --json - < " + shell_quoted(kGood));
+    INFO(piped.err);
+    CHECK(piped.exit_code == 0);
+    CHECK(nlohmann::json::parse(piped.out).at("config_hash") == hash);
+  }
+  const Outcome verdict = run_shell(binary + " validate - < " + shell_quoted(kGood));
+  CHECK(verdict.out == "<stdin>: ok (config hash " + hash + ")\n");
+
+  const Outcome bad = run_shell("printf 'hardware: tiny\\nmodel: tiny-dense\\nsim:\\n  contention: maybe\\n' | " + binary +
+                                " analytic -");
+  CHECK(bad.exit_code == 2);
+  CHECK(is_one_line(bad.err));
+  CHECK_THAT(bad.err, Catch::StartsWith("error: <stdin>:4:"));
+}

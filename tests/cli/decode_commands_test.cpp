@@ -1,10 +1,10 @@
 // run, analytic and map as a user drives them: JSON keys, exact golden cycles,
 // byte-stable results, and exit code 3 when a model does not fit.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "run_wafersim.h"
@@ -152,4 +152,125 @@ TEST_CASE("a preset section given with --set is replaced whole", "[cli][config]"
   CHECK(unknown.exit_code == 2);
   CHECK(is_one_line(unknown.err));
   CHECK_THAT(unknown.err, Catch::Contains("unknown model preset 'no-such-model'"));
+}
+
+TEST_CASE("with --json -, stdout is exactly one JSON document and the table goes to stderr", "[cli][json]") {
+  const std::string good = std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"run", kTinyDense},
+                                                                                    {"analytic", kTinyDense},
+                                                                                    {"map", kTinyDense},
+                                                                                    {"validate", good},
+                                                                                    {"validate", good, "--print"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--json", "-"});
+    INFO(full[0] << " " << full.back());
+    const Outcome outcome = run_wafersim(full);
+    REQUIRE(outcome.exit_code == 0);
+    CHECK(json::accept(outcome.out));
+    CHECK_FALSE(outcome.err.empty());  // the table, for whoever watches the terminal
+  }
+  const Outcome quiet = run_wafersim({"analytic", kTinyDense, "--json", "-", "--quiet"});
+  CHECK(json::accept(quiet.out));
+  CHECK(quiet.err.empty());
+}
+
+TEST_CASE("analytic reports what it does not measure as null and as a dash in the table", "[cli][decode]") {
+  const json analytic = run_json({"analytic", kTinyDense});
+  for (const char* path :
+       {"utilization.compute.mean", "utilization.compute.peak", "utilization.links.mean", "utilization.links.peak",
+        "sim.tiles_simulated", "sim.events", "sim.link_hops", "sim.events_per_second"}) {
+    INFO(path);
+    REQUIRE(analytic.contains(json_pointer(path)));  // the key stays: run and analytic have the same keys
+    CHECK(analytic[json_pointer(path)].is_null());
+  }
+  // What the analytic run does know stays a number.
+  CHECK(analytic["utilization"]["sram_capacity"]["mean"].is_number());
+  CHECK(analytic["sim"]["wall_seconds"].is_number());
+  CHECK(analytic["metrics"]["cycles_per_token"].is_number());
+
+  const Outcome table = run_wafersim({"analytic", kTinyDense});
+  REQUIRE(table.exit_code == 0);
+  CHECK(std::regex_search(table.out, std::regex("\ncompute utilisation, mean +— +%\n")));
+  CHECK(std::regex_search(table.out, std::regex("\nevents +— +events\n")));
+  CHECK_THAT(table.out, !Catch::Contains(" 0.00  %"));
+
+  // The engine measures them: numbers, not null.
+  const json simulated = run_json({"run", kTinyDense});
+  CHECK(simulated["sim"]["events"].get<uint64_t>() > 0);
+  CHECK(simulated["utilization"]["compute"]["mean"].is_number());
+}
+
+TEST_CASE("a sweep's CSV leaves a figure the backend did not measure empty", "[cli][sweep]") {
+  Scratch scratch;
+  const std::string sweep = scratch.write("sweep.yaml", "base: " + std::string(WAFERSIM_TEST_DATA) +
+                                                            "/good/tiny.yaml\nengine: analytic\nmode: grid\naxes:\n"
+                                                            "  workload.batch: [1, 2]\n"
+                                                            "metrics: [metrics.cycles_per_token, sim.events]\n");
+  const Outcome outcome = run_wafersim({"sweep", sweep, "--out", (scratch.path() / "out").string()});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK_THAT(outcome.err, !Catch::Contains("no result has"));
+  const std::string csv = read_all(scratch.path() / "out" / "results.csv");
+  CHECK_THAT(csv, Catch::StartsWith("workload.batch,metrics.cycles_per_token,sim.events,status"));
+  CHECK(std::regex_search(csv, std::regex("\n1,[0-9.]+,,ok,")));
+  CHECK(std::regex_search(csv, std::regex("\n2,[0-9.]+,,ok,")));
+}
+
+TEST_CASE("map: a region without KV cache has an unbounded context, null in JSON, never a sentinel", "[cli][map]") {
+  const json plan = run_json({"map", kTinyDense});
+  size_t unbounded = 0, bounded = 0;
+  for (const json& region : plan["regions"]) {
+    INFO(region["name"]);
+    const json& context = region.at("max_context_tokens");
+    if (context.is_null())
+      ++unbounded;
+    else
+      CHECK(context.get<uint64_t>() < (uint64_t(1) << 53));  // within reach of a JSON parser's double
+    if (context.is_number()) ++bounded;
+  }
+  CHECK(unbounded == 2);  // embedding and LM head
+  CHECK(bounded == 2);    // the two layers
+  CHECK(plan["max_context_tokens"].is_number_unsigned());
+
+  const Outcome table = run_wafersim({"map", kTinyDense});
+  CHECK_THAT(table.out, Catch::Contains("max context (tokens)"));
+  CHECK_THAT(table.out, Catch::Contains("unbounded"));
+  CHECK_THAT(table.out, !Catch::Contains("18446744073709551615"));
+}
+
+TEST_CASE("run and analytic write the refused record map writes when the model does not fit", "[cli][decode]") {
+  const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
+  const json from_map = run_json({"map", moe, "--set", "hardware.wafers=1"}, 3);
+  for (const char* command : {"run", "analytic"}) {
+    INFO(command);
+    Scratch scratch;
+    const std::string path = (scratch.path() / "result.json").string();
+    const Outcome outcome = run_wafersim({command, moe, "--set", "hardware.wafers=1", "--json", path});
+    CHECK(outcome.exit_code == 3);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::StartsWith("does not fit: tiny-moe needs"));
+    const json refused = json::parse(read_all(path));
+    CHECK(refused["fits"] == false);
+    CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
+    CHECK(refused == from_map);  // one shape for every command
+    CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) ==
+          1);
+
+    const Outcome to_stdout = run_wafersim({command, moe, "--set", "hardware.wafers=1", "--json", "-"});
+    CHECK(to_stdout.exit_code == 3);
+    CHECK(json::parse(to_stdout.out) == from_map);
+  }
+  CHECK(run_json({"analytic", kTinyDense})["fits"] == true);
+}
+
+TEST_CASE("a run that fails for another reason leaves no JSON file, whole or partial", "[cli][decode]") {
+  for (const char* command : {"run", "analytic", "map"}) {
+    INFO(command);
+    Scratch scratch;
+    const std::string path = (scratch.path() / "result.json").string();
+    const Outcome outcome = run_wafersim({command, kTinyDense, "--set", "workload.batch=0", "--json", path});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK(std::filesystem::is_empty(scratch.path()));
+  }
 }

@@ -91,3 +91,24 @@ TEST_CASE("describe model rejects a context beyond the model's limit and unknown
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find("llama3.1-8b") != std::string::npos);
 }
+
+TEST_CASE("describe model without a name lists the zoo: layers and parameters", "[cli][model]") {
+  const Outcome list = describe("");
+  INFO(list.err);
+  REQUIRE(list.exit_code == 0);
+  CHECK_THAT(list.out, Catch::Contains("model") && Catch::Contains("layers") && Catch::Contains("parameters"));
+  CHECK_THAT(list.out, Catch::Contains("llama3.1-8b ") && Catch::Contains("8.03 B"));
+  CHECK_THAT(list.out, Catch::Contains("qwen3-235b-a22b ") && Catch::Contains("tiny-moe "));
+
+  const nlohmann::json zoo = describe_json("")["models"];
+  CHECK(zoo.size() >= 12);
+  bool found = false;
+  for (const nlohmann::json& model : zoo)
+    if (model["model"] == "llama3.1-8b") {
+      found = true;
+      CHECK(model["layers"] == 32);
+      // The same count `describe model llama3.1-8b` reports.
+      CHECK(model["params_total"] == describe_json("llama3.1-8b")["params_total"]);
+    }
+  CHECK(found);
+}

@@ -71,6 +71,10 @@ std::string json_path_text(const nlohmann::json& document, const std::string& pa
   return value->dump();  // integers, true/false, and groups as compact JSON
 }
 
+bool has_json_path(const nlohmann::json& document, const std::string& path) {
+  return find_path(document, path) != nullptr;
+}
+
 std::string csv_header(const SweepPlan& plan, const std::vector<std::string>& metrics) {
   std::vector<std::string> fields = plan.columns;
   fields.insert(fields.end(), metrics.begin(), metrics.end());

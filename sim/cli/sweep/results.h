@@ -28,8 +28,11 @@ std::optional<nlohmann::json> read_point_record(const std::string& path);
 
 // A field as CSV writes it: quoted when it holds a comma, quote, line break or edge space.
 std::string csv_field(const std::string& text);
-// The value at a dotted path of a JSON document as CSV text; "" when absent.
+// The value at a dotted path of a JSON document as CSV text; "" when absent or
+// null (a figure the backend did not measure, e.g. sim.events of `analytic`).
 std::string json_path_text(const nlohmann::json& document, const std::string& path);
+// True when the path is there, null included.
+bool has_json_path(const nlohmann::json& document, const std::string& path);
 
 std::string csv_header(const SweepPlan& plan, const std::vector<std::string>& metrics);
 std::string csv_row(const Point& point, const nlohmann::json& record, const std::vector<std::string>& metrics);
