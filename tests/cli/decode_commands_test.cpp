@@ -62,9 +62,10 @@ TEST_CASE("run reports every declared metric, and docs/METRICS.md defines each",
     INFO(path);
     if (path != "metrics.steps") CHECK(result.contains(json_pointer(path)));  // steps: analytic only
     // Defined in the docs by its own path, or by its group's ("utilization.compute" for .mean and .peak).
+    // A row of the definitions table names it, or names its group ("| `utilization.compute` |" for .mean and .peak).
     const std::string group = path.substr(0, path.rfind('.'));
     CHECK((documentation.find("`" + path + "`") != std::string::npos ||
-           documentation.find("`" + group + "`") != std::string::npos));
+           documentation.find("\n| `" + group + "` |") != std::string::npos));
   }
   for (const char* key : {"tokens_per_second", "tokens_per_second_per_user", "per_token_latency_us",
                           "cycles_per_token", "breakdown", "per_layer", "total_cycles", "tokens"})
