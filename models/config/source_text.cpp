@@ -91,6 +91,18 @@ void check_no_tab_indentation(const std::string& text, const std::string& name) 
   }
 }
 
+// yaml-cpp counts only LF as a line break: a file with CR-only line endings
+// would read as a single comment line. CRLF and a lone CR both become LF.
+std::string with_lf_line_breaks(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') out += text[i];
+    else if (i + 1 >= text.size() || text[i + 1] != '\n') out += '\n';
+  }
+  return out;
+}
+
 constexpr size_t kMaxNodesWalked = 1000000;
 
 // yaml-cpp keeps both entries of a repeated key and lookups see only the first,
@@ -134,10 +146,11 @@ YAML::Node load_yaml(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-YAML::Node parse_config_text(const std::string& text, const std::string& name) {
-  if (text.size() > kMaxConfigFileBytes)
+YAML::Node parse_config_text(const std::string& file_text, const std::string& name) {
+  if (file_text.size() > kMaxConfigFileBytes)
     throw ConfigError(SourceLocation{name, 0, 0}, "", "larger than 1 MiB; not an experiment file");
-  check_is_text(text, name);
+  check_is_text(file_text, name);
+  const std::string text = with_lf_line_breaks(file_text);
   check_no_tab_indentation(text, name);
   YAML::Node root = load_yaml(text, name);
   // yaml-cpp 0.7 accepts a quoted string left open when the file ends with a

@@ -18,7 +18,8 @@ SourceLocation location_of(const std::string& file, const YAML::Mark& mark);
 // Reads a regular file of at most kMaxConfigFileBytes.
 std::string read_config_file(const std::string& path);
 
-// Parses checked text; `name` is the file name used in messages.
+// Parses checked text; `name` is the file name used in messages. A lone CR is a
+// line break (old Mac files).
 YAML::Node parse_config_text(const std::string& text, const std::string& name);
 
 }  // namespace wafersim::config
