@@ -171,12 +171,7 @@ class Loader {
       for (const ParamSpec& param : schema_.params()) all.push_back(param.path);
       throw ConfigError(where, path, "unknown parameter " + quoted(path) + did_you_mean(path, all));
     }
-    YAML::Node value;
-    try {
-      value = YAML::Load(text.substr(equals + 1));
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(where, path, "cannot read the value of " + path + ": " + e.msg);
-    }
+    const YAML::Node value = parse_override_value(text.substr(equals + 1), where, path);
     config_.set(path, parse_value(*spec, value, where, where.file), where);
   }
 

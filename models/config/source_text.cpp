@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 
@@ -103,6 +104,54 @@ std::string with_lf_line_breaks(const std::string& text) {
   return out;
 }
 
+// "---" or "..." at the start of a line, alone or followed by a space.
+bool is_document_marker(const std::string& line, const char* marker) {
+  return line.compare(0, 3, marker) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+}
+
+bool is_blank_or_comment(const std::string& line) {
+  const size_t first = line.find_first_not_of(" \t");
+  return first == std::string::npos || line[first] == '#';
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// yaml-cpp reads the first document of a stream and drops the rest silently.
+void check_one_document(const std::string& text, const std::string& name) {
+  bool content = false;  // a line of the document seen
+  int end_line = 0;      // the line of a "..." ending the document
+  const std::vector<std::string> lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const SourceLocation here{name, int(i) + 1, 1};
+    if (end_line > 0) {
+      if (is_blank_or_comment(line)) continue;
+      throw ConfigError(here, "",
+                        "text after the end of the YAML document ('...' at line " + std::to_string(end_line) +
+                            "); an experiment file holds one document");
+    }
+    if (is_document_marker(line, "---")) {
+      if (content)
+        throw ConfigError(here, "", "a second YAML document ('---'); an experiment file holds one document");
+      content = !is_blank_or_comment(line.substr(3));
+    } else if (is_document_marker(line, "...")) {
+      end_line = int(i) + 1;
+    } else if (!is_blank_or_comment(line) && line[0] != '%') {
+      content = true;
+    }
+  }
+}
+
 constexpr size_t kMaxNodesWalked = 1000000;
 
 // yaml-cpp keeps both entries of a repeated key and lookups see only the first,
@@ -152,6 +201,7 @@ YAML::Node parse_config_text(const std::string& file_text, const std::string& na
   check_is_text(file_text, name);
   const std::string text = with_lf_line_breaks(file_text);
   check_no_tab_indentation(text, name);
+  check_one_document(text, name);
   YAML::Node root = load_yaml(text, name);
   // yaml-cpp 0.7 accepts a quoted string left open when the file ends with a
   // line break, swallowing the rest of the file; without the break it reports it.
@@ -160,6 +210,19 @@ YAML::Node parse_config_text(const std::string& file_text, const std::string& na
   size_t budget = 0;
   check_no_duplicate_keys(root, name, "", budget);
   return root;
+}
+
+YAML::Node parse_override_value(const std::string& text, const SourceLocation& where, const std::string& key) {
+  for (const std::string& line : lines_of(with_lf_line_breaks(text)))
+    if (is_document_marker(line, "---") || is_document_marker(line, "..."))
+      throw ConfigError(where, key, "the value holds a YAML document marker ('---' or '...'); --set takes one value");
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where, key, "cannot read the value of " + key + ": " + e.msg);
+  }
+  return value;
 }
 
 }  // namespace wafersim::config

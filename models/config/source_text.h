@@ -19,7 +19,11 @@ SourceLocation location_of(const std::string& file, const YAML::Mark& mark);
 std::string read_config_file(const std::string& path);
 
 // Parses checked text; `name` is the file name used in messages. A lone CR is a
-// line break (old Mac files).
+// line break (old Mac files) and the text must hold one YAML document.
 YAML::Node parse_config_text(const std::string& text, const std::string& name);
+
+// Parses the YAML value of an override such as --set a.b=VALUE, with the same
+// checks; errors are reported at `where` and name `key`.
+YAML::Node parse_override_value(const std::string& text, const SourceLocation& where, const std::string& key);
 
 }  // namespace wafersim::config
