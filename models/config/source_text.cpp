@@ -152,6 +152,16 @@ void check_one_document(const std::string& text, const std::string& name) {
   }
 }
 
+// Tags are not part of the format: `!!str 16` would read as the number 16.
+void check_no_tag(const YAML::Node& node, const SourceLocation& where, const std::string& key) {
+  const std::string& tag = node.Tag();
+  // "?" and "" are untagged nodes, "!" a quoted scalar (a string).
+  if (tag.empty() || tag == "?" || tag == "!") return;
+  const std::string core = "tag:yaml.org,2002:";
+  const std::string written = tag.compare(0, core.size(), core) == 0 ? "!!" + tag.substr(core.size()) : tag;
+  throw ConfigError(where, key, "explicit YAML tag " + quoted(written) + " is not supported; write the value plain");
+}
+
 constexpr size_t kMaxNodesWalked = 1000000;
 
 // yaml-cpp keeps both entries of a repeated key and lookups see only the first,
@@ -161,6 +171,7 @@ void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, co
   // Aliases make a small file a large tree; stop before walking it all.
   if (++budget > kMaxNodesWalked)
     throw ConfigError(SourceLocation{name, 1, 0}, "", "too many YAML nodes (aliases expanding?)");
+  check_no_tag(node, location_of(name, node.Mark()), where);
   if (node.IsSequence()) {
     for (size_t i = 0; i < node.size(); ++i)
       check_no_duplicate_keys(node[i], name, where + "[" + std::to_string(i) + "]", budget);
@@ -170,6 +181,7 @@ void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, co
   std::map<std::string, int> first_line;
   for (const auto& pair : node) {
     const YAML::Node& key = pair.first;
+    check_no_tag(key, location_of(name, key.Mark()), where);
     if (key.IsScalar()) {
       SourceLocation here = location_of(name, key.Mark());
       auto [previous, inserted] = first_line.emplace(key.Scalar(), here.line);
@@ -222,6 +234,9 @@ YAML::Node parse_override_value(const std::string& text, const SourceLocation& w
   } catch (const YAML::Exception& e) {
     throw ConfigError(where, key, "cannot read the value of " + key + ": " + e.msg);
   }
+  check_no_tag(value, where, key);
+  if (value.IsSequence())
+    for (size_t i = 0; i < value.size(); ++i) check_no_tag(value[i], where, key);
   return value;
 }
 

@@ -19,7 +19,8 @@ SourceLocation location_of(const std::string& file, const YAML::Mark& mark);
 std::string read_config_file(const std::string& path);
 
 // Parses checked text; `name` is the file name used in messages. A lone CR is a
-// line break (old Mac files) and the text must hold one YAML document.
+// line break (old Mac files), the text must hold one YAML document, and explicit
+// tags (`!!str 16`, `!foo`) are refused.
 YAML::Node parse_config_text(const std::string& text, const std::string& name);
 
 // Parses the YAML value of an override such as --set a.b=VALUE, with the same

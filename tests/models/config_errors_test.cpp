@@ -148,3 +148,12 @@ TEST_CASE("a file with CR-only line endings reads line by line", "[config][error
   CHECK(load_error("chip:\r\n  width: 3\r\n  wdth: 4\r\n") ==
         "exp.yaml:3:3: unknown key 'wdth' in chip; did you mean 'width'?");
 }
+
+TEST_CASE("a file with CR-only line endings reads line by line", "[config][errors]") {
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  link: {hop_cycles: 2}\r").empty());
+  CHECK(load("# old Mac file\rchip:\r  width: 3\r").where("chip.width").str() == "exp.yaml:3:10");
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  wdth: 4\r") ==
+        "exp.yaml:4:3: unknown key 'wdth' in chip; did you mean 'width'?");
+  CHECK(load_error("chip:\r\n  width: 3\r\n  wdth: 4\r\n") ==
+        "exp.yaml:3:3: unknown key 'wdth' in chip; did you mean 'width'?");
+}
