@@ -16,11 +16,23 @@ namespace {
   throw std::logic_error("configuration parameter '" + path + "' read as " + wanted);
 }
 
-void check_range(const ParamSpec& spec, double number, const std::string& shown, const SourceLocation& where) {
-  if (number >= spec.min && number <= spec.max) return;
+[[noreturn]] void out_of_range(const ParamSpec& spec, const std::string& shown, const SourceLocation& where) {
   std::string unit = spec.unit.empty() ? "" : " " + spec.unit;
   throw ConfigError(where, spec.path,
                     spec.path + " = " + shown + unit + " is out of range; allowed " + range_description(spec));
+}
+
+void check_range(const ParamSpec& spec, double number, const SourceLocation& where) {
+  if (!(number >= spec.min && number <= spec.max)) out_of_range(spec, format_number(number), where);
+}
+
+// Integers compare with the declared bounds exactly: a double cannot tell 2^53 + 1
+// from 2^53, so converting the value would let one past a bound through.
+void check_range(const ParamSpec& spec, int64_t number, const SourceLocation& where) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  const bool above_min = spec.min <= -kTwoTo63 || (spec.min < kTwoTo63 && number >= int64_t(std::ceil(spec.min)));
+  const bool below_max = spec.max >= kTwoTo63 || (spec.max >= -kTwoTo63 && number <= int64_t(std::floor(spec.max)));
+  if (!above_min || !below_max) out_of_range(spec, std::to_string(number), where);
 }
 
 // Brings `value` to the alternative the spec's type stores, or explains the mismatch.
@@ -122,10 +134,10 @@ void Config::set(const std::string& path, Value value, const SourceLocation& whe
   const ParamSpec* spec = schema_->find(path);
   if (!spec) throw std::logic_error("configuration parameter '" + path + "' is not declared");
   value = normalised(*spec, std::move(value), where);
-  if (auto* integer = std::get_if<int64_t>(&value)) check_range(*spec, double(*integer), std::to_string(*integer), where);
-  if (auto* number = std::get_if<double>(&value)) check_range(*spec, *number, format_number(*number), where);
+  if (auto* integer = std::get_if<int64_t>(&value)) check_range(*spec, *integer, where);
+  if (auto* number = std::get_if<double>(&value)) check_range(*spec, *number, where);
   if (auto* list = std::get_if<std::vector<int64_t>>(&value))
-    for (int64_t element : *list) check_range(*spec, double(element), std::to_string(element), where);
+    for (int64_t element : *list) check_range(*spec, element, where);
   if (spec->type == ParamType::Enum) {
     const std::string& word = std::get<std::string>(value);
     if (std::find(spec->choices.begin(), spec->choices.end(), word) == spec->choices.end())

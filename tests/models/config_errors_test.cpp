@@ -157,3 +157,36 @@ TEST_CASE("a file with CR-only line endings reads line by line", "[config][error
   CHECK(load_error("chip:\r\n  width: 3\r\n  wdth: 4\r\n") ==
         "exp.yaml:3:3: unknown key 'wdth' in chip; did you mean 'width'?");
 }
+
+TEST_CASE("integer ranges compare as integers, beyond what a double can tell apart", "[config][errors]") {
+  Schema schema;
+  schema.add(int_param("big.seed", "", "1", 0, 9007199254740992.0, "Up to 2^53"));
+  schema.add(int_param("big.low", "", "0", -9007199254740992.0, 0, "Down to -2^53"));
+  schema.add(int_param("big.any", "", "0", -std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity(), "Unbounded"));
+  auto error = [&](const std::string& text) {
+    try {
+      load_string(schema, text, "exp.yaml", LoadOptions{});
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("big: {seed: 9007199254740992}\n").empty());
+  CHECK(error("big: {seed: 9007199254740993}\n") ==
+        "exp.yaml:1:13: big.seed = 9007199254740993 is out of range; allowed [0, 9007199254740992]");
+  CHECK(error("big: {low: -9007199254740992}\n").empty());
+  CHECK(error("big: {low: -9007199254740993}\n") ==
+        "exp.yaml:1:12: big.low = -9007199254740993 is out of range; allowed [-9007199254740992, 0]");
+  CHECK(error("big: {any: 9223372036854775807, low: 0}\n").empty());
+  CHECK(error("big: {any: -9223372036854775808}\n").empty());
+}
+
+TEST_CASE("a file with CR-only line endings reads line by line", "[config][errors]") {
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  link: {hop_cycles: 2}\r").empty());
+  CHECK(load("# old Mac file\rchip:\r  width: 3\r").where("chip.width").str() == "exp.yaml:3:10");
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  wdth: 4\r") ==
+        "exp.yaml:4:3: unknown key 'wdth' in chip; did you mean 'width'?");
+  CHECK(load_error("chip:\r\n  width: 3\r\n  wdth: 4\r\n") ==
+        "exp.yaml:3:3: unknown key 'wdth' in chip; did you mean 'width'?");
+}
