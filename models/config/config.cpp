@@ -123,6 +123,22 @@ void Config::fail(const std::string& path, const std::string& message) const {
   throw ConfigError(where(path), path, path + ": " + message);
 }
 
+void Config::fail_given(const std::vector<std::string>& paths, const std::string& message) const {
+  // A path this configuration does not hold (a schema of one section) ranks last.
+  auto rank = [&](const std::string& path) {
+    auto found = entries_.find(path);
+    if (found == entries_.end()) return std::make_pair(-1, uint64_t(0));
+    const Entry& entry = found->second;
+    const int origin = entry.from_default ? 0 : entry.from_preset ? 1 : 2;
+    return std::make_pair(origin, entry.order);
+  };
+  if (paths.empty()) throw std::logic_error("fail_given needs at least one path");
+  const std::string* blamed = &paths.front();
+  for (const std::string& path : paths)
+    if (rank(path) > rank(*blamed)) blamed = &path;
+  fail(*blamed, message);
+}
+
 void Config::clear_section(const std::string& section) {
   const std::string prefix = section + ".";
   for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
@@ -130,7 +146,8 @@ void Config::clear_section(const std::string& section) {
   presets_.erase(section);
 }
 
-void Config::set(const std::string& path, Value value, const SourceLocation& where, bool from_default) {
+void Config::set(const std::string& path, Value value, const SourceLocation& where, bool from_default,
+                 bool from_preset) {
   const ParamSpec* spec = schema_->find(path);
   if (!spec) throw std::logic_error("configuration parameter '" + path + "' is not declared");
   value = normalised(*spec, std::move(value), where);
@@ -145,7 +162,7 @@ void Config::set(const std::string& path, Value value, const SourceLocation& whe
                         "bad value " + quoted(word) + " for " + path + "; choices: " + join(spec->choices) +
                             did_you_mean(word, spec->choices));
   }
-  entries_[path] = Entry{std::move(value), where, from_default, ++settings_};
+  entries_[path] = Entry{std::move(value), where, from_default, from_preset, ++settings_};
 }
 
 const std::string& Config::preset(const std::string& section) const {

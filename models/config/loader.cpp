@@ -80,7 +80,7 @@ class Loader {
                             ", got " + node_kind(value));
     if (presets != options_.presets.end() && value["preset"])
       apply_preset(section, *presets->second, value["preset"], name_);
-    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end());
+    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end(), /*from_preset=*/false);
   }
 
   void apply_preset(const std::string& section, const std::vector<EmbeddedFile>& table, const YAML::Node& value,
@@ -120,10 +120,11 @@ class Loader {
     if (!root.IsMap())
       throw ConfigError(location_of(file, root.Mark()), section,
                         "a " + section + " preset holds a mapping of " + section + " keys, got " + node_kind(root));
-    apply_mapping(section, root, file, /*skip_preset=*/false);
+    apply_mapping(section, root, file, /*skip_preset=*/false, /*from_preset=*/true);
   }
 
-  void apply_mapping(const std::string& prefix, const YAML::Node& mapping, const std::string& file, bool skip_preset) {
+  void apply_mapping(const std::string& prefix, const YAML::Node& mapping, const std::string& file, bool skip_preset,
+                     bool from_preset) {
     for (const auto& pair : mapping) {
       const std::string key = key_name(pair.first, file, prefix);
       if (skip_preset && key == "preset") continue;
@@ -132,7 +133,7 @@ class Loader {
       const SourceLocation key_where = location_of(file, pair.first.Mark());
       if (const ParamSpec* spec = schema_.find(path)) {
         const SourceLocation where = value.IsNull() ? key_where : location_of(file, value.Mark());
-        config_.set(path, parse_value(*spec, value, where, file), where);
+        config_.set(path, parse_value(*spec, value, where, file), where, /*from_default=*/false, from_preset);
       } else if (schema_.is_section(path)) {
         if (value.IsNull()) continue;
         if (!value.IsMap())
@@ -140,7 +141,7 @@ class Loader {
                             path + " is a group of keys (" + join(schema_.child_keys(path)) +
                                 ") and expects a mapping, got " +
                                 (value.IsScalar() ? quoted(value.Scalar()) : node_kind(value)));
-        apply_mapping(path, value, file, false);
+        apply_mapping(path, value, file, false, from_preset);
       } else {
         throw ConfigError(key_where, path,
                           "unknown key " + quoted(key) + " in " + prefix + did_you_mean(key, schema_.child_keys(prefix)));
