@@ -55,21 +55,6 @@ void declare_hardware_params(config::Schema& schema) {
                        "Bandwidth between neighbouring wafers per direction"));
 }
 
-namespace {
-
-// A cross-field error is reported at the value that broke the pair: the one the
-// user set last (a --set over the file, the file over a preset), never a default.
-[[noreturn]] void fail_at_given(const config::Config& config, const std::string& first, const std::string& second,
-                                const std::string& message) {
-  auto rank = [&](const std::string& path) {
-    const config::Entry& entry = config.entries().at(path);
-    return entry.from_default ? 0 : entry.order;
-  };
-  config.fail(rank(first) > rank(second) ? first : second, message);
-}
-
-}  // namespace
-
 HardwareSpec hardware_from_config(const config::Config& config) {
   auto u32 = [&](const std::string& path) { return uint32_t(config.get_int(path)); };
   auto u64 = [&](const std::string& path) { return uint64_t(config.get_int(path)); };
@@ -100,14 +85,14 @@ HardwareSpec hardware_from_config(const config::Config& config) {
   spec.offwafer.bytes_per_cycle = u32("hardware.offwafer.bytes_per_cycle");
 
   if (spec.tile.runtime_reserved_bytes >= spec.tile.sram_bytes)
-    fail_at_given(config, "hardware.tile.sram_bytes", "hardware.tile.runtime_reserved_bytes",
-                  "runtime reserve (" + std::to_string(spec.tile.runtime_reserved_bytes) +
-                      " bytes) must be less than the tile's SRAM (" + std::to_string(spec.tile.sram_bytes) +
-                      " bytes)");
+    config.fail_given({"hardware.tile.sram_bytes", "hardware.tile.runtime_reserved_bytes"},
+                      "runtime reserve (" + std::to_string(spec.tile.runtime_reserved_bytes) +
+                          " bytes) must be less than the tile's SRAM (" + std::to_string(spec.tile.sram_bytes) +
+                          " bytes)");
   if (spec.fabric.colors_reserved >= spec.fabric.colors)
-    fail_at_given(config, "hardware.fabric.colors", "hardware.fabric.colors_reserved",
-                  std::to_string(spec.fabric.colors_reserved) + " reserved colors leave none of the " +
-                      std::to_string(spec.fabric.colors) + " colors for routes");
+    config.fail_given({"hardware.fabric.colors", "hardware.fabric.colors_reserved"},
+                      std::to_string(spec.fabric.colors_reserved) + " reserved colors leave none of the " +
+                          std::to_string(spec.fabric.colors) + " colors for routes");
   return spec;
 }
 

@@ -5,7 +5,9 @@
 set -euo pipefail
 
 WAFERSIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WAFERSIM_BUILD="$WAFERSIM_ROOT/build"
+# A caller may set wafersim_build_folder and wafersim_cmake_options before
+# sourcing this (test.sh --sanitize builds in its own folder).
+WAFERSIM_BUILD="${wafersim_build_folder:-$WAFERSIM_ROOT/build}"
 
 wafersim_packages=(g++ cmake make pkg-config libsystemc-dev libeigen3-dev libfmt-dev catch2
                    libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib)
@@ -26,5 +28,6 @@ if (( ${#missing_packages[@]} > 0 )); then
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_packages[@]}"
 fi
 
-cmake -S "$WAFERSIM_ROOT" -B "$WAFERSIM_BUILD" -DCMAKE_BUILD_TYPE=Release
+cmake -S "$WAFERSIM_ROOT" -B "$WAFERSIM_BUILD" -DCMAKE_BUILD_TYPE=Release \
+  ${wafersim_cmake_options[@]+"${wafersim_cmake_options[@]}"}
 cmake --build "$WAFERSIM_BUILD" -j"$(nproc)"

@@ -103,21 +103,28 @@ void read_moe(const config::Config& config, ModelSpec& model) {
     // A dense model with MoE settings is most likely a typo in n_experts.
     for (const char* path : {"model.moe.top_k", "model.moe.n_shared_experts", "model.moe.expert_ffn_dim",
                              "model.moe.layers", "model.moe.router_bias"})
-      if (!config.is_default(path)) config.fail(path, "is set but model.moe.n_experts is 0 (a dense model)");
+      if (!config.is_default(path))
+        config.fail_given({path, "model.moe.n_experts"},
+                          std::string(path) + " is set but model.moe.n_experts is 0 (a dense model)");
     return;
   }
-  if (moe.top_k == 0) config.fail("model.moe.top_k", "must be at least 1 when model.moe.n_experts > 0");
+  const std::vector<std::string> routing = {"model.moe.top_k", "model.moe.n_experts"};
+  if (moe.top_k == 0)
+    config.fail_given(routing, "model.moe.top_k must be at least 1 when model.moe.n_experts > 0 (it is " +
+                                   std::to_string(moe.n_experts) + ")");
   if (moe.top_k > moe.n_experts)
-    config.fail("model.moe.top_k", "is " + std::to_string(moe.top_k) + " but there are only " +
-                                       std::to_string(moe.n_experts) + " experts (model.moe.n_experts)");
+    config.fail_given(routing, "model.moe.top_k is " + std::to_string(moe.top_k) + " but there are only " +
+                                   std::to_string(moe.n_experts) + " experts (model.moe.n_experts)");
   if (moe.expert_ffn_dim == 0)
-    config.fail("model.moe.expert_ffn_dim", "must be at least 1 when model.moe.n_experts > 0");
+    config.fail_given({"model.moe.expert_ffn_dim", "model.moe.n_experts"},
+                      "model.moe.expert_ffn_dim must be at least 1 when model.moe.n_experts > 0");
 
   for (int64_t layer : layers) {
     if (layer < 0 || layer >= int64_t(model.n_layers))
-      config.fail("model.moe.layers", "names layer " + std::to_string(layer) + " but the model has " +
-                                          std::to_string(model.n_layers) + " layers (0.." +
-                                          std::to_string(model.n_layers - 1) + ")");
+      config.fail_given({"model.moe.layers", "model.n_layers"},
+                        "model.moe.layers names layer " + std::to_string(layer) + " but the model has " +
+                            std::to_string(model.n_layers) + " layers (model.n_layers; 0.." +
+                            std::to_string(model.n_layers - 1) + ")");
     moe.layers.push_back(uint32_t(layer));
   }
   std::sort(moe.layers.begin(), moe.layers.end());
@@ -128,25 +135,30 @@ void read_moe(const config::Config& config, ModelSpec& model) {
 }
 
 void check_shape(const config::Config& config, const ModelSpec& model) {
+  const std::vector<std::string> heads = {"model.n_kv_heads", "model.n_heads"};
   if (model.n_kv_heads > model.n_heads)
-    config.fail("model.n_kv_heads", "is " + std::to_string(model.n_kv_heads) + ", more than model.n_heads (" +
-                                        std::to_string(model.n_heads) + ")");
+    config.fail_given(heads, "model.n_kv_heads is " + std::to_string(model.n_kv_heads) +
+                                 ", more than model.n_heads (" + std::to_string(model.n_heads) + ")");
   if (model.n_heads % model.n_kv_heads != 0)
-    config.fail("model.n_kv_heads", "must divide model.n_heads (" + std::to_string(model.n_heads) +
-                                        "): each key/value head serves a whole group of query heads");
+    config.fail_given(heads, "model.n_kv_heads (" + std::to_string(model.n_kv_heads) + ") must divide model.n_heads (" +
+                                 std::to_string(model.n_heads) +
+                                 "): each key/value head serves a whole group of query heads");
 
   bool has_dense_layer = false;
   for (uint32_t layer = 0; layer < model.n_layers; ++layer) has_dense_layer |= !model.is_moe_layer(layer);
+  const std::vector<std::string> dense = {"model.ffn_dim", "model.moe.n_experts", "model.moe.layers"};
   if (has_dense_layer && model.ffn_dim == 0)
-    config.fail("model.ffn_dim", "must be at least 1: the model has dense (non-MoE) layers");
+    config.fail_given(dense, "model.ffn_dim must be at least 1: the model has dense (non-MoE) layers");
   if (!has_dense_layer && model.ffn_dim != 0)
-    config.fail("model.ffn_dim", "is unused because every layer is MoE; set it to 0 or list model.moe.layers");
+    config.fail_given(dense, "model.ffn_dim is unused because every layer is MoE; set it to 0 or list model.moe.layers");
 
   if (model.sliding_window_every != 0 && model.sliding_window == 0)
-    config.fail("model.sliding_window_every", "needs model.sliding_window > 0");
+    config.fail_given({"model.sliding_window_every", "model.sliding_window"},
+                      "model.sliding_window_every needs model.sliding_window > 0");
   if (model.sliding_window > model.max_positions)
-    config.fail("model.sliding_window", "is longer than model.max_positions (" +
-                                            std::to_string(model.max_positions) + ")");
+    config.fail_given({"model.sliding_window", "model.max_positions"},
+                      "model.sliding_window (" + std::to_string(model.sliding_window) +
+                          ") is longer than model.max_positions (" + std::to_string(model.max_positions) + ")");
 }
 
 }  // namespace

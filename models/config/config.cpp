@@ -16,11 +16,23 @@ namespace {
   throw std::logic_error("configuration parameter '" + path + "' read as " + wanted);
 }
 
-void check_range(const ParamSpec& spec, double number, const std::string& shown, const SourceLocation& where) {
-  if (number >= spec.min && number <= spec.max) return;
+[[noreturn]] void out_of_range(const ParamSpec& spec, const std::string& shown, const SourceLocation& where) {
   std::string unit = spec.unit.empty() ? "" : " " + spec.unit;
   throw ConfigError(where, spec.path,
                     spec.path + " = " + shown + unit + " is out of range; allowed " + range_description(spec));
+}
+
+void check_range(const ParamSpec& spec, double number, const SourceLocation& where) {
+  if (!(number >= spec.min && number <= spec.max)) out_of_range(spec, format_number(number), where);
+}
+
+// Integers compare with the declared bounds exactly: a double cannot tell 2^53 + 1
+// from 2^53, so converting the value would let one past a bound through.
+void check_range(const ParamSpec& spec, int64_t number, const SourceLocation& where) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  const bool above_min = spec.min <= -kTwoTo63 || (spec.min < kTwoTo63 && number >= int64_t(std::ceil(spec.min)));
+  const bool below_max = spec.max >= kTwoTo63 || (spec.max >= -kTwoTo63 && number <= int64_t(std::floor(spec.max)));
+  if (!above_min || !below_max) out_of_range(spec, std::to_string(number), where);
 }
 
 // Brings `value` to the alternative the spec's type stores, or explains the mismatch.
@@ -111,6 +123,22 @@ void Config::fail(const std::string& path, const std::string& message) const {
   throw ConfigError(where(path), path, path + ": " + message);
 }
 
+void Config::fail_given(const std::vector<std::string>& paths, const std::string& message) const {
+  // A path this configuration does not hold (a schema of one section) ranks last.
+  auto rank = [&](const std::string& path) {
+    auto found = entries_.find(path);
+    if (found == entries_.end()) return std::make_pair(-1, uint64_t(0));
+    const Entry& entry = found->second;
+    const int origin = entry.from_default ? 0 : entry.from_preset ? 1 : 2;
+    return std::make_pair(origin, entry.order);
+  };
+  if (paths.empty()) throw std::logic_error("fail_given needs at least one path");
+  const std::string* blamed = &paths.front();
+  for (const std::string& path : paths)
+    if (rank(path) > rank(*blamed)) blamed = &path;
+  fail(*blamed, message);
+}
+
 void Config::clear_section(const std::string& section) {
   const std::string prefix = section + ".";
   for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
@@ -118,14 +146,15 @@ void Config::clear_section(const std::string& section) {
   presets_.erase(section);
 }
 
-void Config::set(const std::string& path, Value value, const SourceLocation& where, bool from_default) {
+void Config::set(const std::string& path, Value value, const SourceLocation& where, bool from_default,
+                 bool from_preset) {
   const ParamSpec* spec = schema_->find(path);
   if (!spec) throw std::logic_error("configuration parameter '" + path + "' is not declared");
   value = normalised(*spec, std::move(value), where);
-  if (auto* integer = std::get_if<int64_t>(&value)) check_range(*spec, double(*integer), std::to_string(*integer), where);
-  if (auto* number = std::get_if<double>(&value)) check_range(*spec, *number, format_number(*number), where);
+  if (auto* integer = std::get_if<int64_t>(&value)) check_range(*spec, *integer, where);
+  if (auto* number = std::get_if<double>(&value)) check_range(*spec, *number, where);
   if (auto* list = std::get_if<std::vector<int64_t>>(&value))
-    for (int64_t element : *list) check_range(*spec, double(element), std::to_string(element), where);
+    for (int64_t element : *list) check_range(*spec, element, where);
   if (spec->type == ParamType::Enum) {
     const std::string& word = std::get<std::string>(value);
     if (std::find(spec->choices.begin(), spec->choices.end(), word) == spec->choices.end())
@@ -133,7 +162,7 @@ void Config::set(const std::string& path, Value value, const SourceLocation& whe
                         "bad value " + quoted(word) + " for " + path + "; choices: " + join(spec->choices) +
                             did_you_mean(word, spec->choices));
   }
-  entries_[path] = Entry{std::move(value), where, from_default, ++settings_};
+  entries_[path] = Entry{std::move(value), where, from_default, from_preset, ++settings_};
 }
 
 const std::string& Config::preset(const std::string& section) const {

@@ -19,6 +19,7 @@ struct Entry {
   Value value;
   SourceLocation where;
   bool from_default = false;
+  bool from_preset = false;  // from a preset (compiled in, or a file named by the section)
   uint64_t order = 0;  // when it was set: a later setting overrides an earlier one
 };
 
@@ -40,9 +41,14 @@ class Config {
   const SourceLocation& where(const std::string& path) const;
   // Throws ConfigError at the location of `path`'s value, naming the key.
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
+  // A check between several values fails at the one the user gave: one from the
+  // experiment file or --set before one from a preset, a preset's before a default,
+  // and the one set last among those. The message should name all of `paths`.
+  [[noreturn]] void fail_given(const std::vector<std::string>& paths, const std::string& message) const;
 
   // Stores a value after checking type and range against the schema (throws ConfigError).
-  void set(const std::string& path, Value value, const SourceLocation& where, bool from_default = false);
+  void set(const std::string& path, Value value, const SourceLocation& where, bool from_default = false,
+           bool from_preset = false);
 
   // Name of the preset a section was built from ("wse3"), or "" for none.
   const std::string& preset(const std::string& section) const;

@@ -68,7 +68,7 @@ class Loader {
     section_where_[section] = where;
     auto presets = options_.presets.find(section);
     if (presets != options_.presets.end() && value.IsScalar()) {
-      apply_preset(section, *presets->second, value, name_);
+      apply_preset(section, *presets->second, value, name_, folder_of(name_));
       return;
     }
     if (value.IsNull()) return;
@@ -79,13 +79,16 @@ class Loader {
                                                                : "a mapping of keys") +
                             ", got " + node_kind(value));
     if (presets != options_.presets.end() && value["preset"])
-      apply_preset(section, *presets->second, value["preset"], name_);
-    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end());
+      apply_preset(section, *presets->second, value["preset"], name_, folder_of(name_));
+    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end(), /*from_preset=*/false);
   }
 
+  // `value` names a preset or a file; a file is found relative to `folder` (the
+  // folder of the file naming it, or the working directory for --set).
   void apply_preset(const std::string& section, const std::vector<EmbeddedFile>& table, const YAML::Node& value,
-                    const std::string& file) {
-    const SourceLocation where = location_of(file, value.Mark());
+                    const std::string& file, const std::string& folder) {
+    // A --set value has no position: it is reported at the override itself.
+    const SourceLocation where = value.Mark().line < 0 ? SourceLocation{file, 0, 0} : location_of(file, value.Mark());
     if (!value.IsScalar())
       throw ConfigError(where, section + ".preset",
                         section + ".preset expects a preset name or a path, got " + node_kind(value));
@@ -95,7 +98,7 @@ class Loader {
       config_.set_preset(section, name);
       return;
     }
-    std::string path = (name.empty() || name[0] == '/') ? name : folder_of(file) + name;
+    std::string path = (name.empty() || name[0] == '/') ? name : folder + name;
     if (!looks_like_path(name) && !file_exists(path)) {
       std::vector<std::string> known;
       for (const EmbeddedFile& preset : table) known.push_back(preset.name);
@@ -120,10 +123,11 @@ class Loader {
     if (!root.IsMap())
       throw ConfigError(location_of(file, root.Mark()), section,
                         "a " + section + " preset holds a mapping of " + section + " keys, got " + node_kind(root));
-    apply_mapping(section, root, file, /*skip_preset=*/false);
+    apply_mapping(section, root, file, /*skip_preset=*/false, /*from_preset=*/true);
   }
 
-  void apply_mapping(const std::string& prefix, const YAML::Node& mapping, const std::string& file, bool skip_preset) {
+  void apply_mapping(const std::string& prefix, const YAML::Node& mapping, const std::string& file, bool skip_preset,
+                     bool from_preset) {
     for (const auto& pair : mapping) {
       const std::string key = key_name(pair.first, file, prefix);
       if (skip_preset && key == "preset") continue;
@@ -132,7 +136,7 @@ class Loader {
       const SourceLocation key_where = location_of(file, pair.first.Mark());
       if (const ParamSpec* spec = schema_.find(path)) {
         const SourceLocation where = value.IsNull() ? key_where : location_of(file, value.Mark());
-        config_.set(path, parse_value(*spec, value, where, file), where);
+        config_.set(path, parse_value(*spec, value, where, file), where, /*from_default=*/false, from_preset);
       } else if (schema_.is_section(path)) {
         if (value.IsNull()) continue;
         if (!value.IsMap())
@@ -140,7 +144,7 @@ class Loader {
                             path + " is a group of keys (" + join(schema_.child_keys(path)) +
                                 ") and expects a mapping, got " +
                                 (value.IsScalar() ? quoted(value.Scalar()) : node_kind(value)));
-        apply_mapping(path, value, file, false);
+        apply_mapping(path, value, file, false, from_preset);
       } else {
         throw ConfigError(key_where, path,
                           "unknown key " + quoted(key) + " in " + prefix + did_you_mean(key, schema_.child_keys(prefix)));
@@ -154,12 +158,14 @@ class Loader {
     if (equals == std::string::npos || equals == 0)
       throw ConfigError(where, "", "malformed override; expected --set a.b.c=value");
     const std::string path = text.substr(0, equals);
+    const std::string written = text.substr(equals + 1);
     const auto presets = options_.presets.find(path);
     if (presets != options_.presets.end()) {
       // --set model=NAME replaces the whole section with a preset or a file, as `model: NAME` would.
-      const YAML::Node value = YAML::Node(text.substr(equals + 1));
+      const YAML::Node value = YAML::Node(written);
       config_.clear_section(path);
-      apply_preset(path, *presets->second, value, where.file);
+      // Paths on the command line are the user's: relative to the working directory.
+      apply_preset(path, *presets->second, value, where.file, "");
       return;
     }
     const ParamSpec* spec = schema_.find(path);
@@ -171,12 +177,7 @@ class Loader {
       for (const ParamSpec& param : schema_.params()) all.push_back(param.path);
       throw ConfigError(where, path, "unknown parameter " + quoted(path) + did_you_mean(path, all));
     }
-    YAML::Node value;
-    try {
-      value = YAML::Load(text.substr(equals + 1));
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(where, path, "cannot read the value of " + path + ": " + e.msg);
-    }
+    const YAML::Node value = parse_override_value(written, where, path);
     config_.set(path, parse_value(*spec, value, where, where.file), where);
   }
 

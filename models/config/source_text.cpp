@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 
@@ -91,6 +92,76 @@ void check_no_tab_indentation(const std::string& text, const std::string& name) 
   }
 }
 
+// yaml-cpp counts only LF as a line break: a file with CR-only line endings
+// would read as a single comment line. CRLF and a lone CR both become LF.
+std::string with_lf_line_breaks(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') out += text[i];
+    else if (i + 1 >= text.size() || text[i + 1] != '\n') out += '\n';
+  }
+  return out;
+}
+
+// "---" or "..." at the start of a line, alone or followed by a space.
+bool is_document_marker(const std::string& line, const char* marker) {
+  return line.compare(0, 3, marker) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+}
+
+bool is_blank_or_comment(const std::string& line) {
+  const size_t first = line.find_first_not_of(" \t");
+  return first == std::string::npos || line[first] == '#';
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// yaml-cpp reads the first document of a stream and drops the rest silently.
+void check_one_document(const std::string& text, const std::string& name) {
+  bool content = false;  // a line of the document seen
+  int end_line = 0;      // the line of a "..." ending the document
+  const std::vector<std::string> lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const SourceLocation here{name, int(i) + 1, 1};
+    if (end_line > 0) {
+      if (is_blank_or_comment(line)) continue;
+      throw ConfigError(here, "",
+                        "text after the end of the YAML document ('...' at line " + std::to_string(end_line) +
+                            "); an experiment file holds one document");
+    }
+    if (is_document_marker(line, "---")) {
+      if (content)
+        throw ConfigError(here, "", "a second YAML document ('---'); an experiment file holds one document");
+      content = !is_blank_or_comment(line.substr(3));
+    } else if (is_document_marker(line, "...")) {
+      end_line = int(i) + 1;
+    } else if (!is_blank_or_comment(line) && line[0] != '%') {
+      content = true;
+    }
+  }
+}
+
+// Tags are not part of the format: `!!str 16` would read as the number 16.
+void check_no_tag(const YAML::Node& node, const SourceLocation& where, const std::string& key) {
+  const std::string& tag = node.Tag();
+  // "?" and "" are untagged nodes, "!" a quoted scalar (a string).
+  if (tag.empty() || tag == "?" || tag == "!") return;
+  const std::string core = "tag:yaml.org,2002:";
+  const std::string written = tag.compare(0, core.size(), core) == 0 ? "!!" + tag.substr(core.size()) : tag;
+  throw ConfigError(where, key, "explicit YAML tag " + quoted(written) + " is not supported; write the value plain");
+}
+
 constexpr size_t kMaxNodesWalked = 1000000;
 
 // yaml-cpp keeps both entries of a repeated key and lookups see only the first,
@@ -100,6 +171,7 @@ void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, co
   // Aliases make a small file a large tree; stop before walking it all.
   if (++budget > kMaxNodesWalked)
     throw ConfigError(SourceLocation{name, 1, 0}, "", "too many YAML nodes (aliases expanding?)");
+  check_no_tag(node, location_of(name, node.Mark()), where);
   if (node.IsSequence()) {
     for (size_t i = 0; i < node.size(); ++i)
       check_no_duplicate_keys(node[i], name, where + "[" + std::to_string(i) + "]", budget);
@@ -109,6 +181,7 @@ void check_no_duplicate_keys(const YAML::Node& node, const std::string& name, co
   std::map<std::string, int> first_line;
   for (const auto& pair : node) {
     const YAML::Node& key = pair.first;
+    check_no_tag(key, location_of(name, key.Mark()), where);
     if (key.IsScalar()) {
       SourceLocation here = location_of(name, key.Mark());
       auto [previous, inserted] = first_line.emplace(key.Scalar(), here.line);
@@ -134,11 +207,13 @@ YAML::Node load_yaml(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-YAML::Node parse_config_text(const std::string& text, const std::string& name) {
-  if (text.size() > kMaxConfigFileBytes)
+YAML::Node parse_config_text(const std::string& file_text, const std::string& name) {
+  if (file_text.size() > kMaxConfigFileBytes)
     throw ConfigError(SourceLocation{name, 0, 0}, "", "larger than 1 MiB; not an experiment file");
-  check_is_text(text, name);
+  check_is_text(file_text, name);
+  const std::string text = with_lf_line_breaks(file_text);
   check_no_tab_indentation(text, name);
+  check_one_document(text, name);
   YAML::Node root = load_yaml(text, name);
   // yaml-cpp 0.7 accepts a quoted string left open when the file ends with a
   // line break, swallowing the rest of the file; without the break it reports it.
@@ -147,6 +222,22 @@ YAML::Node parse_config_text(const std::string& text, const std::string& name) {
   size_t budget = 0;
   check_no_duplicate_keys(root, name, "", budget);
   return root;
+}
+
+YAML::Node parse_override_value(const std::string& text, const SourceLocation& where, const std::string& key) {
+  for (const std::string& line : lines_of(with_lf_line_breaks(text)))
+    if (is_document_marker(line, "---") || is_document_marker(line, "..."))
+      throw ConfigError(where, key, "the value holds a YAML document marker ('---' or '...'); --set takes one value");
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where, key, "cannot read the value of " + key + ": " + e.msg);
+  }
+  check_no_tag(value, where, key);
+  if (value.IsSequence())
+    for (size_t i = 0; i < value.size(); ++i) check_no_tag(value[i], where, key);
+  return value;
 }
 
 }  // namespace wafersim::config

@@ -55,19 +55,19 @@ Experiment experiment_from_config(const config::Config& config) {
   // Every token of every sequence is an iteration whose timing is kept for the metrics.
   const uint64_t iterations = uint64_t(experiment.workload.batch) * experiment.workload.decode_tokens;
   if (iterations > kMaxIterations)
-    config.fail("workload.decode_tokens",
-                "batch x decode_tokens = " + std::to_string(iterations) + " tokens; at most " +
-                    std::to_string(kMaxIterations) + " per experiment");
+    config.fail_given({"workload.batch", "workload.decode_tokens"},
+                      "batch x decode_tokens = " + std::to_string(iterations) + " tokens; at most " +
+                          std::to_string(kMaxIterations) + " per experiment");
   const mapping::MappingOptions& mapping = experiment.mapping;
   const HardwareSpec& hw = experiment.hardware;
   if (mapping.layer_columns > hw.grid_width)
-    config.fail("mapping.layer_grid.columns", "a layer region of " + std::to_string(mapping.layer_columns) +
-                                                  " columns is wider than the " + std::to_string(hw.grid_width) +
-                                                  "-tile " + hw.name + " wafer");
+    config.fail_given({"mapping.layer_grid.columns", "hardware.grid_width"},
+                      "a layer region of " + std::to_string(mapping.layer_columns) + " columns is wider than the " +
+                          std::to_string(hw.grid_width) + "-tile " + hw.name + " wafer");
   if (mapping.layer_rows > hw.grid_height)
-    config.fail("mapping.layer_grid.rows", "a layer region of " + std::to_string(mapping.layer_rows) +
-                                               " rows is taller than the " + std::to_string(hw.grid_height) +
-                                               "-tile " + hw.name + " wafer");
+    config.fail_given({"mapping.layer_grid.rows", "hardware.grid_height"},
+                      "a layer region of " + std::to_string(mapping.layer_rows) + " rows is taller than the " +
+                          std::to_string(hw.grid_height) + "-tile " + hw.name + " wafer");
   return experiment;
 }
 

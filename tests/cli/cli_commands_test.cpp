@@ -150,3 +150,25 @@ TEST_CASE("CONFIG '-' reads the experiment from standard input; errors name <std
   CHECK(is_one_line(bad.err));
   CHECK_THAT(bad.err, Catch::StartsWith("error: <stdin>:4:"));
 }
+
+TEST_CASE("paths given by --set are relative to the working directory, paths in a file to the file", "[cli][validate]") {
+  Scratch scratch;
+  const std::string model = read_all(std::string(WAFERSIM_SOURCE_DIR) + "/workloads/models/tiny-dense.yaml");
+  std::filesystem::create_directories(scratch.path() / "sub");
+  std::filesystem::create_directories(scratch.path() / "exps" / "models");
+  scratch.write("sub/m.yaml", model);
+  scratch.write("exps/models/m.yaml", model);
+  scratch.write("exps/exp.yaml", "hardware: tiny\nmodel: models/m.yaml\n");
+  const std::string in_scratch = "cd " + shell_quoted(scratch.path().string()) + " && " + shell_quoted(WAFERSIM_BINARY);
+  const Outcome from_file = run_shell(in_scratch + " validate exps/exp.yaml");
+  INFO(from_file.err);
+  CHECK(from_file.exit_code == 0);
+  const Outcome from_set = run_shell(in_scratch + " validate exps/exp.yaml --set model=sub/m.yaml");
+  INFO(from_set.err);
+  CHECK(from_set.exit_code == 0);
+  // The experiment's folder is not searched for an override's path.
+  const Outcome not_there = run_shell(in_scratch + " validate exps/exp.yaml --set model=models/m.yaml");
+  CHECK(not_there.exit_code == 2);
+  CHECK(not_there.err ==
+        "error: --set model=models/m.yaml: model preset file models/m.yaml: cannot read: No such file or directory\n");
+}

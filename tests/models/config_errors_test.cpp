@@ -130,3 +130,86 @@ TEST_CASE("Config::fail reports at the value's location", "[config][errors]") {
     CHECK(e.key() == "chip.width");
   }
 }
+
+TEST_CASE("one YAML document per file, and none in an override", "[config][errors]") {
+  CHECK(load_error("chip: {width: 3}\n---\nrun: {fast: true}\n") ==
+        "exp.yaml:2:1: a second YAML document ('---'); an experiment file holds one document");
+  CHECK(load_error("chip: {width: 3}\n...\n# a comment is fine\nrun: {fast: true}\n") ==
+        "exp.yaml:4:1: text after the end of the YAML document ('...' at line 2); an experiment file holds one document");
+  // A leading marker, a final "..." and comments after it are one document.
+  CHECK(load_error("# exp\n---\nchip: {width: 3}\n...\n# done\n").empty());
+  CHECK(load_error("--- {chip: {width: 3}}\n").empty());
+  CHECK(load_error("chip: {width: 3}\n", {"run.label=..."}) ==
+        "--set run.label=...: the value holds a YAML document marker ('---' or '...'); --set takes one value");
+  CHECK(load_error("chip: {width: 3}\n", {"chip.width=4\n---\n5"}) ==
+        "--set chip.width=4\\n---\\n5: the value holds a YAML document marker ('---' or '...'); --set takes one value");
+}
+
+TEST_CASE("explicit YAML tags are refused, not read as numbers", "[config][errors]") {
+  CHECK(load_error("chip: {width: !!str 16}\n") ==
+        "exp.yaml:1:15: explicit YAML tag '!!str' is not supported; write the value plain");
+  CHECK(load_error("chip: {width: !foo 16}\n") ==
+        "exp.yaml:1:15: explicit YAML tag '!foo' is not supported; write the value plain");
+  CHECK(load_error("chip: {width: 3, link: {lanes: [1, !!int 2]}}\n") ==
+        "exp.yaml:1:36: explicit YAML tag '!!int' is not supported; write the value plain");
+  CHECK(load_error("chip: !!map {width: 3}\n") ==
+        "exp.yaml:1:7: explicit YAML tag '!!map' is not supported; write the value plain");
+  CHECK(load_error("chip: {width: 3}\n", {"chip.link.hop_cycles=!foo 4"}) ==
+        "--set chip.link.hop_cycles=!foo 4: explicit YAML tag '!foo' is not supported; write the value plain");
+  CHECK(load_error("chip: {width: 3}\n", {"chip.link.lanes=[!!str 1]"}) ==
+        "--set chip.link.lanes=[!!str 1]: explicit YAML tag '!!str' is not supported; write the value plain");
+}
+
+TEST_CASE("integer ranges compare as integers, beyond what a double can tell apart", "[config][errors]") {
+  Schema schema;
+  schema.add(int_param("big.seed", "", "1", 0, 9007199254740992.0, "Up to 2^53"));
+  schema.add(int_param("big.low", "", "0", -9007199254740992.0, 0, "Down to -2^53"));
+  schema.add(int_param("big.any", "", "0", -std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity(), "Unbounded"));
+  auto error = [&](const std::string& text) {
+    try {
+      load_string(schema, text, "exp.yaml", LoadOptions{});
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("big: {seed: 9007199254740992}\n").empty());
+  CHECK(error("big: {seed: 9007199254740993}\n") ==
+        "exp.yaml:1:13: big.seed = 9007199254740993 is out of range; allowed [0, 9007199254740992]");
+  CHECK(error("big: {low: -9007199254740992}\n").empty());
+  CHECK(error("big: {low: -9007199254740993}\n") ==
+        "exp.yaml:1:12: big.low = -9007199254740993 is out of range; allowed [-9007199254740992, 0]");
+  CHECK(error("big: {any: 9223372036854775807, low: 0}\n").empty());
+  CHECK(error("big: {any: -9223372036854775808}\n").empty());
+}
+
+TEST_CASE("a file with CR-only line endings reads line by line", "[config][errors]") {
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  link: {hop_cycles: 2}\r").empty());
+  CHECK(load("# old Mac file\rchip:\r  width: 3\r").where("chip.width").str() == "exp.yaml:3:10");
+  CHECK(load_error("# old Mac file\rchip:\r  width: 3\r  wdth: 4\r") ==
+        "exp.yaml:4:3: unknown key 'wdth' in chip; did you mean 'width'?");
+  CHECK(load_error("chip:\r\n  width: 3\r\n  wdth: 4\r\n") ==
+        "exp.yaml:3:3: unknown key 'wdth' in chip; did you mean 'width'?");
+}
+
+TEST_CASE("checks between values blame the one the user wrote", "[config][errors]") {
+  auto blamed = [](const std::string& text, std::vector<std::string> overrides = {}) {
+    const Config config = load(text, std::move(overrides));
+    try {
+      config.fail_given({"chip.link.hop_cycles", "chip.link.turn_cycles"}, "inconsistent");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Neither written: the later-declared default.
+  CHECK(blamed("chip: {width: 3}\n") == "default: chip.link.turn_cycles: inconsistent");
+  CHECK(blamed("chip: {width: 3, link: {hop_cycles: 4}}\n") == "exp.yaml:1:37: chip.link.hop_cycles: inconsistent");
+  // The file's value over the preset's.
+  CHECK(blamed("chip: {link: {turn_cycles: 5}, preset: small}\n") ==
+        "exp.yaml:1:28: chip.link.turn_cycles: inconsistent");
+  CHECK(blamed("chip: small\n") == "presets/small.yaml:3:15: chip.link.hop_cycles: inconsistent");
+  CHECK(blamed("chip: {width: 3, link: {hop_cycles: 4}}\n", {"chip.link.turn_cycles=6"}) ==
+        "--set chip.link.turn_cycles=6: chip.link.turn_cycles: inconsistent");
+}
