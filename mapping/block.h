@@ -10,7 +10,7 @@ namespace wafersim::mapping {
 
 struct BlockGeometry {
   uint32_t wafer = 0;
-  uint32_t x0 = 0, y0 = 0;   // global position of the root, local (0, 0)
+  uint32_t x0 = 0, y0 = 0;  // global position of the root, local (0, 0)
   uint32_t rows = 1, cols = 1;
   bool across_is_x = true;
 

@@ -189,8 +189,8 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
     for (uint32_t j = 0; j < block.geo.cols; ++j) {
       uint32_t& program = program_of[uint64_t(row_class[i]) * col_classes + col_class[j]];
       if (program == ProgramSet::kIdle) program = interner.intern(block.program(i, j));
-      const uint64_t tile = (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width +
-                            block.geo.x(i, j);
+      const uint64_t tile =
+          (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width + block.geo.x(i, j);
       set.tile_program[tile] = program;
       if (attention) set.tile_param[tile] = attention->kv_offset(i, j);
       if (block.expert >= 0) set.tile_param[tile] = uint32_t(block.expert);
@@ -247,7 +247,8 @@ void build_programs(Plan& plan) {
   for (const Region& region : plan.regions)
     for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
   const BlockGeometry& embedding = plan.regions[0].box;
-  const uint64_t embedding_root = (uint64_t(embedding.wafer) * hw.grid_height + embedding.y0) * hw.grid_width + embedding.x0;
+  const uint64_t embedding_root =
+      (uint64_t(embedding.wafer) * hw.grid_height + embedding.y0) * hw.grid_width + embedding.x0;
   for (uint64_t iteration = 0; iteration < std::min<uint64_t>(plan.workload.batch, set.iterations); ++iteration)
     set.injections.push_back(Injection{embedding_root, kTagInput, iteration});
 }
@@ -347,8 +348,7 @@ class PlanCompiler {
   // A tile holds its share of the region's bytes in what is left after
   // activation buffers (guessed here, checked per tile once built).
   uint64_t first_tile_budget() const {
-    const uint64_t buffers =
-        kStreamBuffersGuessed * plan_.options.stream_buffer_bytes + kActivationBufferGuessBytes;
+    const uint64_t buffers = kStreamBuffersGuessed * plan_.options.stream_buffer_bytes + kActivationBufferGuessBytes;
     return usable_ - std::min<uint64_t>(usable_ / kBufferGuessCapDivisor, buffers);
   }
 

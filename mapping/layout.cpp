@@ -116,8 +116,8 @@ Layout place_regions(const std::vector<RegionNeed>& needs, const HardwareSpec& h
     }
     // The last region of each strip takes the rows left at the strip's end.
     for (size_t r = 0; r < slots.size(); ++r) {
-      const bool last_in_strip = r + 1 == slots.size() || slots[r + 1].wafer != slots[r].wafer ||
-                                 slots[r + 1].strip != slots[r].strip;
+      const bool last_in_strip =
+          r + 1 == slots.size() || slots[r + 1].wafer != slots[r].wafer || slots[r + 1].strip != slots[r].strip;
       if (last_in_strip) slots[r].height = hw.grid_height - slots[r].top;
     }
   }

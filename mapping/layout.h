@@ -16,7 +16,7 @@ namespace wafersim::mapping {
 struct RegionNeed {
   RegionKind kind = RegionKind::Dense;
   int32_t layer = -1;
-  uint64_t bytes = 0;    // weights + KV cache at the largest context
+  uint64_t bytes = 0;  // weights + KV cache at the largest context
   // Tiles this region needs at least in strips of a given width, learnt from
   // builds that overflowed (activation buffers depend on the region's shape).
   std::map<uint32_t, uint64_t> min_tiles_at_width;

@@ -41,7 +41,8 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts&
         const uint64_t child = k + m * stride;
         if (child >= n) break;
         const uint64_t bytes = costs.payload_bytes(uint32_t(child), subtree_size(child, stride, n));
-        done = later(done, ready[child].after(costs.message_cycles(level, uint32_t(m * stride), bytes), Category::Reduce));
+        done =
+            later(done, ready[child].after(costs.message_cycles(level, uint32_t(m * stride), bytes), Category::Reduce));
         received_bytes += bytes;
       }
       if (k + stride < n) ready[k] = done.after(costs.combine_cycles(received_bytes), Category::Reduce);

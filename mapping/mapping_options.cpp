@@ -15,10 +15,12 @@ void declare_mapping_params(config::Schema& schema) {
                        "Vertical strips per wafer that regions are stacked in (serpentine); 0 = from region_aspect"));
   schema.add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
                        "Children per node of the reduction and gather trees inside a region"));
-  schema.add(enum_param("mapping.multicast_axis", {"x", "y"}, "x",
-                        "Axis along which a region's root multicasts input vectors (partial sums reduce along the other)"));
-  schema.add(bool_param("mapping.use_all_tiles", true,
-                        "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
+  schema.add(
+      enum_param("mapping.multicast_axis", {"x", "y"}, "x",
+                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other)"));
+  schema.add(
+      bool_param("mapping.use_all_tiles", true,
+                 "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
   schema.add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
                        "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"));
   schema.add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,

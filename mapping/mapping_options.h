@@ -3,7 +3,10 @@
 #include <cstdint>
 
 namespace wafersim {
-namespace config { class Config; class Schema; }
+namespace config {
+class Config;
+class Schema;
+}  // namespace config
 
 namespace mapping {
 
@@ -18,13 +21,13 @@ namespace mapping {
 enum class Dataflow { Root, Distributed };
 
 struct MappingOptions {
-  double region_aspect = 1.0;       // preferred columns / rows of a layer region (picks the strip count)
-  uint32_t strips = 0;              // vertical strips per wafer; 0 = chosen from region_aspect
-  uint32_t reduce_fanin = 2;        // children per node of reduction and gather trees
-  bool multicast_along_x = true;    // input vectors travel along x (rows); false = along y
-  bool use_all_tiles = true;        // spread regions over every tile; false = fewest tiles that fit
+  double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
+  uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
+  uint32_t reduce_fanin = 2;            // children per node of reduction and gather trees
+  bool multicast_along_x = true;        // input vectors travel along x (rows); false = along y
+  bool use_all_tiles = true;            // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
-  double moe_attention_share = 0;   // share of an MoE region's rows for attention and router; 0 = by bytes
+  double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes
   // Every layer region exactly this many tiles along x and y (a measured set-up
   // such as WaferLLM's P x P block); 0 x 0 = sized by the compiler.
   uint32_t layer_columns = 0, layer_rows = 0;

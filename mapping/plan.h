@@ -17,35 +17,35 @@ namespace wafersim::mapping {
 
 struct RegionStats {
   uint64_t tiles = 0;
-  uint64_t weight_bytes = 0;          // placed on its tiles
+  uint64_t weight_bytes = 0;  // placed on its tiles
   uint64_t weight_elements = 0;
-  uint64_t kv_bytes = 0;              // at the largest context of the workload
-  uint64_t sram_peak_bytes = 0;       // the fullest tile, runtime reserve included
+  uint64_t kv_bytes = 0;         // at the largest context of the workload
+  uint64_t sram_peak_bytes = 0;  // the fullest tile, runtime reserve included
   uint64_t sram_mean_bytes = 0;
-  uint64_t max_context_tokens = 0;    // largest context every tile still holds
-  uint32_t patterns_peak = 0;         // routing patterns at the busiest router of one step
+  uint64_t max_context_tokens = 0;  // largest context every tile still holds
+  uint32_t patterns_peak = 0;       // routing patterns at the busiest router of one step
   uint32_t relayed_patterns = 0;
 };
 
 struct Plan {
-  HardwareSpec hw;                    // hw.wafers resolved
+  HardwareSpec hw;  // hw.wafers resolved
   workloads::ModelSpec model;
   workloads::WorkloadSpec workload;
   MappingOptions options;
   uint32_t strips = 0;
 
-  std::vector<Region> regions;        // token order: embedding, layers, LM head
-  std::vector<RegionStats> stats;     // per region
-  std::vector<Task> region_sends;     // region r's root to the next (the LM head's feeds the embedding)
+  std::vector<Region> regions;     // token order: embedding, layers, LM head
+  std::vector<RegionStats> stats;  // per region
+  std::vector<Task> region_sends;  // region r's root to the next (the LM head's feeds the embedding)
   ProgramSet programs;
 
   uint64_t tiles_used = 0, tiles_total = 0;
   uint64_t sram_peak_bytes = 0, sram_mean_bytes = 0;  // over used tiles
   uint32_t sram_peak_wafer = 0, sram_peak_x = 0, sram_peak_y = 0;
   uint64_t max_context_tokens = 0;
-  uint32_t colors_peak = 0;           // colours used at the busiest router
-  uint32_t relays = 0;                // routing patterns that go through relays
-  uint64_t plan_bytes = 0;            // programs and per-tile tables
+  uint32_t colors_peak = 0;  // colours used at the busiest router
+  uint32_t relays = 0;       // routing patterns that go through relays
+  uint64_t plan_bytes = 0;   // programs and per-tile tables
 
   static uint32_t mark_in(size_t region) { return uint32_t(2 * region); }
   static uint32_t mark_out(size_t region) { return uint32_t(2 * region + 1); }

@@ -27,11 +27,11 @@ struct Block {
   // Expert blocks: the layer root sends the vector to the first expert row's
   // head, which multicasts it down the expert area's first column to the other
   // rows' heads; every head multicasts it along its row.
-  uint64_t dispatch_bytes = 0;           // 0: not an expert block
+  uint64_t dispatch_bytes = 0;  // 0: not an expert block
   uint16_t dispatch_tag = 0;
-  uint32_t dispatch_row_tiles = 0;       // a row head: tiles after it on the expert row
-  uint32_t dispatch_column_tiles = 0;    // the first head: tiles below it on the first column
-  bool on_dispatch_column = false;       // the block's first column carries the column multicast
+  uint32_t dispatch_row_tiles = 0;     // a row head: tiles after it on the expert row
+  uint32_t dispatch_column_tiles = 0;  // the first head: tiles below it on the first column
+  bool on_dispatch_column = false;     // the block's first column carries the column multicast
 
   // Tasks of tile (i, j), guard and forwarding included.
   std::vector<Task> program(uint32_t i, uint32_t j) const;
@@ -40,11 +40,11 @@ struct Block {
 enum class RegionKind { Embedding, Dense, Moe, Head };
 
 struct Region {
-  std::string name;                  // "embedding", "layer 3", "lm_head"
+  std::string name;  // "embedding", "layer 3", "lm_head"
   RegionKind kind = RegionKind::Dense;
-  int32_t layer = -1;                // transformer layer, -1 for embedding and head
-  BlockGeometry box;                 // all tiles of the region
-  std::vector<Block> blocks;         // blocks[0] holds the region root
+  int32_t layer = -1;         // transformer layer, -1 for embedding and head
+  BlockGeometry box;          // all tiles of the region
+  std::vector<Block> blocks;  // blocks[0] holds the region root
   uint64_t kv_bytes_per_position = 0;
 
   // Contention-free: when the root has finished the chain, if the input

@@ -27,7 +27,8 @@ class FixedInputs : public IterationInputs {
 // The tables the embedding region looks rows up in (none of its own when tied to the LM head).
 uint64_t embedding_elements(const ModelSpec& m) {
   const uint64_t table = m.tied_embeddings ? 0 : uint64_t(m.vocab_size) * m.d_model;
-  const uint64_t positions = m.positions == workloads::PositionKind::Learned ? uint64_t(m.max_positions) * m.d_model : 0;
+  const uint64_t positions =
+      m.positions == workloads::PositionKind::Learned ? uint64_t(m.max_positions) * m.d_model : 0;
   return table + positions;
 }
 
@@ -80,7 +81,6 @@ SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
       .dwafer(int32_t(to.wafer) - int32_t(from.wafer));
 }
 
-
 // Each tile holding a slice of the QKV sums (the root column's, or the root
 // row's along_row) turns it into activations. The QKV rows are ordered so
 // that every slice holds an even share of the query and key elements (each
@@ -90,10 +90,12 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, uint32_t parts,
   const uint64_t slice = ceil_div(qkv_dim(m), parts);
   const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, parts);
   const bool rotary = m.positions == workloads::PositionKind::Rotary;
-  const Work work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice), dtype_bytes(m.activation_dtype, slice)};
-  chain.add(rotary ? "rotary" : m.qk_norm ? "qk_norm" : "qkv_slices", [&](const StepEnv& env) {
-    return column_compute_step(env, work, m.activation_dtype, along_row);
-  });
+  const Work work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice),
+                  dtype_bytes(m.activation_dtype, slice)};
+  chain.add(rotary      ? "rotary"
+            : m.qk_norm ? "qk_norm"
+                        : "qkv_slices",
+            [&](const StepEnv& env) { return column_compute_step(env, work, m.activation_dtype, along_row); });
   return slice;
 }
 
@@ -101,8 +103,10 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, uint32_t parts,
 // softmax once the partials are combined.
 AttentionShape attention_shape(const ModelSpec& m, uint32_t layer) {
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
-  AttentionShape shape{m.n_heads, m.n_kv_heads, m.head_dim, windowed ? m.sliding_window : 0, m.kv_dtype,
-                       workloads::attention_flops_per_score(m), {}};
+  AttentionShape shape{m.n_heads,  m.n_kv_heads,
+                       m.head_dim, windowed ? m.sliding_window : 0,
+                       m.kv_dtype, workloads::attention_flops_per_score(m),
+                       {}};
   if (m.attention_sinks)
     shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(m.weight_dtype, m.n_heads), 0};
   return shape;
@@ -126,19 +130,20 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
     return gemv_to_column_step(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, m.weight_dtype));
   });
-  chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
+  chain.add("gather_o",
+            [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
   chain.add("residual_norm", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m) + norm_work(m), act, Category::Compute);
   });
 }
 
 // A feed-forward network over a block: up (and gate), activation, down, gather.
-void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, uint32_t rows,
-             uint32_t cols, int32_t input_tag) {
+void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, uint32_t rows, uint32_t cols,
+             int32_t input_tag) {
   const Dtype act = m.activation_dtype;
   chain.add("gate_up_proj", [&](const StepEnv& env) {
-    return gemv_to_column_step(
-        env, GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype), input_tag);
+    return gemv_to_column_step(env, GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype),
+                               input_tag);
   });
   const uint64_t slice = ceil_div(ffn, rows);
   chain.add("activation", [&](const StepEnv& env) {
@@ -150,7 +155,8 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
   });
-  chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
+  chain.add("gather_down",
+            [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
 }
 
 // --- the distributed dataflow of a dense layer (mapping.dataflow: distributed) ---
@@ -209,21 +215,22 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
     return row_attention_step(env, attention_shape(m, layer), dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
-    return gemv_row_to_column_step(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
+    return gemv_row_to_column_step(
+        env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
   });
-  add_slice_norm(chain, m, rows, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast",
-                 "mlp_norm_scale", 0);
+  add_slice_norm(chain, m, rows, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale",
+                 0);
   chain.add("gate_up_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
   });
   // W_gate and W_up interleaved so that a column holds the gate and up sums of the same elements.
   const uint64_t ffn_slice = ceil_div(m.ffn_dim, cols);
   chain.add("activation", [&](const StepEnv& env) {
-    return column_compute_step(env,
-                               Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
-                                    workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice),
-                                    dtype_bytes(act, ffn_slice)},
-                               act, /*along_row=*/true);
+    return column_compute_step(
+        env,
+        Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
+             workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
+        act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_row_to_column_step(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
@@ -239,13 +246,17 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
 class Dispatch : public Step {
  public:
   struct Expert {
-    int32_t routed_index;   // -1 for a shared expert
-    Timed result;           // from dispatch to the result at the layer root, contention-free
+    int32_t routed_index;  // -1 for a shared expert
+    Timed result;          // from dispatch to the result at the layer root, contention-free
   };
   Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
            uint32_t results, const Work& combine)
-      : Step(env), head_sends_(std::move(head_sends)), experts_(std::move(experts)), moe_layer_(moe_layer),
-        results_(results), combine_(combine) {}
+      : Step(env),
+        head_sends_(std::move(head_sends)),
+        experts_(std::move(experts)),
+        moe_layer_(moe_layer),
+        results_(results),
+        combine_(combine) {}
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -285,12 +296,12 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint64_t attention_bytes = region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes;
   // Expert rows take their share of the region's rows; experts per row make blocks near square.
   const double share = context.options->moe_attention_share > 0
-                          ? 1.0 - context.options->moe_attention_share
-                          : double(experts_bytes) / double(experts_bytes + attention_bytes);
+                           ? 1.0 - context.options->moe_attention_share
+                           : double(experts_bytes) / double(experts_bytes + attention_bytes);
   const uint32_t expert_rows_total = std::min<uint32_t>(box.rows - 1, uint32_t(std::llround(double(box.rows) * share)));
   const double tiles_per_expert = std::max(1.0, double(expert_rows_total) * box.cols / total);
-  uint32_t per_row = uint32_t(std::clamp<double>(std::round(box.cols / std::sqrt(tiles_per_expert)), 1.0,
-                                                 double(std::min(total, box.cols))));
+  uint32_t per_row = uint32_t(
+      std::clamp<double>(std::round(box.cols / std::sqrt(tiles_per_expert)), 1.0, double(std::min(total, box.cols))));
   const uint32_t expert_row_count = (total + per_row - 1) / per_row;
   per_row = (total + expert_row_count - 1) / expert_row_count;  // balance the rows
   const uint32_t expert_height = std::max<uint32_t>(1, expert_rows_total / expert_row_count);
@@ -310,7 +321,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     return gemv_to_column_step(
         env, GemvShape::matrix(m.d_model, routed, m.weight_dtype).with_bias(m.moe.router_bias, m.weight_dtype));
   });
-  chain.add("gather_logits", [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
+  chain.add("gather_logits",
+            [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
   chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits
     return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
                              Category::Compute);
@@ -328,7 +340,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     const uint32_t in_row = std::min(per_row, total - e);
     const uint32_t top = attention_rows + row * expert_height;
     for (uint32_t b = 0; b < in_row; ++b, ++e) {
-      const uint32_t left = uint32_t(uint64_t(b) * box.cols / in_row), right = uint32_t(uint64_t(b + 1) * box.cols / in_row);
+      const uint32_t left = uint32_t(uint64_t(b) * box.cols / in_row),
+                     right = uint32_t(uint64_t(b + 1) * box.cols / in_row);
       Block expert;
       expert.geo = box;
       expert.geo.x0 = box.x(top, left);
@@ -343,8 +356,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;
       expert.dispatch_column_tiles = b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
       ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
-      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows,
-              expert.geo.cols, dispatch_tag);
+      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows, expert.geo.cols,
+              dispatch_tag);
       if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
         expert_chain.add("expert_scale", [&](const StepEnv& env) {
           return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
@@ -363,10 +376,10 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols)};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
         const uint32_t hops = left + j;
-        front.at[j] = Timed{}
-                          .after(head_arrival, Category::Fabric)
-                          .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes),
-                                 Category::Fabric);
+        front.at[j] =
+            Timed{}
+                .after(head_arrival, Category::Fabric)
+                .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes), Category::Fabric);
       }
       for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
       experts.push_back({expert.expert, front.root.after(send_cycles(*context.hw, back), Category::Fabric)});
@@ -437,7 +450,7 @@ Timed Region::finish(const Timed& start, const IterationInputs& inputs, uint64_t
 }
 
 std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const IterationInputs& inputs,
-                                                                 uint64_t iteration) const {
+                                                                  uint64_t iteration) const {
   std::vector<std::pair<std::string, uint64_t>> out;
   Front front;
   for (const auto& step : blocks[0].steps) {
@@ -451,8 +464,7 @@ std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const Iteratio
 uint64_t region_weight_bytes(const ModelSpec& m, RegionKind kind, int32_t layer) {
   const Dtype w = m.weight_dtype;
   switch (kind) {
-    case RegionKind::Embedding:
-      return dtype_bytes(w, embedding_elements(m));
+    case RegionKind::Embedding: return dtype_bytes(w, embedding_elements(m));
     case RegionKind::Head:
       return dtype_bytes(w, uint64_t(m.vocab_size) * m.d_model) + dtype_bytes(w, workloads::final_norm_params(m));
     case RegionKind::Dense:
@@ -515,7 +527,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     } else {
       add_attention(chain, m, uint32_t(layer), box.rows);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, box.rows, box.cols, -1);
-      chain.add("residual", [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
+      chain.add("residual",
+                [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
     }
   }
   if (kind == RegionKind::Dense || kind == RegionKind::Moe)

@@ -1,11 +1,12 @@
 // The steps of a block, each as tile programs (emit) and closed form (latency).
 // Compute time of a block is that of the largest block (ceil of the split);
 // the SRAM figures use each tile's exact share.
+#include "mapping/steps.h"
+
 #include <algorithm>
 #include <map>
 
 #include "mapping/line_tree.h"
-#include "mapping/steps.h"
 #include "models/cost.h"
 #include "workloads/op_costs.h"
 
@@ -31,8 +32,7 @@ Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, u
 
 class RootCompute : public Step {
  public:
-  RootCompute(const StepEnv& env, const Work& work, Dtype dtype, Category category, uint64_t row_weights,
-              Dtype weight)
+  RootCompute(const StepEnv& env, const Work& work, Dtype dtype, Category category, uint64_t row_weights, Dtype weight)
       : Step(env), work_(work), dtype_(dtype), category_(category), row_weights_(row_weights), weight_(weight) {}
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
@@ -144,11 +144,9 @@ class GemvToColumn : public Step {
       else if (j > 0)
         out.push_back(wait().tag(env_.tag).messages(1));
       else if (g.cols > 1)
-        out.push_back(
-            multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
+        out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
       if (g.rows > 1)
-        out.push_back(
-            multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(act_bytes(env_, block_in_)).tag(down_tag));
+        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(act_bytes(env_, block_in_)).tag(down_tag));
     } else {
       out.push_back(wait().tag(down_tag).messages(1));
     }
@@ -168,7 +166,7 @@ class GemvToColumn : public Step {
       const Timed arrival =
           input_tag_ >= 0 || local_row_ ? in.at[j]
           : j == 0                      ? in.root
-                          : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
+                   : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
       ready[j] = arrival.after(j == 0 ? c_bias : c, Category::Compute);
     }
     const Timed row_done = tree_time(tree_, std::move(ready));
@@ -245,7 +243,8 @@ class GemvToRow : public Step {
     const Timed column_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
     for (uint32_t j = 0; j < g.cols; ++j)
-      out.at[j] = column_done.after(j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0), Category::Fabric);
+      out.at[j] =
+          column_done.after(j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -393,7 +392,8 @@ class Attention : public Step {
     const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
     group_of_.resize(g.cols);
     group_start_.resize(groups_ + 1);
-    for (uint32_t group = 0; group <= groups_; ++group) group_start_[group] = uint32_t(uint64_t(group) * g.cols / groups_);
+    for (uint32_t group = 0; group <= groups_; ++group)
+      group_start_[group] = uint32_t(uint64_t(group) * g.cols / groups_);
     for (uint32_t group = 0; group < groups_; ++group) {
       for (uint32_t j = group_start_[group]; j < group_start_[group + 1]; ++j) group_of_[j] = group;
       widest_ = std::max(widest_, group_columns(group));
@@ -607,8 +607,7 @@ class Attention : public Step {
         const Timed gathered = tree_time(along_group(gather_tree_, columns),
                                          std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
         std::vector<Timed> ready(columns);
-        for (uint32_t p = 0; p < columns; ++p)
-          ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
+        for (uint32_t p = 0; p < columns; ++p) ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
         Timed combined = tree_time(along_group(group_tree_, columns), std::move(ready));
         if (has_sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
         for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
@@ -638,8 +637,8 @@ class Attention : public Step {
   Work fixed_, per_position_, group_sinks_;
   uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all
   uint16_t qkv_multicast_tag_ = 0, out_multicast_tag_ = 0, tags_used_ = 0;
-  Tree column_tree_, row_tree_;       // root to root
-  Tree gather_tree_, group_tree_;     // row input and output: templates, n set per group
+  Tree column_tree_, row_tree_;    // root to root
+  Tree gather_tree_, group_tree_;  // row input and output: templates, n set per group
 };
 
 }  // namespace

@@ -23,8 +23,8 @@ enum class FrontKind : uint8_t { Root, Column, Row };
 
 struct Front {
   FrontKind kind = FrontKind::Root;
-  Timed root;                  // Root: when the root holds the vector
-  std::vector<Timed> at;       // Column: per row i; Row: per column j
+  Timed root;             // Root: when the root holds the vector
+  std::vector<Timed> at;  // Column: per row i; Row: per column j
 
   const Timed& latest() const;  // when the last part of the data is ready
   static Front at_root(const Timed& when) {
@@ -36,14 +36,14 @@ struct Front {
 };
 
 struct StepEnv {
-  const char* label = "";      // what the step computes, for reports ("qkv_proj", "attention")
-  TileParams tile;             // copies: a step outlives the compiler's working state
+  const char* label = "";  // what the step computes, for reports ("qkv_proj", "attention")
+  TileParams tile;         // copies: a step outlives the compiler's working state
   FabricParams fabric;
   BlockGeometry geo;
   uint32_t fanin = 2;
-  uint16_t tag = 0;            // first tag of this step
+  uint16_t tag = 0;  // first tag of this step
   uint32_t colors_available = 0;
-  uint16_t layer = 0;          // for statistics
+  uint16_t layer = 0;  // for statistics
   Dtype activation = Dtype::BF16;
   uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
 };
@@ -139,7 +139,7 @@ std::unique_ptr<Step> root_compute_step(const StepEnv& env, const Work& work, Dt
 struct GemvShape {
   uint64_t d_in = 0, d_out = 0;
   Dtype weight = Dtype::BF16;
-  bool bias = false;         // d_out bias elements, stored with the output slices
+  bool bias = false;  // d_out bias elements, stored with the output slices
   Dtype bias_dtype = Dtype::BF16;
 
   // GemvShape::matrix(d_in, d_out, weight_dtype).with_bias(present, dtype), so
@@ -194,10 +194,10 @@ std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_pos
 // root row back to the root.
 struct AttentionShape {
   uint32_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
-  uint32_t window = 0;       // 0 = full context
+  uint32_t window = 0;  // 0 = full context
   Dtype kv = Dtype::BF16;
   uint64_t flops_per_score = 0;  // per query head and position: q.k, softmax, p.v
-  Work sinks;                // at the root once the partials are combined (zero: no sink logits)
+  Work sinks;                    // at the root once the partials are combined (zero: no sink logits)
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
 // The same between slices on the root row (Front::Row to Front::Row): each

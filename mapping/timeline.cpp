@@ -1,6 +1,5 @@
 #include "mapping/timeline.h"
 
-
 namespace wafersim::mapping {
 
 DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs) {

@@ -35,8 +35,7 @@ uint64_t serialization_cycles(const FabricParams& fabric, uint64_t bytes);
 
 // Contention-free point-to-point latency:
 // ramp_on + hops * t_hop + turns * t_turn + relays * relay + ceil(bytes / link) + ramp_off
-uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays,
-                        uint64_t bytes);
+uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes);
 
 // Contention-free latency between wafers: ramp_on + latency + ceil(bytes / bw) + ramp_off.
 uint64_t offwafer_message_cycles(const HardwareSpec& hw, uint64_t bytes);

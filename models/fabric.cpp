@@ -67,9 +67,7 @@ void ColorMap::add_multicast(uint32_t x, uint32_t y, Dir dir, uint32_t count) {
     ++used_[index(uint32_t(int64_t(x) + int64_t(k) * dir_dx(dir)), uint32_t(int64_t(y) + int64_t(k) * dir_dy(dir)))];
 }
 
-uint32_t ColorMap::peak() const {
-  return used_.empty() ? 0 : *std::max_element(used_.begin(), used_.end());
-}
+uint32_t ColorMap::peak() const { return used_.empty() ? 0 : *std::max_element(used_.begin(), used_.end()); }
 
 std::vector<ColorOverflow> ColorMap::oversubscribed() const {
   std::vector<ColorOverflow> result;
@@ -82,8 +80,9 @@ std::vector<ColorOverflow> ColorMap::oversubscribed() const {
 std::string ColorMap::overflow_message() const {
   const std::vector<ColorOverflow> over = oversubscribed();
   if (over.empty()) return "";
-  const ColorOverflow& worst = *std::max_element(
-      over.begin(), over.end(), [](const ColorOverflow& a, const ColorOverflow& b) { return a.colors_used < b.colors_used; });
+  const ColorOverflow& worst =
+      *std::max_element(over.begin(), over.end(),
+                        [](const ColorOverflow& a, const ColorOverflow& b) { return a.colors_used < b.colors_used; });
   return fmt::format("{} router(s) exceed the {} colours available; worst ({}, {}) carries {}", over.size(), budget_,
                      worst.x, worst.y, worst.colors_used);
 }

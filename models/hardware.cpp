@@ -45,7 +45,8 @@ void declare_hardware_params(config::Schema& schema) {
                        "Extra latency of an X-to-Y turn in a dimension-ordered route"));
   schema.add(int_param("hardware.fabric.ramp_on_cycles", "cycles", "2", 0, 1e6, "Core to router latency"));
   schema.add(int_param("hardware.fabric.ramp_off_cycles", "cycles", "2", 0, 1e6, "Router to core latency"));
-  schema.add(int_param("hardware.fabric.colors", "colors", "24", 1, 32, "Routable colours (virtual channels) per router"));
+  schema.add(
+      int_param("hardware.fabric.colors", "colors", "24", 1, 32, "Routable colours (virtual channels) per router"));
   schema.add(int_param("hardware.fabric.colors_reserved", "colors", "3", 0, 32, "Colours taken by the runtime"));
   schema.add(int_param("hardware.fabric.relay_cycles", "cycles", "30", 0, 1e6,
                        "Cost of forwarding through a core when a router has no colour left"));

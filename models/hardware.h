@@ -5,41 +5,44 @@
 #include <string>
 
 namespace wafersim {
-namespace config { class Config; class Schema; }
+namespace config {
+class Config;
+class Schema;
+}  // namespace config
 
 struct TileParams {
-  uint64_t sram_bytes = 0;               // capacity per tile
-  uint64_t runtime_reserved_bytes = 0;   // taken by the runtime, never planned
+  uint64_t sram_bytes = 0;              // capacity per tile
+  uint64_t runtime_reserved_bytes = 0;  // taken by the runtime, never planned
   uint32_t sram_read_bytes_per_cycle = 0;
   uint32_t sram_write_bytes_per_cycle = 0;
-  uint32_t fmac_per_cycle_32bit = 0;     // fused multiply-adds per cycle by arithmetic width
+  uint32_t fmac_per_cycle_32bit = 0;  // fused multiply-adds per cycle by arithmetic width
   uint32_t fmac_per_cycle_16bit = 0;
   uint32_t fmac_per_cycle_8bit = 0;
-  uint32_t task_overhead_cycles = 0;     // fixed cost of starting any compute task
+  uint32_t task_overhead_cycles = 0;  // fixed cost of starting any compute task
 };
 
 struct FabricParams {
-  uint32_t link_bytes_per_cycle = 0;     // per direction per link
+  uint32_t link_bytes_per_cycle = 0;  // per direction per link
   uint32_t hop_latency_cycles = 0;
-  uint32_t turn_latency_cycles = 0;      // X-to-Y turn in a dimension-ordered route
-  uint32_t ramp_on_cycles = 0;           // core to router
-  uint32_t ramp_off_cycles = 0;          // router to core
-  uint32_t colors = 0;                   // routable colours per router
-  uint32_t colors_reserved = 0;          // of those, taken by the runtime
-  uint32_t relay_cycles = 0;             // cost of forwarding through a core when no colour is left
+  uint32_t turn_latency_cycles = 0;  // X-to-Y turn in a dimension-ordered route
+  uint32_t ramp_on_cycles = 0;       // core to router
+  uint32_t ramp_off_cycles = 0;      // router to core
+  uint32_t colors = 0;               // routable colours per router
+  uint32_t colors_reserved = 0;      // of those, taken by the runtime
+  uint32_t relay_cycles = 0;         // cost of forwarding through a core when no colour is left
 };
 
 struct OffWaferParams {
-  uint64_t latency_cycles = 0;           // one off-wafer transfer, head latency
-  uint32_t bytes_per_cycle = 0;          // bandwidth per direction between neighbouring wafers
+  uint64_t latency_cycles = 0;   // one off-wafer transfer, head latency
+  uint32_t bytes_per_cycle = 0;  // bandwidth per direction between neighbouring wafers
 };
 
 struct HardwareSpec {
-  std::string name;                      // preset name or "custom"
-  uint32_t grid_width = 0;               // tiles per wafer in x
-  uint32_t grid_height = 0;              // tiles per wafer in y
+  std::string name;          // preset name or "custom"
+  uint32_t grid_width = 0;   // tiles per wafer in x
+  uint32_t grid_height = 0;  // tiles per wafer in y
   double clock_ghz = 0;
-  uint32_t wafers = 0;                   // 0 = "auto": the compiler picks the fewest that fit
+  uint32_t wafers = 0;  // 0 = "auto": the compiler picks the fewest that fit
   TileParams tile;
   FabricParams fabric;
   OffWaferParams offwafer;

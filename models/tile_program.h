@@ -64,8 +64,8 @@ struct Task {
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
-    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
-                    mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta);
+    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer, mark,
+                    work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta);
   }
   bool operator==(const Task& other) const;
 };
@@ -101,11 +101,11 @@ struct Injection {
 struct ProgramSet {
   static constexpr uint32_t kIdle = 0xffffffffu;
   uint32_t wafers = 1, grid_width = 0, grid_height = 0;
-  std::vector<Program> programs;          // deduplicated templates
-  std::vector<uint32_t> tile_program;     // per tile: index into programs, or kIdle
-  uint64_t iterations = 0;                // every program runs this many times
+  std::vector<Program> programs;       // deduplicated templates
+  std::vector<uint32_t> tile_program;  // per tile: index into programs, or kIdle
+  uint64_t iterations = 0;             // every program runs this many times
   std::vector<Injection> injections;
-  uint32_t marks = 0;                     // Mark slots used by the programs
+  uint32_t marks = 0;  // Mark slots used by the programs
   // Per tile (empty when no task uses it): the tile's KV share or expert, see Task::kTileParam.
   std::vector<uint32_t> tile_param;
 

@@ -56,8 +56,8 @@ namespace {
 // What attention does in one layer, summed over the batch; decode and prefill
 // differ only in these figures.
 struct AttentionWork {
-  uint64_t score_pairs = 0;         // (query, key position) pairs scored
-  uint64_t positions_read = 0;      // distinct cached positions read
+  uint64_t score_pairs = 0;     // (query, key position) pairs scored
+  uint64_t positions_read = 0;  // distinct cached positions read
   std::vector<uint64_t> scores_shape;
 };
 
@@ -70,10 +70,7 @@ struct Row {
 class GraphBuilder {
  public:
   GraphBuilder(const ModelSpec& model, Graph& graph, std::vector<Row> rows, uint64_t seed)
-      : model_(model),
-        graph_(graph),
-        rows_(std::move(rows)),
-        router_(seed, model.moe.n_experts, model.moe.top_k) {}
+      : model_(model), graph_(graph), rows_(std::move(rows)), router_(seed, model.moe.n_experts, model.moe.top_k) {}
 
   // Embedding, then every layer; returns the op holding the residual stream.
   uint32_t build_layers(const std::vector<AttentionWork>& attention) {
@@ -119,7 +116,8 @@ class GraphBuilder {
   uint64_t act(uint64_t elements) const { return dtype_bytes(model_.activation_dtype, elements); }
   uint64_t weight_bytes(uint64_t elements) const { return dtype_bytes(model_.weight_dtype, elements); }
 
-  GraphOp make(std::string name, OpKind kind, int32_t layer, std::vector<uint64_t> in, std::vector<uint64_t> out) const {
+  GraphOp make(std::string name, OpKind kind, int32_t layer, std::vector<uint64_t> in,
+               std::vector<uint64_t> out) const {
     GraphOp op;
     op.name = layer >= 0 ? "layers." + std::to_string(layer) + "." + name : std::move(name);
     op.kind = kind;

@@ -23,10 +23,10 @@ enum class OpKind : uint8_t {
   Softmax,            // over the attended positions (and the sink logit)
   AttentionValues,    // softmax-weighted sum of the values
   ResidualAdd,
-  Activation,         // SiLU gate x up (SwiGLU), or GELU (plain MLP)
-  TopK,               // the router picks each token's experts and their weights
-  ExpertCombine,      // weighted sum of each token's expert outputs (+ shared experts)
-  Sample,             // argmax over the vocabulary
+  Activation,     // SiLU gate x up (SwiGLU), or GELU (plain MLP)
+  TopK,           // the router picks each token's experts and their weights
+  ExpertCombine,  // weighted sum of each token's expert outputs (+ shared experts)
+  Sample,         // argmax over the vocabulary
 };
 const char* to_string(OpKind kind);
 
@@ -34,28 +34,28 @@ const char* to_string(OpKind kind);
 // compiler reads too.
 
 struct GraphOp {
-  std::string name;                 // "layers.3.q_proj", "layers.3.experts.17.down_proj", "lm_head"
+  std::string name;  // "layers.3.q_proj", "layers.3.experts.17.down_proj", "lm_head"
   OpKind kind = OpKind::MatMul;
-  int32_t layer = -1;               // transformer layer; -1 for embedding, final norm, LM head, sampling
-  int32_t matrix = -1;              // MatMul: index into layer_matrices(model, layer); -1 otherwise
-  int32_t expert = -1;              // routed expert of an expert MatMul or Activation
-  std::vector<uint64_t> input_shape;   // main input, e.g. {tokens, d_model}
+  int32_t layer = -1;                 // transformer layer; -1 for embedding, final norm, LM head, sampling
+  int32_t matrix = -1;                // MatMul: index into layer_matrices(model, layer); -1 otherwise
+  int32_t expert = -1;                // routed expert of an expert MatMul or Activation
+  std::vector<uint64_t> input_shape;  // main input, e.g. {tokens, d_model}
   std::vector<uint64_t> output_shape;
-  uint64_t tokens = 0;              // rows this op processes (routed tokens for an expert)
+  uint64_t tokens = 0;  // rows this op processes (routed tokens for an expert)
   uint64_t flops = 0;
-  uint64_t weight_bytes_read = 0;   // weights, biases and norm vectors read
-  uint64_t kv_bytes_read = 0;       // distinct KV-cache bytes read
+  uint64_t weight_bytes_read = 0;  // weights, biases and norm vectors read
+  uint64_t kv_bytes_read = 0;      // distinct KV-cache bytes read
   uint64_t kv_bytes_written = 0;
   uint64_t activation_bytes_in = 0;   // activations read (all inputs), in activation_dtype
   uint64_t activation_bytes_out = 0;  // activations written
-  std::vector<uint32_t> deps;       // indices of earlier ops whose outputs this op reads
+  std::vector<uint32_t> deps;         // indices of earlier ops whose outputs this op reads
 };
 
 struct Graph {
   bool prefill = false;
-  uint32_t batch = 0;               // sequences
-  uint64_t context = 0;             // decode: positions attended, the new token included
-  uint64_t prompt_tokens = 0;       // prefill: tokens per sequence
+  uint32_t batch = 0;          // sequences
+  uint64_t context = 0;        // decode: positions attended, the new token included
+  uint64_t prompt_tokens = 0;  // prefill: tokens per sequence
   std::vector<GraphOp> ops;
 };
 

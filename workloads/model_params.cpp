@@ -137,8 +137,8 @@ void read_moe(const config::Config& config, ModelSpec& model) {
 void check_shape(const config::Config& config, const ModelSpec& model) {
   const std::vector<std::string> heads = {"model.n_kv_heads", "model.n_heads"};
   if (model.n_kv_heads > model.n_heads)
-    config.fail_given(heads, "model.n_kv_heads is " + std::to_string(model.n_kv_heads) +
-                                 ", more than model.n_heads (" + std::to_string(model.n_heads) + ")");
+    config.fail_given(heads, "model.n_kv_heads is " + std::to_string(model.n_kv_heads) + ", more than model.n_heads (" +
+                                 std::to_string(model.n_heads) + ")");
   if (model.n_heads % model.n_kv_heads != 0)
     config.fail_given(heads, "model.n_kv_heads (" + std::to_string(model.n_kv_heads) + ") must divide model.n_heads (" +
                                  std::to_string(model.n_heads) +
@@ -150,7 +150,8 @@ void check_shape(const config::Config& config, const ModelSpec& model) {
   if (has_dense_layer && model.ffn_dim == 0)
     config.fail_given(dense, "model.ffn_dim must be at least 1: the model has dense (non-MoE) layers");
   if (!has_dense_layer && model.ffn_dim != 0)
-    config.fail_given(dense, "model.ffn_dim is unused because every layer is MoE; set it to 0 or list model.moe.layers");
+    config.fail_given(dense,
+                      "model.ffn_dim is unused because every layer is MoE; set it to 0 or list model.moe.layers");
 
   if (model.sliding_window_every != 0 && model.sliding_window == 0)
     config.fail_given({"model.sliding_window_every", "model.sliding_window"},

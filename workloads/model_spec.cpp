@@ -84,7 +84,7 @@ std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer) {
 }
 
 uint64_t layer_vector_params(const ModelSpec& model, uint32_t /*layer*/) {
-  uint64_t params = 2 * norm_params(model, model.d_model);  // before attention and before the MLP
+  uint64_t params = 2 * norm_params(model, model.d_model);    // before attention and before the MLP
   if (model.qk_norm) params += 2 * uint64_t(model.head_dim);  // one weight per head dimension, shared by heads
   if (model.attention_sinks) params += model.n_heads;
   return params;

@@ -7,7 +7,10 @@
 #include "models/dtype.h"
 
 namespace wafersim {
-namespace config { class Config; class Schema; }
+namespace config {
+class Config;
+class Schema;
+}  // namespace config
 
 namespace workloads {
 
@@ -16,11 +19,11 @@ enum class PositionKind : uint8_t { Rotary, Learned };
 enum class MlpKind : uint8_t { SwiGLU, Plain };  // plain = up, activation, down
 
 struct MoeSpec {
-  uint32_t n_experts = 0;          // 0 = dense model
+  uint32_t n_experts = 0;  // 0 = dense model
   uint32_t top_k = 0;
   uint32_t n_shared_experts = 0;
   uint32_t expert_ffn_dim = 0;
-  std::vector<uint32_t> layers;    // MoE layer indices (all layers when the file lists none)
+  std::vector<uint32_t> layers;  // MoE layer indices (all layers when the file lists none)
   bool router_bias = false;
 };
 
@@ -31,7 +34,7 @@ struct ModelSpec {
   uint32_t n_heads = 0;
   uint32_t n_kv_heads = 0;
   uint32_t head_dim = 0;
-  uint32_t ffn_dim = 0;            // dense MLP width (0 for MoE-only models)
+  uint32_t ffn_dim = 0;  // dense MLP width (0 for MoE-only models)
   uint32_t vocab_size = 0;
   uint32_t max_positions = 0;
   NormKind norm = NormKind::RMSNorm;
@@ -41,9 +44,9 @@ struct ModelSpec {
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
-  bool qk_norm = false;            // per-head RMSNorm on Q and K
-  bool attention_sinks = false;    // one learned sink logit per head
-  uint32_t sliding_window = 0;     // tokens; 0 = every layer attends to the full context
+  bool qk_norm = false;               // per-head RMSNorm on Q and K
+  bool attention_sinks = false;       // one learned sink logit per head
+  uint32_t sliding_window = 0;        // tokens; 0 = every layer attends to the full context
   uint32_t sliding_window_every = 0;  // when > 0: layers with index % every == 0 use the window
   Dtype weight_dtype = Dtype::BF16;
   Dtype moe_weight_dtype = Dtype::BF16;
@@ -61,7 +64,7 @@ struct ModelSpec {
 enum class MatrixRole : uint8_t { Q, K, V, O, Gate, Up, Down, Router, ExpertGate, ExpertUp, ExpertDown };
 
 struct MatrixSpec {
-  std::string name;                // "q_proj", "experts.17.down_proj"
+  std::string name;  // "q_proj", "experts.17.down_proj"
   MatrixRole role;
   uint64_t d_in = 0, d_out = 0;
   bool bias = false;
@@ -91,13 +94,13 @@ struct ParamCounts {
   // (and a learned position table) is only looked up, so it is excluded, as model
   // cards do; with tied embeddings the table counts once, as the LM head.
   uint64_t active = 0;
-  uint64_t weight_bytes = 0;       // all weights in their dtypes
+  uint64_t weight_bytes = 0;  // all weights in their dtypes
 };
 ParamCounts count_params(const ModelSpec& model);
 // One sentence stating the convention above, for reports.
 const char* active_params_convention();
 
-void declare_model_params(config::Schema& schema);     // model.*
+void declare_model_params(config::Schema& schema);          // model.*
 ModelSpec model_from_config(const config::Config& config);  // cross-field checks throw ConfigError
 
 }  // namespace workloads

@@ -55,8 +55,8 @@ uint32_t activation_inputs(MlpKind kind);
 uint64_t qk_flops_per_element(const ModelSpec& model);
 
 // Attention per query head and attended position: q.k, softmax and p.v.
-uint64_t score_flops(const ModelSpec& model);   // q.k: one multiply-add per head element
-uint64_t value_flops(const ModelSpec& model);   // p.v: the same
+uint64_t score_flops(const ModelSpec& model);  // q.k: one multiply-add per head element
+uint64_t value_flops(const ModelSpec& model);  // p.v: the same
 uint64_t attention_flops_per_score(const ModelSpec& model);
 
 // Router top-k per token: a scan over the logits and a softmax over the k chosen.

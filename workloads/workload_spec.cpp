@@ -26,12 +26,11 @@ WorkloadSpec workload_from_config(const config::Config& config) {
   return workload;
 }
 
-void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload,
-                                  const ModelSpec& model) {
+void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload, const ModelSpec& model) {
   if (workload.max_context() > model.max_positions)
     config.fail_given({"workload.prompt_tokens", "workload.decode_tokens", "model.max_positions"},
                       "prompt_tokens + decode_tokens = " + std::to_string(workload.max_context()) +
-                    " exceeds the model's max_positions (" + std::to_string(model.max_positions) + ")");
+                          " exceeds the model's max_positions (" + std::to_string(model.max_positions) + ")");
 }
 
 }  // namespace wafersim::workloads

@@ -3,17 +3,20 @@
 #include <cstdint>
 
 namespace wafersim {
-namespace config { class Config; class Schema; }
+namespace config {
+class Config;
+class Schema;
+}  // namespace config
 
 namespace workloads {
 
 struct ModelSpec;
 
 struct WorkloadSpec {
-  uint32_t batch = 1;              // sequences decoded together (in flight in the layer pipeline)
-  uint64_t prompt_tokens = 1024;   // KV cache filled to this length before decode starts
-  uint64_t decode_tokens = 16;     // tokens generated per sequence
-  uint64_t seed = 1;               // MoE routing and anything else random
+  uint32_t batch = 1;             // sequences decoded together (in flight in the layer pipeline)
+  uint64_t prompt_tokens = 1024;  // KV cache filled to this length before decode starts
+  uint64_t decode_tokens = 16;    // tokens generated per sequence
+  uint64_t seed = 1;              // MoE routing and anything else random
 
   uint64_t max_context() const { return prompt_tokens + decode_tokens; }
 };
@@ -22,8 +25,7 @@ void declare_workload_params(config::Schema& schema);  // workload.*
 WorkloadSpec workload_from_config(const config::Config& config);
 // Throws ConfigError (at workload.decode_tokens) when the longest context exceeds
 // the model's max_positions.
-void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload,
-                                  const ModelSpec& model);
+void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload, const ModelSpec& model);
 
 // Seeded top-k expert choice: the same (seed, sequence, token, layer) always
 // routes to the same experts, independent of call order.

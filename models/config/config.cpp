@@ -38,8 +38,7 @@ void check_range(const ParamSpec& spec, int64_t number, const SourceLocation& wh
 // Brings `value` to the alternative the spec's type stores, or explains the mismatch.
 Value normalised(const ParamSpec& spec, Value value, const SourceLocation& where) {
   auto mismatch = [&] {
-    return ConfigError(where, spec.path,
-                       spec.path + " expects " + type_phrase(spec) + ", got " + value_text(value));
+    return ConfigError(where, spec.path, spec.path + " expects " + type_phrase(spec) + ", got " + value_text(value));
   };
   switch (spec.type) {
     case ParamType::Int:
@@ -72,8 +71,7 @@ Value normalised(const ParamSpec& spec, Value value, const SourceLocation& where
 namespace {
 const Entry& entry_of(const Config& config, const std::string& path) {
   auto found = config.entries().find(path);
-  if (found == config.entries().end())
-    throw std::logic_error("configuration parameter '" + path + "' has no value");
+  if (found == config.entries().end()) throw std::logic_error("configuration parameter '" + path + "' has no value");
   return found->second;
 }
 }  // namespace
@@ -141,7 +139,8 @@ void Config::fail_given(const std::vector<std::string>& paths, const std::string
 
 void Config::clear_section(const std::string& section) {
   const std::string prefix = section + ".";
-  for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+  for (auto it = entries_.lower_bound(prefix);
+       it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
     it = entries_.erase(it);
   presets_.erase(section);
 }

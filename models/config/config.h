@@ -20,7 +20,7 @@ struct Entry {
   SourceLocation where;
   bool from_default = false;
   bool from_preset = false;  // from a preset (compiled in, or a file named by the section)
-  uint64_t order = 0;  // when it was set: a later setting overrides an earlier one
+  uint64_t order = 0;        // when it was set: a later setting overrides an earlier one
 };
 
 class Config {
@@ -29,7 +29,7 @@ class Config {
 
   // Typed reads of a declared path; reading an undeclared path or the wrong type
   // is a programming error (std::logic_error).
-  int64_t get_int(const std::string& path) const;  // Int, or IntOrAuto with "auto" as 0
+  int64_t get_int(const std::string& path) const;   // Int, or IntOrAuto with "auto" as 0
   double get_float(const std::string& path) const;  // Float (an Int value converts)
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  // String or Enum

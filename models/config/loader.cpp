@@ -1,7 +1,7 @@
 // Experiment files: sections, presets, nested keys, --set overrides and defaults.
-#include <sys/stat.h>
-
 #include <algorithm>
+
+#include <sys/stat.h>
 
 #include "models/config/config.h"
 #include "models/config/parse_value.h"
@@ -39,11 +39,12 @@ class Loader {
     const YAML::Node root = parse_config_text(text, name_);
     const std::string sections = join(schema_.child_keys(""));
     if (root.IsNull())
-      throw ConfigError(SourceLocation{name_, 1, 0}, "", "empty file; expected a mapping of sections (" + sections + ")");
+      throw ConfigError(SourceLocation{name_, 1, 0}, "",
+                        "empty file; expected a mapping of sections (" + sections + ")");
     if (!root.IsMap())
-      throw ConfigError(location_of(name_, root.Mark()), "",
-                        std::string("top level must be a mapping of sections (") + sections + "), got " +
-                            node_kind(root));
+      throw ConfigError(
+          location_of(name_, root.Mark()), "",
+          std::string("top level must be a mapping of sections (") + sections + "), got " + node_kind(root));
     for (const auto& pair : root) load_section(pair.first, pair.second);
     for (const std::string& text_override : options_.overrides) apply_override(text_override);
     fill_defaults();
@@ -53,9 +54,9 @@ class Loader {
  private:
   std::string key_name(const YAML::Node& key, const std::string& file, const std::string& within) {
     if (!key.IsScalar())
-      throw ConfigError(location_of(file, key.Mark()), within,
-                        std::string("keys must be plain names, got ") + node_kind(key) +
-                            (within.empty() ? "" : " in " + within));
+      throw ConfigError(
+          location_of(file, key.Mark()), within,
+          std::string("keys must be plain names, got ") + node_kind(key) + (within.empty() ? "" : " in " + within));
     return key.Scalar();
   }
 
@@ -73,11 +74,11 @@ class Loader {
     }
     if (value.IsNull()) return;
     if (!value.IsMap())
-      throw ConfigError(location_of(name_, value.Mark()), section,
-                        "section '" + section + "' expects " +
-                            (presets != options_.presets.end() ? "a preset name, a path or a mapping"
-                                                               : "a mapping of keys") +
-                            ", got " + node_kind(value));
+      throw ConfigError(
+          location_of(name_, value.Mark()), section,
+          "section '" + section + "' expects " +
+              (presets != options_.presets.end() ? "a preset name, a path or a mapping" : "a mapping of keys") +
+              ", got " + node_kind(value));
     if (presets != options_.presets.end() && value["preset"])
       apply_preset(section, *presets->second, value["preset"], name_, folder_of(name_));
     apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end(), /*from_preset=*/false);
@@ -146,8 +147,9 @@ class Loader {
                                 (value.IsScalar() ? quoted(value.Scalar()) : node_kind(value)));
         apply_mapping(path, value, file, false, from_preset);
       } else {
-        throw ConfigError(key_where, path,
-                          "unknown key " + quoted(key) + " in " + prefix + did_you_mean(key, schema_.child_keys(prefix)));
+        throw ConfigError(
+            key_where, path,
+            "unknown key " + quoted(key) + " in " + prefix + did_you_mean(key, schema_.child_keys(prefix)));
       }
     }
   }
@@ -171,8 +173,9 @@ class Loader {
     const ParamSpec* spec = schema_.find(path);
     if (!spec) {
       if (schema_.is_section(path))
-        throw ConfigError(where, path, quoted(path) + " is a section; --set needs a parameter such as " +
-                                           path + "." + schema_.child_keys(path).front());
+        throw ConfigError(where, path,
+                          quoted(path) + " is a section; --set needs a parameter such as " + path + "." +
+                              schema_.child_keys(path).front());
       std::vector<std::string> all;
       for (const ParamSpec& param : schema_.params()) all.push_back(param.path);
       throw ConfigError(where, path, "unknown parameter " + quoted(path) + did_you_mean(path, all));
@@ -197,11 +200,10 @@ class Loader {
       auto present = section_where_.find(section);
       if (present == section_where_.end())
         throw ConfigError(SourceLocation{name_, 1, 0}, spec.path,
-                          "missing required value " + spec.path + ": the experiment has no '" + section +
-                              "' section");
-      throw ConfigError(present->second, spec.path,
-                        "missing required value " + spec.path + " (no default) in section '" + section +
-                            "' starting here");
+                          "missing required value " + spec.path + ": the experiment has no '" + section + "' section");
+      throw ConfigError(
+          present->second, spec.path,
+          "missing required value " + spec.path + " (no default) in section '" + section + "' starting here");
     }
   }
 

@@ -35,8 +35,10 @@ std::optional<double> parse_float(const std::string& text) {
   if (text.empty() || text.size() > 64) return std::nullopt;
   bool digit = false;
   for (char c : text) {
-    if (c >= '0' && c <= '9') digit = true;
-    else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') return std::nullopt;
+    if (c >= '0' && c <= '9')
+      digit = true;
+    else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+      return std::nullopt;
   }
   if (!digit) return std::nullopt;
   char* end = nullptr;
@@ -93,10 +95,8 @@ Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLoc
       if (auto flag = parse_bool(text); flag && plain) return *flag;
       break;
     case ParamType::String:
-    case ParamType::Enum:
-      return text;
-    case ParamType::IntList:
-      break;
+    case ParamType::Enum: return text;
+    case ParamType::IntList: break;
   }
   throw wrong(plain ? quoted(text) : "the string " + quoted(text));
 }

@@ -21,8 +21,7 @@ const char* to_string(ParamType type) {
 void Schema::add(ParamSpec spec) {
   if (spec.path.empty() || spec.path.find('.') == std::string::npos)
     throw std::logic_error("parameter path '" + spec.path + "' must be section.name");
-  if (find(spec.path) || is_section(spec.path))
-    throw std::logic_error("parameter '" + spec.path + "' declared twice");
+  if (find(spec.path) || is_section(spec.path)) throw std::logic_error("parameter '" + spec.path + "' declared twice");
   for (const ParamSpec& other : params_)
     if (spec.path.compare(0, other.path.size() + 1, other.path + ".") == 0)
       throw std::logic_error("parameter '" + spec.path + "' lies under parameter '" + other.path + "'");
@@ -70,8 +69,8 @@ ParamSpec int_param(std::string path, std::string unit, std::optional<std::strin
 
 ParamSpec float_param(std::string path, std::string unit, std::optional<std::string> default_value, double min,
                       double max, std::string description) {
-  ParamSpec spec = int_param(std::move(path), std::move(unit), std::move(default_value), min, max,
-                             std::move(description));
+  ParamSpec spec =
+      int_param(std::move(path), std::move(unit), std::move(default_value), min, max, std::move(description));
   spec.type = ParamType::Float;
   return spec;
 }

@@ -22,13 +22,13 @@ enum class ParamType {
 const char* to_string(ParamType type);
 
 struct ParamSpec {
-  std::string path;                          // "hardware.fabric.hop_latency_cycles"
+  std::string path;  // "hardware.fabric.hop_latency_cycles"
   ParamType type = ParamType::Int;
-  std::string unit;                          // "cycles", "bytes", "GHz", "" when dimensionless
-  std::optional<std::string> default_value;  // YAML text of the default; nullopt = required
+  std::string unit;                                       // "cycles", "bytes", "GHz", "" when dimensionless
+  std::optional<std::string> default_value;               // YAML text of the default; nullopt = required
   double min = -std::numeric_limits<double>::infinity();  // inclusive numeric range
   double max = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices;          // Enum only
+  std::vector<std::string> choices;  // Enum only
   std::string description;
 };
 
@@ -50,13 +50,13 @@ class Schema {
 };
 
 // Shorthands for declarations, so a declaration reads as one line.
-ParamSpec int_param(std::string path, std::string unit, std::optional<std::string> default_value,
-                    double min, double max, std::string description);
-ParamSpec float_param(std::string path, std::string unit, std::optional<std::string> default_value,
-                      double min, double max, std::string description);
+ParamSpec int_param(std::string path, std::string unit, std::optional<std::string> default_value, double min,
+                    double max, std::string description);
+ParamSpec float_param(std::string path, std::string unit, std::optional<std::string> default_value, double min,
+                      double max, std::string description);
 ParamSpec bool_param(std::string path, bool default_value, std::string description);
 ParamSpec string_param(std::string path, std::optional<std::string> default_value, std::string description);
-ParamSpec enum_param(std::string path, std::vector<std::string> choices,
-                     std::optional<std::string> default_value, std::string description);
+ParamSpec enum_param(std::string path, std::vector<std::string> choices, std::optional<std::string> default_value,
+                     std::string description);
 
 }  // namespace wafersim::config

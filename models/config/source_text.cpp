@@ -1,13 +1,12 @@
 #include "models/config/source_text.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <vector>
 
+#include <sys/stat.h>
 #include <yaml-cpp/depthguard.h>
 
 #include "models/config/text.h"
@@ -22,7 +21,8 @@ SourceLocation location_of(const std::string& file, const YAML::Mark& mark) {
 std::string read_config_file(const std::string& path) {
   const SourceLocation where{path, 0, 0};
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) throw ConfigError(where, "", std::string("cannot read: ") + std::strerror(errno));
+  if (::stat(path.c_str(), &info) != 0)
+    throw ConfigError(where, "", std::string("cannot read: ") + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) throw ConfigError(where, "", "cannot read: is a directory");
   if (!S_ISREG(info.st_mode)) throw ConfigError(where, "", "cannot read: not a regular file");
   if (size_t(info.st_size) > kMaxConfigFileBytes)
@@ -47,10 +47,14 @@ size_t utf8_sequence_length(const std::string& text, size_t i) {
   if (lead < 0x80) return 1;
   size_t length;
   uint32_t code;
-  if (lead >= 0xc2 && lead <= 0xdf) length = 2, code = lead & 0x1f;
-  else if (lead >= 0xe0 && lead <= 0xef) length = 3, code = lead & 0x0f;
-  else if (lead >= 0xf0 && lead <= 0xf4) length = 4, code = lead & 0x07;
-  else return 0;
+  if (lead >= 0xc2 && lead <= 0xdf)
+    length = 2, code = lead & 0x1f;
+  else if (lead >= 0xe0 && lead <= 0xef)
+    length = 3, code = lead & 0x0f;
+  else if (lead >= 0xf0 && lead <= 0xf4)
+    length = 4, code = lead & 0x07;
+  else
+    return 0;
   if (i + length > text.size()) return 0;
   for (size_t k = 1; k < length; ++k) {
     if ((byte(i + k) & 0xc0) != 0x80) return 0;
@@ -98,8 +102,10 @@ std::string with_lf_line_breaks(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\r') out += text[i];
-    else if (i + 1 >= text.size() || text[i + 1] != '\n') out += '\n';
+    if (text[i] != '\r')
+      out += text[i];
+    else if (i + 1 >= text.size() || text[i + 1] != '\n')
+      out += '\n';
   }
   return out;
 }
@@ -141,8 +147,7 @@ void check_one_document(const std::string& text, const std::string& name) {
                             "); an experiment file holds one document");
     }
     if (is_document_marker(line, "---")) {
-      if (content)
-        throw ConfigError(here, "", "a second YAML document ('---'); an experiment file holds one document");
+      if (content) throw ConfigError(here, "", "a second YAML document ('---'); an experiment file holds one document");
       content = !is_blank_or_comment(line.substr(3));
     } else if (is_document_marker(line, "...")) {
       end_line = int(i) + 1;

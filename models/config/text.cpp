@@ -12,14 +12,18 @@ std::string one_line(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (unsigned char c : text) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       char buffer[8];
       std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
       out += buffer;
-    } else out += char(c);
+    } else
+      out += char(c);
   }
   return out;
 }

@@ -20,8 +20,7 @@ bool reads_back_plain(const std::string& text) {
   for (unsigned char c : text)
     if (!std::isalnum(c) && c != '_' && c != '-' && c != '.' && c != '/' && c != '+') return false;
   static const char* const kSpecial[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"};
-  return std::none_of(std::begin(kSpecial), std::end(kSpecial),
-                      [&](const char* word) { return lower(text) == word; });
+  return std::none_of(std::begin(kSpecial), std::end(kSpecial), [&](const char* word) { return lower(text) == word; });
 }
 
 std::string range_text(const ParamSpec& spec) {

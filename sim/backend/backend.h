@@ -36,8 +36,8 @@ struct StepCycles {
 
 // What the backend measured about its own run. Figures it cannot measure stay unset (`measured` false).
 struct RunFigures {
-  std::string backend;               // "sim" or "analytic"
-  bool measured = false;             // utilisation, tiles and events below were measured
+  std::string backend;    // "sim" or "analytic"
+  bool measured = false;  // utilisation, tiles and events below were measured
   double compute_busy_mean = 0, compute_busy_peak = 0;
   double link_busy_mean = 0, link_busy_peak = 0;
   uint64_t tiles_simulated = 0;

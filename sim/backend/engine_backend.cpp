@@ -14,7 +14,8 @@ mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim
   timeline.finish.resize(regions);
   for (size_t r = 0; r < regions; ++r) {
     for (const sim::MarkRecord& mark : result.marks[mapping::Plan::mark_in(r)]) timeline.start[r].push_back(mark.cycle);
-    for (const sim::MarkRecord& mark : result.marks[mapping::Plan::mark_out(r)]) timeline.finish[r].push_back(mark.cycle);
+    for (const sim::MarkRecord& mark : result.marks[mapping::Plan::mark_out(r)])
+      timeline.finish[r].push_back(mark.cycle);
   }
   // The critical path ends where the last token leaves the LM head.
   const std::vector<sim::MarkRecord>& exits = result.marks[mapping::Plan::mark_out(regions - 1)];

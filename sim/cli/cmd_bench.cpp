@@ -22,9 +22,9 @@ namespace wafersim::cli {
 namespace {
 
 struct BenchOptions {
-  std::string grid;                // "WxH"; empty = the preset's grid
+  std::string grid;  // "WxH"; empty = the preset's grid
   std::string traffic = "neighbour";
-  uint64_t events = 0;             // 0 = a default per traffic
+  uint64_t events = 0;  // 0 = a default per traffic
   std::string hardware = "wse3";
   uint64_t seed = 1;
   uint32_t bands = 0;
@@ -46,8 +46,8 @@ HardwareSpec load_hardware(const std::string& preset) {
 void apply_grid(const std::string& grid, HardwareSpec& hw) {
   unsigned width = 0, height = 0;
   char tail = 0;
-  if (std::sscanf(grid.c_str(), "%ux%u%c", &width, &height, &tail) != 2 || width == 0 || height == 0 ||
-      width > 65535 || height > 65535)
+  if (std::sscanf(grid.c_str(), "%ux%u%c", &width, &height, &tail) != 2 || width == 0 || height == 0 || width > 65535 ||
+      height > 65535)
     throw CommandError(kExitBadInput, fmt::format("--grid '{}': expected WIDTHxHEIGHT, e.g. 762x1176", grid));
   hw.grid_width = width;
   hw.grid_height = height;
@@ -68,7 +68,8 @@ std::string millions(double value) { return fmt::format("{:.1f}", value / 1e6); 
 void bench_engine(const BenchOptions& options) {
   sim::Traffic traffic;
   if (!sim::parse_traffic(options.traffic, &traffic))
-    throw CommandError(kExitBadInput, fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
+    throw CommandError(kExitBadInput,
+                       fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
   HardwareSpec hw = load_hardware(options.hardware);
   if (!options.grid.empty()) apply_grid(options.grid, hw);
   if (traffic == sim::Traffic::Multicast && hw.grid_width < 2)

@@ -35,7 +35,8 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
                 << std::flush;
       progress_shown = true;
     };
-  backend::Evaluation evaluation = backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
+  backend::Evaluation evaluation =
+      backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
   if (progress_shown) std::cerr << "\n";
 
   const DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);

@@ -1,12 +1,12 @@
 #include <iostream>
 
-#include "sim/experiment/experiment.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "models/hardware.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/metric_table.h"
 #include "sim/cli/output.h"
+#include "sim/experiment/experiment.h"
 
 namespace wafersim::cli {
 
@@ -60,8 +60,9 @@ void list_presets() {
 void show_preset(const std::string& name) {
   const EmbeddedFile* preset = find_embedded(embedded_hardware_presets(), name);
   if (!preset)
-    throw CommandError(kExitBadInput, "unknown hardware preset " + config::quoted(name) + " (known: " +
-                              config::join(preset_names()) + ")" + config::did_you_mean(name, preset_names()));
+    throw CommandError(kExitBadInput, "unknown hardware preset " + config::quoted(name) +
+                                          " (known: " + config::join(preset_names()) + ")" +
+                                          config::did_you_mean(name, preset_names()));
   const config::Config config = load_preset(*preset);
   const HardwareSpec hw = hardware_from_config(config);
   std::cout << name << " (" << preset->path << "): " << hw.grid_width << " x " << hw.grid_height << " = "
@@ -78,7 +79,8 @@ void show_params(const std::string& prefix) {
   if (text.empty()) {
     std::vector<std::string> paths;
     for (const config::ParamSpec& spec : experiment_schema().params()) paths.push_back(spec.path);
-    throw CommandError(kExitBadInput, "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
+    throw CommandError(kExitBadInput,
+                       "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
   }
   std::cout << text;
 }
@@ -132,7 +134,8 @@ void add_describe_command(CLI::App& app) {
   params->callback([prefix] { show_params(*prefix); });
 
   auto metrics_json = std::make_shared<std::string>();
-  CLI::App* metrics = describe->add_subcommand("metrics", "Every figure run and analytic report: JSON path, unit, meaning");
+  CLI::App* metrics =
+      describe->add_subcommand("metrics", "Every figure run and analytic report: JSON path, unit, meaning");
   metrics->add_option("--json", *metrics_json, "Write the list as JSON to FILE ('-' = stdout)");
   metrics->callback([metrics_json] { show_metrics(*metrics_json); });
 

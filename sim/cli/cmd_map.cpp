@@ -90,8 +90,8 @@ void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream&
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
   summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
                    "trees, store and forward per level (mapping.reduce_fanin)"});
-  summary.add_row({"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices",
-                   slices_text(plan.options)});
+  summary.add_row(
+      {"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices", slices_text(plan.options)});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),
                    fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
                                plan.sram_peak_x, plan.sram_peak_y)});

@@ -1,9 +1,5 @@
 // wafersim sweep: run every point of a sweep file, each in a process of its
 // own, and collect the results in one table (see docs/SWEEPS.md).
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -13,15 +9,18 @@
 #include <optional>
 #include <thread>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
-#include "sim/cli/sweep/temporary_files.h"
 #include "sim/cli/sweep/points.h"
 #include "sim/cli/sweep/results.h"
 #include "sim/cli/sweep/runner.h"
+#include "sim/cli/sweep/temporary_files.h"
 #include "sim/cli/sweep/yaml_tree.h"
 
 namespace wafersim::cli {
@@ -46,7 +45,8 @@ class FolderLock {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
-      throw CommandError(kExitBadInput, "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
+      throw CommandError(kExitBadInput,
+                         "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
   }
   ~FolderLock() { ::close(fd_); }
   FolderLock(const FolderLock&) = delete;
@@ -202,8 +202,10 @@ void run_sweep(const SweepOptions& options) {
   if (error) throw CommandError(kExitBadInput, "cannot create " + points_dir + ": " + error.message());
   FolderLock lock(out);
   if (!options.resume && holds_results(out, points_dir))
-    throw CommandError(kExitBadInput, out + " already holds sweep results; pass --resume to continue that sweep, or choose "
-                                "another --out");
+    throw CommandError(kExitBadInput,
+                       out +
+                           " already holds sweep results; pass --resume to continue that sweep, or choose "
+                           "another --out");
   const std::string source = sweep_source(out, options.file, options.resume);
   remove_temporary_files(points_dir);
 
@@ -214,8 +216,10 @@ void run_sweep(const SweepOptions& options) {
     write_text_atomically(point_file(plan.points[i], ".yaml"), plan.points[i].yaml);
     // A result of another engine is not this sweep's result: it runs again.
     std::optional<nlohmann::json> record = read_point_record(point_file(plan.points[i], ".json"));
-    if (options.resume && record && (*record)["engine"] == engine) records[i] = std::move(record);
-    else todo.push_back(i);
+    if (options.resume && record && (*record)["engine"] == engine)
+      records[i] = std::move(record);
+    else
+      todo.push_back(i);
   }
   write_text_atomically(out + "/sweep.yaml",
                         kResolvedFrom + source + "\n" + resolved_sweep(sweep, plan, engine, metrics));
@@ -252,10 +256,11 @@ void run_sweep(const SweepOptions& options) {
   size_t finished = 0;
   for (const auto& record : records) finished += record ? 1 : 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  std::cout << fmt::format("{} of {} points finished ({} ok, {} do not fit, {} failed in this run; {} from before) "
-                           "in {:.1f} s with {} job(s), engine {}\n",
-                           finished, plan.points.size(), summary.ok, summary.does_not_fit, summary.failed,
-                           runner.done, seconds, runner.jobs, engine)
+  std::cout << fmt::format(
+                   "{} of {} points finished ({} ok, {} do not fit, {} failed in this run; {} from before) "
+                   "in {:.1f} s with {} job(s), engine {}\n",
+                   finished, plan.points.size(), summary.ok, summary.does_not_fit, summary.failed, runner.done, seconds,
+                   runner.jobs, engine)
             << "results: " << csv_path << "\n"
             << "plot:    scripts/plot_sweep.py " << out << "   (from the wafersim source folder)\n";
   if (summary.interrupted)

@@ -1,9 +1,9 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/experiment/experiment.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
+#include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 
 namespace wafersim::cli {
@@ -36,7 +36,8 @@ void validate(const ValidateOptions& options) {
 
 void add_validate_command(CLI::App& app) {
   auto options = std::make_shared<ValidateOptions>();
-  CLI::App* command = app.add_subcommand("validate", "Check an experiment file; --print shows the resolved configuration");
+  CLI::App* command =
+      app.add_subcommand("validate", "Check an experiment file; --print shows the resolved configuration");
   command->add_option("FILE", options->file, "Experiment YAML file ('-' = standard input)")->required();
   command->add_flag("--print", options->print, "Print the resolved configuration as YAML");
   add_common_options(*command, options->common);

@@ -33,8 +33,7 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options);
 // A command's failure with the exit code to use (kExitBadInput, kExitDoesNotFit).
 class CommandError : public std::runtime_error {
  public:
-  CommandError(int exit_code, const std::string& message)
-      : std::runtime_error(message), exit_code_(exit_code) {}
+  CommandError(int exit_code, const std::string& message) : std::runtime_error(message), exit_code_(exit_code) {}
   int exit_code() const { return exit_code_; }
 
  private:

@@ -7,8 +7,8 @@
 
 namespace wafersim::cli {
 
-nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan,
-                           const DecodeMetrics& metrics, const backend::RunFigures& figures) {
+nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
+                           const backend::RunFigures& figures) {
   nlohmann::json document = nlohmann::json::object();
   write_metrics({experiment, plan, metrics, figures}, document);
   return document;
@@ -16,9 +16,10 @@ nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& pl
 
 std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
                          const backend::RunFigures& figures) {
-  std::string out = fmt::format("{} on {} ({} wafer(s)), batch {}, prompt {} tokens, {} decoded tokens per sequence [{}]\n",
-                                plan.model.name, plan.hw.name, plan.hw.wafers, plan.workload.batch,
-                                plan.workload.prompt_tokens, plan.workload.decode_tokens, figures.backend);
+  std::string out =
+      fmt::format("{} on {} ({} wafer(s)), batch {}, prompt {} tokens, {} decoded tokens per sequence [{}]\n",
+                  plan.model.name, plan.hw.name, plan.hw.wafers, plan.workload.batch, plan.workload.prompt_tokens,
+                  plan.workload.decode_tokens, figures.backend);
   Table table({{"metric", "", false}, {"value", "", true}, {"unit", "", false}});
   for (std::vector<std::string>& row : metric_rows({experiment, plan, metrics, figures})) table.add_row(std::move(row));
   out += table.str();

@@ -12,8 +12,9 @@
 
 namespace wafersim::cli {
 
-nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan,
-                           const DecodeMetrics& metrics, const backend::RunFigures& figures);
-std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics, const backend::RunFigures& figures);
+nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
+                           const backend::RunFigures& figures);
+std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
+                         const backend::RunFigures& figures);
 
 }  // namespace wafersim::cli

@@ -16,8 +16,8 @@ namespace wafersim::cli {
 namespace {
 
 using workloads::Graph;
-using workloads::ModelSpec;
 using workloads::GraphOp;
+using workloads::ModelSpec;
 
 struct DescribeOptions {
   std::string name;
@@ -191,8 +191,8 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
       << " positions (the new token included)\n\n";
   std::vector<Row> embedding, head;
   for (const Row& row : rows_of(graph, -1)) {
-    const bool input = row.sum.kind == workloads::OpKind::Embedding ||
-                       row.sum.kind == workloads::OpKind::PositionEmbedding;
+    const bool input =
+        row.sum.kind == workloads::OpKind::Embedding || row.sum.kind == workloads::OpKind::PositionEmbedding;
     (input ? embedding : head).push_back(row);
   }
   out << "embedding\n" << ops_table(embedding) << "\n";
@@ -212,7 +212,8 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
   summary.add_row({"FLOPs, whole step", with_commas(totals.flops), scaled(double(totals.flops), "FLOP")});
   summary.add_row({"weights read", with_commas(totals.weight_bytes_read) + " bytes",
                    scaled(double(totals.weight_bytes_read), "B")});
-  summary.add_row({"KV cache read", with_commas(totals.kv_bytes_read) + " bytes", scaled(double(totals.kv_bytes_read), "B")});
+  summary.add_row(
+      {"KV cache read", with_commas(totals.kv_bytes_read) + " bytes", scaled(double(totals.kv_bytes_read), "B")});
   summary.add_row({"KV cache written", with_commas(totals.kv_bytes_written) + " bytes",
                    scaled(double(totals.kv_bytes_written), "B")});
   summary.add_row({"KV cache per token per layer", with_commas(per_position) + " bytes", ""});
@@ -304,8 +305,8 @@ void describe_model(const DescribeOptions& options) {
   const ModelSpec& model = loaded.model;
   const uint64_t context = options.context ? options.context : std::min<uint64_t>(4096, model.max_positions);
   if (context > model.max_positions)
-    throw CommandError(kExitBadInput, "--context " + std::to_string(context) + " exceeds " + model.name + "'s max_positions (" +
-                              std::to_string(model.max_positions) + ")");
+    throw CommandError(kExitBadInput, "--context " + std::to_string(context) + " exceeds " + model.name +
+                                          "'s max_positions (" + std::to_string(model.max_positions) + ")");
   const Graph graph = workloads::build_decode_graph(model, {options.batch, context, 1});
   if (!options.common.quiet) print_summary(loaded, graph, options.common.table_out());
   if (!options.common.json_path.empty()) write_json(options.common.json_path, describe_json(loaded, graph));

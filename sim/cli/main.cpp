@@ -7,11 +7,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "mapping/does_not_fit.h"
 #include "models/config/error.h"
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/exit_codes.h"
-#include "mapping/does_not_fit.h"
 #include "sim/experiment/version.h"
 
 // The SystemC banner would be printed before sc_main runs; the variable must be
@@ -46,9 +46,9 @@ extern "C" int sc_main(int argc, char* argv[]) {
       for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
         names.push_back(command->get_name());
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
-        throw cli::CommandError(cli::kExitBadInput, "unknown command " + config::quoted(argv[1]) + " (commands: " +
-                                                           config::join(names) + ")" +
-                                                           config::did_you_mean(argv[1], names));
+        throw cli::CommandError(cli::kExitBadInput, "unknown command " + config::quoted(argv[1]) +
+                                                        " (commands: " + config::join(names) + ")" +
+                                                        config::did_you_mean(argv[1], names));
     }
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

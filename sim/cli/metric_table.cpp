@@ -55,13 +55,16 @@ std::vector<Metric> build_table() {
   add("metrics.tokens_per_second_per_user", "tokens/s", "tokens_per_second divided by the batch", kSweepDefault,
       TableRow{"throughput per user", "tokens/s", 1, 1},
       [](const DecodeResult& r) { return r.metrics.tokens_per_second_per_user; });
-  const std::vector<std::pair<std::string, double LatencySummary::*>> latency = {
-      {"mean", &LatencySummary::mean}, {"p50", &LatencySummary::p50},
-      {"p99", &LatencySummary::p99},   {"max", &LatencySummary::max}};
+  const std::vector<std::pair<std::string, double LatencySummary::*>> latency = {{"mean", &LatencySummary::mean},
+                                                                                 {"p50", &LatencySummary::p50},
+                                                                                 {"p99", &LatencySummary::p99},
+                                                                                 {"max", &LatencySummary::max}};
   for (const auto& [statistic, field] : latency)
     add("metrics.per_token_latency_us." + statistic, "us",
-        statistic + " per-token latency: from the sequence's previous token (or the start) to this one leaving "
-                    "the LM head" + (statistic[0] == 'p' ? ", nearest rank" : ""),
+        statistic +
+            " per-token latency: from the sequence's previous token (or the start) to this one leaving "
+            "the LM head" +
+            (statistic[0] == 'p' ? ", nearest rank" : ""),
         statistic == "mean" || statistic == "p99" ? kSweepDefault : 0u,
         TableRow{"per-token latency, " + statistic, "us", 1, 3},
         [field = field](const DecodeResult& r) { return r.metrics.per_token_latency_us.*field; });
@@ -77,16 +80,17 @@ std::vector<Metric> build_table() {
         TableRow{"critical path: " + category, "%", 100, 1},
         [c](const DecodeResult& r) { return r.metrics.breakdown[c]; });
   }
-  add("metrics.per_layer", "cycles", "per region: {region, cycles_per_token}, the mean over iterations of finish - start",
-      kGolden, std::nullopt, [](const DecodeResult& r) {
+  add("metrics.per_layer", "cycles",
+      "per region: {region, cycles_per_token}, the mean over iterations of finish - start", kGolden, std::nullopt,
+      [](const DecodeResult& r) {
         nlohmann::json layers = nlohmann::json::array();
         for (const LayerCycles& layer : r.metrics.per_layer)
           layers.push_back({{"region", layer.name}, {"cycles_per_token", layer.cycles_per_token}});
         return layers;
       });
   add("metrics.steps", "cycles",
-      "per region kind: [{step, cycles}], each step of the first token in closed form (analytic only)", 0,
-      std::nullopt, [](const DecodeResult& r) {
+      "per region kind: [{step, cycles}], each step of the first token in closed form (analytic only)", 0, std::nullopt,
+      [](const DecodeResult& r) {
         nlohmann::json steps;  // null, and so left out, when the backend offers none
         for (const backend::StepCycles& step : r.figures.first_token_steps)
           steps[step.region].push_back({{"step", step.step}, {"cycles", step.cycles}});

@@ -15,8 +15,7 @@ constexpr uint64_t kDynamicCycles = UINT64_MAX;
 constexpr uint64_t kProgressCheckEvents = uint64_t(1) << 20;
 }  // namespace
 
-Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile,
-               uint32_t end_tile)
+Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile)
     : sc_core::sc_module(name),
       in("in"),
       out("out"),
@@ -222,7 +221,7 @@ void Band::receive(uint32_t message_index, uint64_t cycle) {
 }
 
 void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
-                    uint64_t cycle) {
+                  uint64_t cycle) {
   World& w = world_;
   ++w.events;
   TileState& s = w.state[tile];
@@ -258,8 +257,7 @@ void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Critica
   *link = pooled;
 }
 
-void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
-                  uint64_t cycle) {
+void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
   if (message_iteration >= w.iterations) return;  // feeds an iteration that never runs
@@ -279,7 +277,8 @@ void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, u
     transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle);
   } else {
     transit.arrival = cycle + compiled.cycles;
-    w.link_hops += uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
+    w.link_hops +=
+        uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
   }
   Message message;
   message.tile = destination;
@@ -292,7 +291,7 @@ void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, u
 }
 
 void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
-                       uint64_t cycle) {
+                     uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
   if (message_iteration >= w.iterations || task.count == 0) return;

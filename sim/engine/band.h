@@ -3,9 +3,8 @@
 // drains the band's timing wheel. Bands hand each other messages through
 // SystemC ports and exports (MessageSink).
 #include <cstdint>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "sim/engine/fabric_timing.h"
 #include "sim/engine/tile_object.h"
@@ -49,7 +48,8 @@ class Band : public sc_core::sc_module, public MessageSink {
   void step_multicast(uint32_t multicast, uint64_t cycle);
   // A message reaches `tile`: resumes it if it completes its Wait, else parks
   // it (`pooled` is its pool index, or kNoMessage when it has none yet).
-  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled, uint64_t cycle);
+  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
+              uint64_t cycle);
   void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
   bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
@@ -70,7 +70,7 @@ class Band : public sc_core::sc_module, public MessageSink {
   sc_core::sc_event wake_event_;
   uint64_t scheduled_ = UINT64_MAX;  // cycle of the pending wake-up
   bool running_ = false;
-  uint64_t cycle_ = 0;               // cycle of the current (or last) wake-up
+  uint64_t cycle_ = 0;                  // cycle of the current (or last) wake-up
   TileObject* tile_objects_ = nullptr;  // one block, never destroyed (bulk teardown at process exit)
 };
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <systemc>
 
 #include <fmt/format.h>
-#include <systemc>
 
 #include "sim/engine/band.h"
 #include "sim/engine/validate.h"
@@ -41,10 +41,11 @@ void report_deadlock(const World& world) {
       fmt::format("tile (x {}, y {}) on wafer {}", world.state[first].x, row % world.height, row / world.height);
   const Task& task = world.program_of(uint32_t(first)).tasks[world.state[first].pc];
   if (task.op == TaskOp::Wait)
-    throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
-                                  "{} messages (task {})",
-                                  stuck, tile_name, task.tag, world.state[first].iteration,
-                                  task.count - world.state[first].pending, task.count, world.state[first].pc));
+    throw EngineError(
+        fmt::format("deadlock: {} tile(s) never finish; {} waits for tag {} of iteration {} and has {} of "
+                    "{} messages (task {})",
+                    stuck, tile_name, task.tag, world.state[first].iteration, task.count - world.state[first].pending,
+                    task.count, world.state[first].pc));
   throw EngineError(fmt::format("deadlock: {} tile(s) never finish; {} stopped at task {} of iteration {}", stuck,
                                 tile_name, world.state[first].pc, world.state[first].iteration));
 }

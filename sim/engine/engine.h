@@ -15,17 +15,17 @@ namespace wafersim::sim {
 
 // Reported every progress_seconds of wall time while the simulation runs.
 struct Progress {
-  uint64_t cycle = 0;          // simulated cycle reached
-  uint64_t events = 0;         // events processed so far
+  uint64_t cycle = 0;   // simulated cycle reached
+  uint64_t events = 0;  // events processed so far
   uint64_t tiles_finished = 0;
-  uint64_t final_marks = 0;    // Mark tasks reached in the highest slot (a decode: tokens done)
+  uint64_t final_marks = 0;  // Mark tasks reached in the highest slot (a decode: tokens done)
   uint64_t tiles_active = 0;
-  double seconds = 0;          // wall time since the run started
+  double seconds = 0;  // wall time since the run started
 };
 
 struct EngineOptions {
-  bool contention = true;      // links serialise messages; off = closed-form timing
-  uint32_t bands = 0;          // SystemC band modules; 0 = chosen from the grid
+  bool contention = true;  // links serialise messages; off = closed-form timing
+  uint32_t bands = 0;      // SystemC band modules; 0 = chosen from the grid
   std::function<void(const Progress&)> progress;
   double progress_seconds = 2.0;
 };
@@ -37,9 +37,9 @@ struct MarkRecord {
 };
 
 struct EngineResult {
-  uint64_t end_cycle = 0;        // the last tile finishes its last iteration
-  uint64_t events = 0;           // tasks processed + message deliveries
-  uint64_t link_hops = 0;        // directed links crossed by messages
+  uint64_t end_cycle = 0;  // the last tile finishes its last iteration
+  uint64_t events = 0;     // tasks processed + message deliveries
+  uint64_t link_hops = 0;  // directed links crossed by messages
   uint64_t tiles_simulated = 0;
   uint64_t tiles_active = 0;
   // [slot][iteration]; when several tiles mark one slot in one iteration the

@@ -38,8 +38,8 @@ inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t s
 
 }  // namespace
 
-Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy,
-                      uint32_t relays, uint64_t serialization, uint64_t sent) {
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
+                      uint64_t serialization, uint64_t sent) {
   const FabricParams& fabric = world.hw.fabric;
   Transit transit;
   uint64_t head = cross_ramp(world.injection[source], sent, serialization, &transit.wait) + fabric.ramp_on_cycles +
@@ -48,11 +48,11 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
   const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
   if (dx > 0)
-    head = walk_leg(world.east, int64_t(row * world.width + x), 1, xhops, head, serialization, fabric.hop_latency_cycles, 0,
-                    &transit.wait);
+    head = walk_leg(world.east, int64_t(row * world.width + x), 1, xhops, head, serialization,
+                    fabric.hop_latency_cycles, 0, &transit.wait);
   else if (dx < 0)
-    head = walk_leg(world.west, int64_t(row * world.width + x), -1, xhops, head, serialization, fabric.hop_latency_cycles, 0,
-                    &transit.wait);
+    head = walk_leg(world.west, int64_t(row * world.width + x), -1, xhops, head, serialization,
+                    fabric.hop_latency_cycles, 0, &transit.wait);
   const uint64_t turn = dx != 0 ? fabric.turn_latency_cycles : 0;
   const uint64_t column = uint64_t(int64_t(x) + dx);
   if (dy > 0)
@@ -78,8 +78,8 @@ Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, u
   return transit;
 }
 
-void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization,
-                       uint64_t sent, MulticastState& multicast) {
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization, uint64_t sent,
+                       MulticastState& multicast) {
   const FabricParams& fabric = world.hw.fabric;
   const uint32_t count = multicast.count;
   multicast.pass.resize(count);
@@ -94,7 +94,9 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, 
   switch (dir) {
     case Dir::East: links = &world.east, index = int64_t(row * world.width + x), step = 1, tile_step = 1; break;
     case Dir::West: links = &world.west, index = int64_t(row * world.width + x), step = -1, tile_step = -1; break;
-    case Dir::South: links = &world.south, index = int64_t(x * world.rows + row), step = 1, tile_step = world.width; break;
+    case Dir::South:
+      links = &world.south, index = int64_t(x * world.rows + row), step = 1, tile_step = world.width;
+      break;
     case Dir::North:
       links = &world.north, index = int64_t(x * world.rows + row), step = -1, tile_step = -int64_t(world.width);
       break;

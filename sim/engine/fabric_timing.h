@@ -16,15 +16,15 @@ struct Transit {
 
 // A message from `source` to `destination` on the same wafer, (dx, dy) apart,
 // sent at cycle `sent`. With no other traffic, arrival = sent + message_cycles.
-Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy,
-                      uint32_t relays, uint64_t serialization, uint64_t sent);
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
+                      uint64_t serialization, uint64_t sent);
 
 // A message between wafers over the one channel from `from_wafer` to `to_wafer`.
 Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, uint64_t bytes, uint64_t sent);
 
 // A multicast from `source` through the next `count` tiles towards `dir`;
 // Fills the pass, arrival and wait cycles of `multicast` (see MulticastState).
-void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization,
-                       uint64_t sent, MulticastState& multicast);
+void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization, uint64_t sent,
+                       MulticastState& multicast);
 
 }  // namespace wafersim::sim

@@ -31,8 +31,10 @@ void neighbour(const TrafficSpec& spec, SyntheticTraffic& out) {
   for (uint32_t y = 0; y < h; ++y)
     for (uint32_t x = 0; x < w; ++x) {
       uint32_t program = 4;
-      if (x + 1 < w || w % 2 == 0) program = x % 2 == 0 ? 0 : 1;
-      else if (y + 1 < h || h % 2 == 0) program = y % 2 == 0 ? 2 : 3;
+      if (x + 1 < w || w % 2 == 0)
+        program = x % 2 == 0 ? 0 : 1;
+      else if (y + 1 < h || h % 2 == 0)
+        program = y % 2 == 0 ? 2 : 3;
       set.tile_program[uint64_t(y) * w + x] = program;
     }
   out.events_per_iteration = set.tiles() * 4;  // send, delivery, wait, compute
@@ -100,10 +102,14 @@ void row_multicast(const TrafficSpec& spec, SyntheticTraffic& out) {
 }  // namespace
 
 bool parse_traffic(const std::string& name, Traffic* traffic) {
-  if (name == "neighbour") *traffic = Traffic::Neighbour;
-  else if (name == "random") *traffic = Traffic::Random;
-  else if (name == "multicast") *traffic = Traffic::Multicast;
-  else return false;
+  if (name == "neighbour")
+    *traffic = Traffic::Neighbour;
+  else if (name == "random")
+    *traffic = Traffic::Random;
+  else if (name == "multicast")
+    *traffic = Traffic::Multicast;
+  else
+    return false;
   return true;
 }
 

@@ -20,10 +20,10 @@ const char* to_string(Traffic traffic);
 struct TrafficSpec {
   Traffic traffic = Traffic::Neighbour;
   uint32_t grid_width = 0, grid_height = 0;
-  uint64_t events = 0;          // iterations are chosen to process about this many events
+  uint64_t events = 0;  // iterations are chosen to process about this many events
   uint64_t seed = 1;
-  uint32_t bytes = 64;          // payload of every message
-  uint32_t random_rounds = 4;   // Random: offsets per iteration
+  uint32_t bytes = 64;         // payload of every message
+  uint32_t random_rounds = 4;  // Random: offsets per iteration
 };
 
 struct SyntheticTraffic {

@@ -3,7 +3,6 @@
 // least cost: the object holds only its tile id; the tile's state lives in the
 // World's flat arrays.
 #include <cstdint>
-
 #include <systemc>
 
 namespace wafersim::sim {

@@ -50,7 +50,8 @@ void explain_failure(const ProgramSet& set, uint64_t tile) {
   for (size_t i = 0; i < program.tasks.size(); ++i) {
     const Task& task = program.tasks[i];
     if (task.op == TaskOp::Multicast) {
-      const int64_t end_x = x + int64_t(dir_dx(task.dir)) * task.count, end_y = y + int64_t(dir_dy(task.dir)) * task.count;
+      const int64_t end_x = x + int64_t(dir_dx(task.dir)) * task.count,
+                    end_y = y + int64_t(dir_dy(task.dir)) * task.count;
       if (end_x < 0 || end_y < 0 || end_x >= set.grid_width || end_y >= set.grid_height)
         throw EngineError(fmt::format("{}: task {} multicasts {} over {} tiles, past the edge of the {}x{} grid",
                                       where(set, tile), i, to_string(task.dir), task.count, set.grid_width,
@@ -59,9 +60,9 @@ void explain_failure(const ProgramSet& set, uint64_t tile) {
       const int64_t to_x = x + task.dx, to_y = y + task.dy, to_wafer = wafer + task.dwafer;
       if (to_x < 0 || to_y < 0 || to_x >= set.grid_width || to_y >= set.grid_height || to_wafer < 0 ||
           to_wafer >= set.wafers)
-        throw EngineError(fmt::format("{}: task {} sends to (x {}, y {}) on wafer {}, outside the {} wafer(s) of {}x{} tiles",
-                                      where(set, tile), i, to_x, to_y, to_wafer, set.wafers, set.grid_width,
-                                      set.grid_height));
+        throw EngineError(
+            fmt::format("{}: task {} sends to (x {}, y {}) on wafer {}, outside the {} wafer(s) of {}x{} tiles",
+                        where(set, tile), i, to_x, to_y, to_wafer, set.wafers, set.grid_width, set.grid_height));
     }
   }
 }
@@ -75,11 +76,11 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
     throw EngineError(fmt::format("the program set is for a {}x{} grid but the hardware '{}' is {}x{}", set.grid_width,
                                   set.grid_height, hw.name, hw.grid_width, hw.grid_height));
   if (set.tile_program.size() != set.tiles())
-    throw EngineError(fmt::format("the program set names programs for {} tiles but has {}", set.tile_program.size(),
-                                  set.tiles()));
+    throw EngineError(
+        fmt::format("the program set names programs for {} tiles but has {}", set.tile_program.size(), set.tiles()));
   if (set.tiles() >= (uint64_t(1) << 30) || set.grid_width > std::numeric_limits<uint16_t>::max())
-    throw EngineError(fmt::format("{} tiles in rows of {} are more than the engine can index", set.tiles(),
-                                  set.grid_width));
+    throw EngineError(
+        fmt::format("{} tiles in rows of {} are more than the engine can index", set.tiles(), set.grid_width));
   if (set.iterations >= std::numeric_limits<uint32_t>::max())
     throw EngineError(fmt::format("{} iterations are more than the engine can count", set.iterations));
   if (!set.tile_param.empty() && set.tile_param.size() != set.tiles())
@@ -91,8 +92,8 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
     for (size_t i = 0; i < set.programs[p].tasks.size(); ++i) {
       const Task& task = set.programs[p].tasks[i];
       if (task.op == TaskOp::Mark && task.mark >= set.marks)
-        throw EngineError(fmt::format("program {} task {} marks slot {} but the set has {} mark slots", p, i, task.mark,
-                                      set.marks));
+        throw EngineError(
+            fmt::format("program {} task {} marks slot {} but the set has {} mark slots", p, i, task.mark, set.marks));
       const bool reads_tile_param = (task.op == TaskOp::Compute && task.kv_offset == Task::kTileParam) ||
                                     (task.op == TaskOp::SkipUnlessExpert && task.expert == Task::kTileParam);
       if (reads_tile_param && set.tile_param.empty())
@@ -104,8 +105,8 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
     const uint32_t program = set.tile_program[tile];
     if (program == ProgramSet::kIdle) continue;
     if (program >= set.programs.size())
-      throw EngineError(fmt::format("{} runs program {} but the set has {}", where(set, tile), program,
-                                    set.programs.size()));
+      throw EngineError(
+          fmt::format("{} runs program {} but the set has {}", where(set, tile), program, set.programs.size()));
     const Reach& reach = reaches[program];
     const int64_t x = int64_t(tile % set.grid_width), y = int64_t(tile % per_wafer / set.grid_width),
                   wafer = int64_t(tile / per_wafer);
@@ -115,8 +116,8 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
   }
   for (const Injection& injection : set.injections)
     if (injection.tile >= set.tiles() || set.tile_program[injection.tile] == ProgramSet::kIdle)
-      throw EngineError(fmt::format("an injection goes to tile {}, which does not exist or runs no program",
-                                    injection.tile));
+      throw EngineError(
+          fmt::format("an injection goes to tile {}, which does not exist or runs no program", injection.tile));
 }
 
 }  // namespace wafersim::sim

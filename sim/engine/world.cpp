@@ -19,10 +19,11 @@ CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
       break;
     }
     case TaskOp::Send: {
-      const uint32_t hops = uint32_t((task.dx < 0 ? -int64_t(task.dx) : task.dx) + (task.dy < 0 ? -int64_t(task.dy) : task.dy));
-      compiled.cycles = task.dwafer != 0
-                            ? offwafer_message_cycles(hw, task.bytes)
-                            : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0, task.relays, task.bytes);
+      const uint32_t hops =
+          uint32_t((task.dx < 0 ? -int64_t(task.dx) : task.dx) + (task.dy < 0 ? -int64_t(task.dy) : task.dy));
+      compiled.cycles = task.dwafer != 0 ? offwafer_message_cycles(hw, task.bytes)
+                                         : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0,
+                                                          task.relays, task.bytes);
       break;
     }
     case TaskOp::Multicast: compiled.cycles = message_cycles(hw.fabric, 1, 0, task.relays, task.bytes); break;

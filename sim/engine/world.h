@@ -17,7 +17,7 @@ constexpr uint32_t kNoMessage = 0xffffffffu;
 // A message on its way to (or parked at) a tile. Its arrival cycle is the
 // cycle of its delivery event.
 struct Message {
-  uint32_t tile = 0;       // destination tile id
+  uint32_t tile = 0;  // destination tile id
   uint32_t iteration = 0;
   uint16_t tag = 0;
   uint32_t next = kNoMessage;  // next parked message of the same tile
@@ -28,14 +28,14 @@ struct Message {
 // time: each delivery schedules the next, so a multicast is one pending event
 // however long it is. The record is shared by all bands it passes through.
 struct MulticastState {
-  CriticalPath path{};           // the sender's account when it sent
+  CriticalPath path{};  // the sender's account when it sent
   uint64_t sent = 0;
   // [k - 1]: when the message passes the k-th tile's router (head + body +
   // ramp-off: nondecreasing in k), when it is delivered to the core there (later
   // when that core's ejection ramp is busy), and its contention wait.
   std::vector<uint64_t> pass, arrival, wait;
   uint32_t source = 0;
-  int32_t tile_step = 0;         // tile id difference between consecutive tiles
+  int32_t tile_step = 0;  // tile id difference between consecutive tiles
   uint32_t count = 0, next_k = 1;
   uint32_t iteration = 0;
   uint16_t tag = 0;
@@ -45,19 +45,19 @@ struct MulticastState {
 
 // Per-task figures computed once per program template.
 struct CompiledTask {
-  int64_t id_delta = 0;  // Send: destination tile id minus source tile id
-  uint64_t cycles = 0;   // Compute without per-position work: its cycles;
-                         // Send / Multicast: contention-free latency (Multicast: to the first tile)
+  int64_t id_delta = 0;        // Send: destination tile id minus source tile id
+  uint64_t cycles = 0;         // Compute without per-position work: its cycles;
+                               // Send / Multicast: contention-free latency (Multicast: to the first tile)
   uint64_t serialization = 0;  // Send / Multicast: cycles the body holds each link
 };
 
 // The state a tile's events touch together, in one cache line half.
 struct TileState {
-  uint64_t now = 0;                // cycle at which the next task may start
+  uint64_t now = 0;  // cycle at which the next task may start
   uint32_t pc = 0, iteration = 0;
-  uint32_t pending = 0;            // messages still awaited by a blocked Wait (0: not blocked)
-  uint32_t mailbox = kNoMessage;   // first parked message (index into the band's pool)
-  uint32_t row = 0;                // wafer * height + y
+  uint32_t pending = 0;           // messages still awaited by a blocked Wait (0: not blocked)
+  uint32_t mailbox = kNoMessage;  // first parked message (index into the band's pool)
+  uint32_t row = 0;               // wafer * height + y
   uint16_t x = 0;
 };
 

@@ -9,8 +9,8 @@ void declare_sim_params(config::Schema& schema) {
                                 "Links serialise messages that share them; false = closed-form timing"));
   schema.add(config::int_param("sim.bands", "bands", "0", 0, 65536,
                                "Engine bands of whole rows (SystemC modules); 0 = chosen from the grid"));
-  schema.add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
-                                 "Wall time between progress lines on stderr"));
+  schema.add(
+      config::float_param("sim.progress_seconds", "s", "2", 0, 86400, "Wall time between progress lines on stderr"));
 }
 
 SimOptions sim_options_from_config(const config::Config& config) {

@@ -3,12 +3,15 @@
 #include <cstdint>
 
 namespace wafersim {
-namespace config { class Config; class Schema; }
+namespace config {
+class Config;
+class Schema;
+}  // namespace config
 
 struct SimOptions {
-  bool contention = true;          // link serialisation between messages; off = closed-form timing
-  uint32_t bands = 0;              // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
-  double progress_seconds = 2.0;   // progress line after this much wall time (stderr)
+  bool contention = true;         // link serialisation between messages; off = closed-form timing
+  uint32_t bands = 0;             // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
+  double progress_seconds = 2.0;  // progress line after this much wall time (stderr)
 };
 
 void declare_sim_params(config::Schema& schema);

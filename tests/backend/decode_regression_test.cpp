@@ -131,7 +131,8 @@ TEST_CASE("contention on: distributed dataflow, long context within 10 percent",
           "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "workload.prompt_tokens=3000"});
 }
-TEST_CASE("contention on: distributed dataflow, two wafers within 10 percent", "[regression][contention][distributed]") {
+TEST_CASE("contention on: distributed dataflow, two wafers within 10 percent",
+          "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "hardware.wafers=2"});
 }
 TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression][contention][distributed]") {

@@ -1,6 +1,5 @@
 // wafersim bench engine: the documented JSON keys, and counts that follow from the traffic.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "run_wafersim.h"
@@ -10,9 +9,8 @@ using namespace wafersim::testing;
 TEST_CASE("bench engine reports its figures for each kind of traffic", "[cli][bench]") {
   for (const char* traffic : {"neighbour", "random", "multicast"}) {
     INFO(traffic);
-    const Outcome outcome =
-        run_wafersim({"bench", "engine", "--grid", "32x16", "--traffic", traffic, "--events", "20000", "--json", "-",
-                      "--quiet"});
+    const Outcome outcome = run_wafersim(
+        {"bench", "engine", "--grid", "32x16", "--traffic", traffic, "--events", "20000", "--json", "-", "--quiet"});
     REQUIRE(outcome.exit_code == 0);
     const nlohmann::json result = nlohmann::json::parse(outcome.out);
     for (const char* key : {"tiles", "build_seconds", "events", "events_per_second", "link_hops",

@@ -1,9 +1,9 @@
 // Every file in tests/data/bad is refused with exit code 2 and one line naming
 // the file and line. Each file states the message it must produce in a first
 // line "# expect: ..." and may give extra arguments in "# args: ...".
-#include <catch2/catch.hpp>
-
 #include <regex>
+
+#include <catch2/catch.hpp>
 
 #include "run_wafersim.h"
 

@@ -1,8 +1,8 @@
 // The command-line shape: exit codes, help, version, validate and describe.
-#include <catch2/catch.hpp>
-
-#include <nlohmann/json.hpp>
 #include <regex>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "run_wafersim.h"
 
@@ -35,8 +35,9 @@ TEST_CASE("help flag works for the program and every command", "[cli]") {
 TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
   const Outcome unknown = run_wafersim({"valdate"});
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err == "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench); "
-                       "did you mean 'validate'?\n");
+  CHECK(unknown.err ==
+        "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench); "
+        "did you mean 'validate'?\n");
   const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
   CHECK(option.exit_code == 2);
   CHECK(is_one_line(option.err));
@@ -58,8 +59,9 @@ TEST_CASE("commands that need an experiment exit 2 without one", "[cli]") {
 TEST_CASE("validate accepts the good file and reports its hash", "[cli][validate]") {
   const Outcome outcome = run_wafersim({"validate", kGood});
   CHECK(outcome.exit_code == 0);
-  CHECK(std::regex_match(outcome.out, std::regex(std::regex_replace(kGood, std::regex("[.^$|()\\[\\]{}*+?\\\\]"), "\\$&") +
-                                                 ": ok \\(config hash [0-9a-f]{16}\\)\n")));
+  CHECK(std::regex_match(outcome.out,
+                         std::regex(std::regex_replace(kGood, std::regex("[.^$|()\\[\\]{}*+?\\\\]"), "\\$&") +
+                                    ": ok \\(config hash [0-9a-f]{16}\\)\n")));
   CHECK(outcome.err.empty());
   CHECK(run_wafersim({"validate", kGood, "--quiet"}).out.empty());
 }
@@ -115,7 +117,8 @@ TEST_CASE("describe hardware lists the presets; with a name, its parameters", "[
 TEST_CASE("describe params lists every parameter with unit and default", "[cli][describe]") {
   const Outcome all = run_wafersim({"describe", "params"});
   CHECK(all.exit_code == 0);
-  CHECK_THAT(all.out, Catch::Contains("hardware.fabric.colors  (int, colors)\n    default: 24\n    allowed: [1, 32] colors\n"));
+  CHECK_THAT(all.out,
+             Catch::Contains("hardware.fabric.colors  (int, colors)\n    default: 24\n    allowed: [1, 32] colors\n"));
   CHECK_THAT(all.out, Catch::Contains("hardware.grid_width  (int, tiles)\n    default: required\n"));
   CHECK_THAT(all.out, Catch::Contains("workload.seed  (int)\n    default: 1\n"));
   CHECK(all.out.find("sim.seed") == std::string::npos);
@@ -144,14 +147,15 @@ TEST_CASE("CONFIG '-' reads the experiment from standard input; errors name <std
   const Outcome verdict = run_shell(binary + " validate - < " + shell_quoted(kGood));
   CHECK(verdict.out == "<stdin>: ok (config hash " + hash + ")\n");
 
-  const Outcome bad = run_shell("printf 'hardware: tiny\\nmodel: tiny-dense\\nsim:\\n  contention: maybe\\n' | " + binary +
-                                " analytic -");
+  const Outcome bad = run_shell("printf 'hardware: tiny\\nmodel: tiny-dense\\nsim:\\n  contention: maybe\\n' | " +
+                                binary + " analytic -");
   CHECK(bad.exit_code == 2);
   CHECK(is_one_line(bad.err));
   CHECK_THAT(bad.err, Catch::StartsWith("error: <stdin>:4:"));
 }
 
-TEST_CASE("paths given by --set are relative to the working directory, paths in a file to the file", "[cli][validate]") {
+TEST_CASE("paths given by --set are relative to the working directory, paths in a file to the file",
+          "[cli][validate]") {
   Scratch scratch;
   const std::string model = read_all(std::string(WAFERSIM_SOURCE_DIR) + "/workloads/models/tiny-dense.yaml");
   std::filesystem::create_directories(scratch.path() / "sub");

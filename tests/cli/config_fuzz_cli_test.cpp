@@ -2,9 +2,9 @@
 // nothing on stderr), 2 (bad input) or 3 (does not fit) with one line on stderr;
 // never 1 (an internal error) and never a crash. The many fast cases run in-process
 // in tests/models/config_fuzz_test.cpp; WAFERSIM_FUZZ_CASES=N runs N here too.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+
+#include <catch2/catch.hpp>
 
 #include "../models/config_mutator.h"
 #include "run_wafersim.h"
@@ -38,7 +38,9 @@ TEST_CASE("validate on mutated experiments exits 0, 2 or 3 with at most one line
     INFO("case " << i << " from " << seed << ": " << read_all(file) << "\nargs:" << args.back()
                  << "\nstderr: " << outcome.err);
     CHECK((outcome.exit_code == 0 || outcome.exit_code == 2 || outcome.exit_code == 3));
-    if (outcome.exit_code == 0) CHECK(outcome.err.empty());
-    else CHECK(is_one_line(outcome.err));
+    if (outcome.exit_code == 0)
+      CHECK(outcome.err.empty());
+    else
+      CHECK(is_one_line(outcome.err));
   }
 }

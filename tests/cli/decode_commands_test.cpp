@@ -67,8 +67,8 @@ TEST_CASE("run reports every declared metric, and docs/METRICS.md defines each",
     CHECK((documentation.find("`" + path + "`") != std::string::npos ||
            documentation.find("\n| `" + group + "` |") != std::string::npos));
   }
-  for (const char* key : {"tokens_per_second", "tokens_per_second_per_user", "per_token_latency_us",
-                          "cycles_per_token", "breakdown", "per_layer", "total_cycles", "tokens"})
+  for (const char* key : {"tokens_per_second", "tokens_per_second_per_user", "per_token_latency_us", "cycles_per_token",
+                          "breakdown", "per_layer", "total_cycles", "tokens"})
     CHECK(result["metrics"].contains(key));
   for (const char* key : {"mean", "p50", "p99", "max"}) CHECK(result["metrics"]["per_token_latency_us"].contains(key));
   for (const char* key : {"compute", "fabric", "reduce", "offwafer", "contention"})
@@ -95,8 +95,9 @@ TEST_CASE("analytic reports the same keys as run", "[cli][decode]") {
 }
 
 TEST_CASE("the same experiment twice gives byte-identical results", "[cli][decode]") {
-  const std::vector<std::string> args = {"run", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml",
-                                         "--set", "sim.contention=true", "--set", "workload.batch=2"};
+  const std::vector<std::string> args = {"run",   std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml",
+                                         "--set", "sim.contention=true",
+                                         "--set", "workload.batch=2"};
   CHECK(without_wall_figures(run_json(args)).dump() == without_wall_figures(run_json(args)).dump());
 }
 
@@ -124,7 +125,7 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
                           "max_context_tokens", "colors_peak", "relays", "regions"})
     CHECK(plan.contains(key));
   CHECK(plan["fits"] == true);
-  CHECK(plan["regions"].size() == 4);  // embedding, two layers, LM head
+  CHECK(plan["regions"].size() == 4);        // embedding, two layers, LM head
   CHECK(plan["dataflow"] == "distributed");  // the default
   CHECK(plan["reduce_fanin"] == 2);
   CHECK_THAT(plan["slices"].get<std::string>(), Catch::Contains("root column"));

@@ -1,15 +1,14 @@
 // `wafersim describe model`, driven as a user would.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
 #include "../workloads/bad_model_cases.h"
+#include "run_wafersim.h"
 
 namespace {
 

@@ -1,11 +1,10 @@
 // Output paths a user can get wrong: results never land somewhere else than
 // asked, and nothing special is ever replaced by a regular file.
-#include <catch2/catch.hpp>
+#include <filesystem>
 
+#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <filesystem>
 
 #include "sweep_test_support.h"
 
@@ -29,9 +28,9 @@ TEST_CASE("a JSON result refuses an empty name, writes through devices and FIFOs
   const std::string fifo = (scratch.path() / "results.fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const std::string copy = (scratch.path() / "from-fifo.json").string();
-  const Outcome piped = run_shell("cat " + shell_quoted(fifo) + " > " + shell_quoted(copy) + " & " +
-                                  shell_quoted(WAFERSIM_BINARY) + " analytic " + shell_quoted(kTinyDense) +
-                                  " --quiet --json " + shell_quoted(fifo) + "; wait");
+  const Outcome piped =
+      run_shell("cat " + shell_quoted(fifo) + " > " + shell_quoted(copy) + " & " + shell_quoted(WAFERSIM_BINARY) +
+                " analytic " + shell_quoted(kTinyDense) + " --quiet --json " + shell_quoted(fifo) + "; wait");
   CHECK(piped.exit_code == 0);
   struct stat status {};
   REQUIRE(::lstat(fifo.c_str(), &status) == 0);

@@ -1,14 +1,14 @@
 #pragma once
 // Runs the built wafersim binary as a user would and captures what it prints.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace wafersim::testing {
 
@@ -60,7 +60,8 @@ class Scratch {
 inline Outcome run_shell(std::string command) {
   Scratch scratch;
   command = "{ " + command + "; }";
-  command += " >" + shell_quoted((scratch.path() / "out").string()) + " 2>" + shell_quoted((scratch.path() / "err").string());
+  command +=
+      " >" + shell_quoted((scratch.path() / "out").string()) + " 2>" + shell_quoted((scratch.path() / "err").string());
   const int status = std::system(command.c_str());
   Outcome outcome;
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -1,8 +1,8 @@
 // wafersim sweep, driven through the binary: which points a sweep file
 // expands to, and how a bad sweep file is refused before anything runs.
-#include <catch2/catch.hpp>
-
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include "sweep_test_support.h"
 
@@ -48,22 +48,24 @@ TEST_CASE("a grid runs every combination, the first axis varying slowest", "[cli
 TEST_CASE("a sweep point gives what the same experiment gives with --set", "[cli][sweep]") {
   Scratch scratch;
   const Csv csv = run_sweep("grid.yaml", scratch);
-  const Outcome direct = run_wafersim({"analytic", std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml", "--set",
-                                       "workload.batch=2", "--set", "hardware.fabric.link_bytes_per_cycle=8",
-                                       "--json", "-", "--quiet"});
+  const Outcome direct =
+      run_wafersim({"analytic", std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml", "--set", "workload.batch=2",
+                    "--set", "hardware.fabric.link_bytes_per_cycle=8", "--json", "-", "--quiet"});
   REQUIRE(direct.exit_code == 0);
   const nlohmann::json result = nlohmann::json::parse(direct.out);
   const size_t row = 3;  // batch 2, link 8
   REQUIRE(csv.values("workload.batch")[row] == "2");
   CHECK(csv.values("config_hash")[row] == result["config_hash"].get<std::string>());
-  CHECK(std::stod(csv.values("metrics.tokens_per_second")[row]) == result["metrics"]["tokens_per_second"].get<double>());
+  CHECK(std::stod(csv.values("metrics.tokens_per_second")[row]) ==
+        result["metrics"]["tokens_per_second"].get<double>());
   CHECK(std::stod(csv.values("metrics.cycles_per_token")[row]) == result["metrics"]["cycles_per_token"].get<double>());
 }
 
 TEST_CASE("zip pairs the i-th values of every axis", "[cli][sweep]") {
   Scratch scratch;
   const Csv csv = run_sweep("zip.yaml", scratch);
-  CHECK(pairs(csv, "workload.batch", "hardware.fabric.link_bytes_per_cycle") == Pairs{{"1", "2"}, {"2", "8"}, {"4", "16"}});
+  CHECK(pairs(csv, "workload.batch", "hardware.fabric.link_bytes_per_cycle") ==
+        Pairs{{"1", "2"}, {"2", "8"}, {"4", "16"}});
 }
 
 TEST_CASE("range includes its stop, counts down with a negative step, and log2 doubles", "[cli][sweep]") {
@@ -96,8 +98,8 @@ TEST_CASE("points that resolve to the same experiment run once", "[cli][sweep]")
   const Csv csv = run_sweep("duplicates.yaml", scratch, &outcome);
   CHECK(csv.values("workload.batch") == std::vector<std::string>{"1", "2"});
   CHECK_THAT(outcome.err, Catch::Contains("2 point(s) resolve to the same experiment as an earlier point"));
-  const Outcome base = run_wafersim(
-      {"analytic", std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml", "--json", "-", "--quiet"});
+  const Outcome base =
+      run_wafersim({"analytic", std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml", "--json", "-", "--quiet"});
   REQUIRE(base.exit_code == 0);
   CHECK(csv.values("config_hash")[0] == nlohmann::json::parse(base.out)["config_hash"].get<std::string>());
 }
@@ -112,8 +114,8 @@ TEST_CASE("whole sections by preset name, and a point that does not fit is recor
   // The run itself says which model it ran.
   CHECK(csv.values("experiment.model") == std::vector<std::string>{"tiny-dense", "", "tiny-moe", "tiny-dense"});
   CHECK_THAT(csv.values("error")[1], Catch::StartsWith("does not fit: llama3.1-8b needs"));
-  const nlohmann::json record = nlohmann::json::parse(
-      read_all(scratch.path() / "out" / "points" / (csv.values("config_hash")[1] + ".json")));
+  const nlohmann::json record =
+      nlohmann::json::parse(read_all(scratch.path() / "out" / "points" / (csv.values("config_hash")[1] + ".json")));
   CHECK(record["exit_code"] == 3);
   CHECK(record["status"] == "does_not_fit");
 }

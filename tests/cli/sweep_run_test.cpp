@@ -1,8 +1,8 @@
 // wafersim sweep, driven through the binary: repeatable output, resume, and a
 // sweep killed or interrupted mid-run keeping every finished point whole.
-#include <catch2/catch.hpp>
-
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include "sweep_test_support.h"
 
@@ -70,7 +70,8 @@ TEST_CASE("a finished folder is kept: a rerun needs --resume, which runs nothing
 
   const Outcome resumed = run_wafersim({"sweep", sweep_data("grid.yaml"), "--out", out, "--resume"});
   CHECK(resumed.exit_code == 0);
-  CHECK_THAT(resumed.out, Catch::StartsWith("6 of 6 points finished (0 ok, 0 do not fit, 0 failed in this run; 6 from before)"));
+  CHECK_THAT(resumed.out,
+             Catch::StartsWith("6 of 6 points finished (0 ok, 0 do not fit, 0 failed in this run; 6 from before)"));
   CHECK(point_records(out) == before);  // not one record rewritten
   check_one_row_per_point(out, 6);
 }
@@ -124,8 +125,9 @@ TEST_CASE("plot_sweep.py draws a finished sweep into DIR/plots", "[cli][sweep]")
   Scratch scratch;
   const std::filesystem::path out = scratch.path() / "out";
   REQUIRE(run_wafersim({"sweep", sweep_data("sections.yaml"), "--out", out.string()}).exit_code == 0);
-  const std::string command = "/usr/bin/python3 " + shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") +
-                              " " + shell_quoted(out.string()) + " >/dev/null";
+  const std::string command = "/usr/bin/python3 " +
+                              shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") + " " +
+                              shell_quoted(out.string()) + " >/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
   const std::filesystem::path png =
       out / "plots" / "metrics.tokens_per_second_vs_model_by_hardware.fabric.hop_latency_cycles.png";

@@ -1,11 +1,6 @@
 #pragma once
 // What the sweep tests share: a CSV reader written from RFC 4180 (not from the
 // sweep's own writer), sweep folders, and a sweep run in the background.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -13,15 +8,17 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "run_wafersim.h"
 
 namespace wafersim::testing {
 
-inline std::string sweep_data(const std::string& name) {
-  return std::string(WAFERSIM_TEST_DATA) + "/sweeps/" + name;
-}
+inline std::string sweep_data(const std::string& name) { return std::string(WAFERSIM_TEST_DATA) + "/sweeps/" + name; }
 
 struct Csv {
   std::vector<std::string> header;

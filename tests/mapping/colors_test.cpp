@@ -1,9 +1,9 @@
 // The compiler counts routing patterns per step; counting every route of the
 // step's programs router by router (models/fabric.h) must never find more.
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include "models/fabric.h"
 #include "tests/mapping/mapping_fixture.h"
@@ -38,23 +38,24 @@ uint32_t routed_peak(const mapping::Plan& plan, const mapping::Block& block, con
 
 TEST_CASE("no router carries more routes in a step than the patterns the compiler counted", "[mapping][colors]") {
   for (const char* model : {"tiny-dense", "tiny-moe"}) {
-    for (const char* axis : {"x", "y"}) for (const char* dataflow : {"root", "distributed"}) {
-      INFO(model << ", multicast along " << axis << ", " << dataflow << " dataflow");
-      const mapping::Plan plan = compile(load_experiment_text(
-          zoo_experiment(model, "tiny"), "colors.yaml",
-          {std::string("mapping.multicast_axis=") + axis, std::string("mapping.dataflow=") + dataflow}));
-      size_t steps_checked = 0;
-      for (const mapping::Region& region : plan.regions)
-        for (const mapping::Block& block : region.blocks)
-          for (const auto& step : block.steps) {
-            // The expert dispatch sends from one root to every expert row: one colour whose
-            // route forks (and the results merge back on one), which ColorMap counts per route.
-            if (std::string(step->label()) == "experts") continue;
-            INFO(region.name << " " << step->label());
-            CHECK(routed_peak(plan, block, *step) <= std::max<uint32_t>(step->patterns(), 1));
-            ++steps_checked;
-          }
-      CHECK(steps_checked > 20);
-    }
+    for (const char* axis : {"x", "y"})
+      for (const char* dataflow : {"root", "distributed"}) {
+        INFO(model << ", multicast along " << axis << ", " << dataflow << " dataflow");
+        const mapping::Plan plan = compile(load_experiment_text(
+            zoo_experiment(model, "tiny"), "colors.yaml",
+            {std::string("mapping.multicast_axis=") + axis, std::string("mapping.dataflow=") + dataflow}));
+        size_t steps_checked = 0;
+        for (const mapping::Region& region : plan.regions)
+          for (const mapping::Block& block : region.blocks)
+            for (const auto& step : block.steps) {
+              // The expert dispatch sends from one root to every expert row: one colour whose
+              // route forks (and the results merge back on one), which ColorMap counts per route.
+              if (std::string(step->label()) == "experts") continue;
+              INFO(region.name << " " << step->label());
+              CHECK(routed_peak(plan, block, *step) <= std::max<uint32_t>(step->patterns(), 1));
+              ++steps_checked;
+            }
+        CHECK(steps_checked > 20);
+      }
   }
 }

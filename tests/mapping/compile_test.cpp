@@ -1,12 +1,12 @@
 // The layer-partitioning compiler: every weight placed once, no tile over its
 // SRAM, deterministic plans, wafer counts and "does not fit" errors.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 
-#include "sim/experiment/experiment.h"
+#include <catch2/catch.hpp>
+
 #include "mapping/plan.h"
 #include "models/config/error.h"
+#include "sim/experiment/experiment.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/model_spec.h"
 
@@ -15,8 +15,8 @@ using namespace wafersim::testing;
 
 namespace {
 
-const char* const kZoo[] = {"llama3.1-8b", "llama3.1-70b",  "llama3.1-405b",  "llama2-13b",     "codellama-34b",
-                            "qwen2-72b",   "qwen3-32b",     "gpt-oss-120b",   "qwen3-235b-a22b"};
+const char* const kZoo[] = {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "llama2-13b",     "codellama-34b",
+                            "qwen2-72b",   "qwen3-32b",    "gpt-oss-120b",  "qwen3-235b-a22b"};
 
 mapping::Plan plan_for(const std::string& model, const std::string& hardware = "wse3",
                        const std::vector<std::string>& overrides = {}) {
@@ -199,15 +199,16 @@ TEST_CASE("mapping.layer_grid fixes every layer region to that many tiles, the m
 
   // A grid too small for a layer's weights does not fit (exit 3), naming the grid.
   try {
-    plan_for("llama3.1-8b", "wse2", {"model.n_layers=1", "mapping.layer_grid.columns=100",
-                                     "mapping.layer_grid.rows=100"});
+    plan_for("llama3.1-8b", "wse2",
+             {"model.n_layers=1", "mapping.layer_grid.columns=100", "mapping.layer_grid.rows=100"});
     FAIL("a 100 x 100 layer region cannot hold a Llama 3.1 8B layer");
   } catch (const mapping::DoesNotFitError& error) {
     CHECK_THAT(error.what(), Catch::Contains("mapping.layer_grid of 100 x 100"));
   }
   // A grid so narrow that the embedding table cannot fit a strip of its width does not fit either.
   try {
-    plan_for("llama3.1-8b", "wse2", {"model.n_layers=1", "mapping.layer_grid.columns=20", "mapping.layer_grid.rows=20"});
+    plan_for("llama3.1-8b", "wse2",
+             {"model.n_layers=1", "mapping.layer_grid.columns=20", "mapping.layer_grid.rows=20"});
     FAIL("the embedding table needs more than a 20-tile-wide strip of a WSE-2");
   } catch (const mapping::DoesNotFitError& error) {
     CHECK_THAT(error.what(), Catch::Contains("every strip is 20 tiles wide, and the embedding needs"));

@@ -2,10 +2,10 @@
 // on slices instead of passing every vector through the region root. It must
 // be faster than the root dataflow on dense models (a regression that brings
 // the hub back fails here), and it must leave the other regions alone.
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "mapping/timeline.h"
 #include "tests/mapping/mapping_fixture.h"

@@ -10,15 +10,15 @@
 // each split dimension, and never less. Steps that split nothing must agree
 // to the FLOP. Not compared: the Reduce tasks of trees (adding partial sums
 // of a split; a single-tile op has none) and the messages.
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "sim/experiment/experiment.h"
+#include <catch2/catch.hpp>
+
 #include "mapping/plan.h"
+#include "sim/experiment/experiment.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/graph.h"
 #include "workloads/model_file.h"
@@ -148,7 +148,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
     for (size_t b = 0; b < region.blocks.size(); ++b) {
       const mapping::Block& block = region.blocks[b];
       std::string prefix;
-      if (b > 0) {  // expert blocks: routed first, then shared
+      if (b > 0) {                                                       // expert blocks: routed first, then shared
         if (block.expert >= 0 && !routed.count(block.expert)) continue;  // not this token's expert
         prefix = block.expert >= 0 ? "experts." + std::to_string(block.expert) + "."
                                    : "shared_experts." + std::to_string(b - 1 - m.moe.n_experts) + ".";
@@ -167,7 +167,8 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
           const auto op = ops.find(layer + (per_block ? prefix : "") + name);
           if (op != ops.end()) step_ops.push_back(op->second);
         }
-        const std::string group = layer + (what.group.empty() ? (what.ops.empty() ? "" : prefix + what.ops[0]) : what.group);
+        const std::string group =
+            layer + (what.group.empty() ? (what.ops.empty() ? "" : prefix + what.ops[0]) : what.group);
         Group& g = groups[group];
         for (const workloads::GraphOp* op : step_ops) g.graph_flops += op->flops;
         g.plan_flops += step_flops(*step, block.geo, context);
@@ -219,7 +220,8 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
   }
 }
 
-mapping::Plan plan_for(const std::string& model, const std::string& hardware, const std::vector<std::string>& overrides = {}) {
+mapping::Plan plan_for(const std::string& model, const std::string& hardware,
+                       const std::vector<std::string>& overrides = {}) {
   return compile(load_experiment_text(zoo_experiment(model, hardware), model + ".yaml", overrides));
 }
 
@@ -243,8 +245,8 @@ TEST_CASE("the plan follows the graph for every norm, MLP, position and bias var
       {"model.positions=learned", "model.qk_norm=true"},
       {"model.attention_sinks=true"},
       {"model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true"},
-      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true",
-       "model.o_bias=true", "model.mlp_bias=true", "model.tied_embeddings=true"},
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true", "model.o_bias=true",
+       "model.mlp_bias=true", "model.tied_embeddings=true"},
   };
   for (const char* model : {"tiny-dense", "tiny-moe"})
     for (const std::vector<std::string>& variant : variants) {
@@ -273,8 +275,8 @@ TEST_CASE("the distributed dataflow charges the FLOPs and weights of the decode 
       {"model.qk_norm=true"},
       {"model.attention_sinks=true"},
       {"model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=1"},
-      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true",
-       "model.o_bias=true", "model.mlp_bias=true", "model.attention_sinks=true"},
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned", "model.qkv_bias=true", "model.o_bias=true",
+       "model.mlp_bias=true", "model.attention_sinks=true"},
   };
   for (const std::vector<std::string>& variant : variants) {
     INFO(variant[0] << " (" << variant.size() << " settings)");

@@ -1,7 +1,7 @@
 // Line trees: roles and completion times against trees worked out by hand.
-#include <catch2/catch.hpp>
-
 #include "mapping/line_tree.h"
+
+#include <catch2/catch.hpp>
 
 using namespace wafersim;
 using namespace wafersim::mapping;

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/experiment/experiment.h"
 #include "mapping/plan.h"
+#include "sim/experiment/experiment.h"
 
 namespace wafersim::testing {
 
@@ -15,12 +15,11 @@ inline std::string experiment_path(const std::string& name) {
 // A zoo model on a hardware preset, as an experiment file's text.
 inline std::string zoo_experiment(const std::string& model, const std::string& hardware, uint64_t prompt_tokens = 1024,
                                   uint64_t decode_tokens = 8) {
-  return "hardware: " + hardware + "\nmodel: " + model + "\nworkload:\n  prompt_tokens: " +
-         std::to_string(prompt_tokens) + "\n  decode_tokens: " + std::to_string(decode_tokens) + "\n";
+  return "hardware: " + hardware + "\nmodel: " + model +
+         "\nworkload:\n  prompt_tokens: " + std::to_string(prompt_tokens) +
+         "\n  decode_tokens: " + std::to_string(decode_tokens) + "\n";
 }
 
-inline mapping::Plan compile(const Experiment& experiment) {
-  return compile_plan(experiment);
-}
+inline mapping::Plan compile(const Experiment& experiment) { return compile_plan(experiment); }
 
 }  // namespace wafersim::testing

@@ -17,10 +17,14 @@ TEST_CASE("values of the wrong type name the expected type", "[config][errors]")
   CHECK(load_error("chip: {width: wide}\n") == "exp.yaml:1:15: chip.width expects an integer, got 'wide'");
   CHECK(load_error("chip: {width: 2.5}\n") == "exp.yaml:1:15: chip.width expects an integer, got '2.5'");
   CHECK(load_error("chip: {width: \"3\"}\n") == "exp.yaml:1:15: chip.width expects an integer, got the string '3'");
-  CHECK(load_error("chip: {width: 3, clock_ghz: fast}\n") == "exp.yaml:1:29: chip.clock_ghz expects a number, got 'fast'");
-  CHECK(load_error("chip: {width: 3, clock_ghz: .nan}\n") == "exp.yaml:1:29: chip.clock_ghz expects a number, got '.nan'");
-  CHECK(load_error("chip: {width: 3, count: some}\n") == "exp.yaml:1:25: chip.count expects an integer or 'auto', got 'some'");
-  CHECK(load_error("chip: {width: 3}\nrun: {fast: yes}\n") == "exp.yaml:2:13: run.fast expects true or false, got 'yes'");
+  CHECK(load_error("chip: {width: 3, clock_ghz: fast}\n") ==
+        "exp.yaml:1:29: chip.clock_ghz expects a number, got 'fast'");
+  CHECK(load_error("chip: {width: 3, clock_ghz: .nan}\n") ==
+        "exp.yaml:1:29: chip.clock_ghz expects a number, got '.nan'");
+  CHECK(load_error("chip: {width: 3, count: some}\n") ==
+        "exp.yaml:1:25: chip.count expects an integer or 'auto', got 'some'");
+  CHECK(load_error("chip: {width: 3}\nrun: {fast: yes}\n") ==
+        "exp.yaml:2:13: run.fast expects true or false, got 'yes'");
   CHECK(load_error("chip: {width: 3, link: {lanes: 2}}\n") ==
         "exp.yaml:1:32: chip.link.lanes expects a list of integers, got '2'");
   CHECK(load_error("chip: {width: 3, link: {lanes: [1, b]}}\n") ==
@@ -37,8 +41,10 @@ TEST_CASE("a mapping where a value belongs, and a value where a mapping belongs"
 }
 
 TEST_CASE("out-of-range values state the range and unit", "[config][errors]") {
-  CHECK(load_error("chip: {width: 0}\n") == "exp.yaml:1:15: chip.width = 0 tiles is out of range; allowed [1, 1000] tiles");
-  CHECK(load_error("chip: {width: -4}\n") == "exp.yaml:1:15: chip.width = -4 tiles is out of range; allowed [1, 1000] tiles");
+  CHECK(load_error("chip: {width: 0}\n") ==
+        "exp.yaml:1:15: chip.width = 0 tiles is out of range; allowed [1, 1000] tiles");
+  CHECK(load_error("chip: {width: -4}\n") ==
+        "exp.yaml:1:15: chip.width = -4 tiles is out of range; allowed [1, 1000] tiles");
   CHECK(load_error("chip: {width: 3, clock_ghz: 0}\n") ==
         "exp.yaml:1:29: chip.clock_ghz = 0 GHz is out of range; allowed [0.01, 10] GHz");
   CHECK(load_error("chip: {width: 3, link: {lanes: [1, 8]}}\n") ==
@@ -106,13 +112,16 @@ TEST_CASE("aliases that expand to a huge tree are refused", "[config][errors][ya
 TEST_CASE("files: missing, a folder, larger than 1 MiB", "[config][errors][file]") {
   TempDir dir;
   const std::string missing = dir.path() + "/missing.yaml";
-  REQUIRE_THROWS_WITH(load_file(test_schema(), missing, test_options()), missing + ": cannot read: No such file or directory");
-  REQUIRE_THROWS_WITH(load_file(test_schema(), dir.path(), test_options()), dir.path() + ": cannot read: is a directory");
+  REQUIRE_THROWS_WITH(load_file(test_schema(), missing, test_options()),
+                      missing + ": cannot read: No such file or directory");
+  REQUIRE_THROWS_WITH(load_file(test_schema(), dir.path(), test_options()),
+                      dir.path() + ": cannot read: is a directory");
   // Built here rather than committed: 10 MB of valid-looking YAML.
   std::string big;
   while (big.size() < 10'000'000) big += "# padding padding padding padding padding padding padding padding\n";
   const std::string large = dir.write("large.yaml", "chip: {width: 3}\n" + big);
-  REQUIRE_THROWS_WITH(load_file(test_schema(), large, test_options()), large + ": larger than 1 MiB; not an experiment file");
+  REQUIRE_THROWS_WITH(load_file(test_schema(), large, test_options()),
+                      large + ": larger than 1 MiB; not an experiment file");
 }
 
 TEST_CASE("messages stay on one line whatever the key holds", "[config][errors]") {
@@ -134,8 +143,9 @@ TEST_CASE("Config::fail reports at the value's location", "[config][errors]") {
 TEST_CASE("one YAML document per file, and none in an override", "[config][errors]") {
   CHECK(load_error("chip: {width: 3}\n---\nrun: {fast: true}\n") ==
         "exp.yaml:2:1: a second YAML document ('---'); an experiment file holds one document");
-  CHECK(load_error("chip: {width: 3}\n...\n# a comment is fine\nrun: {fast: true}\n") ==
-        "exp.yaml:4:1: text after the end of the YAML document ('...' at line 2); an experiment file holds one document");
+  CHECK(
+      load_error("chip: {width: 3}\n...\n# a comment is fine\nrun: {fast: true}\n") ==
+      "exp.yaml:4:1: text after the end of the YAML document ('...' at line 2); an experiment file holds one document");
   // A leading marker, a final "..." and comments after it are one document.
   CHECK(load_error("# exp\n---\nchip: {width: 3}\n...\n# done\n").empty());
   CHECK(load_error("--- {chip: {width: 3}}\n").empty());

@@ -1,12 +1,12 @@
 #pragma once
 // A small schema of its own, so the configuration tests do not depend on the
 // real hardware, model or workload declarations.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "models/config/config.h"
 

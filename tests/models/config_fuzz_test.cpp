@@ -2,14 +2,14 @@
 // its contract: it accepts the input or throws config::ConfigError whose message
 // is one line naming file:line (or the override); never another exception, never
 // a crash. WAFERSIM_FUZZ_CASES=N runs N cases per test instead of the default.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "models/config/text.h"
 #include "sim/experiment/experiment.h"

@@ -87,7 +87,8 @@ TEST_CASE("a preset that is a path is read relative to the experiment file", "[c
 }
 
 TEST_CASE("errors inside an embedded preset name the preset's file", "[config][preset]") {
-  CHECK(load_error("chip: broken\n") == "presets/broken.yaml:3:3: unknown key 'hop' in chip.link; did you mean 'hop_cycles'?");
+  CHECK(load_error("chip: broken\n") ==
+        "presets/broken.yaml:3:3: unknown key 'hop' in chip.link; did you mean 'hop_cycles'?");
 }
 
 TEST_CASE("unknown and missing presets", "[config][preset]") {
@@ -95,12 +96,14 @@ TEST_CASE("unknown and missing presets", "[config][preset]") {
         "exp.yaml:1:7: unknown chip preset 'smal' (known: small, broken); did you mean 'small'?");
   CHECK_THAT(load_error("chip: no/such.yaml\n"),
              Catch::StartsWith("exp.yaml:1:7: chip preset file no/such.yaml: cannot read: "));
-  CHECK(load_error("chip:\n  preset: {a: 1}\n") == "exp.yaml:2:11: chip.preset expects a preset name or a path, got a mapping");
+  CHECK(load_error("chip:\n  preset: {a: 1}\n") ==
+        "exp.yaml:2:11: chip.preset expects a preset name or a path, got a mapping");
   CHECK(load_error("run: fast\n") == "exp.yaml:1:6: section 'run' expects a mapping of keys, got a scalar");
 }
 
 TEST_CASE("overrides (--set) replace file values and report their own location", "[config][set]") {
-  const Config config = load("chip: small\n", {"chip.link.hop_cycles=6", "chip.link.lanes=[2, 4]", "run.mode=approximate"});
+  const Config config =
+      load("chip: small\n", {"chip.link.hop_cycles=6", "chip.link.lanes=[2, 4]", "run.mode=approximate"});
   CHECK(config.get_int("chip.link.hop_cycles") == 6);
   CHECK(config.get_int_list("chip.link.lanes") == std::vector<int64_t>{2, 4});
   CHECK(config.get_string("run.mode") == "approximate");
@@ -112,7 +115,8 @@ TEST_CASE("overrides (--set) replace file values and report their own location",
 TEST_CASE("override (--set) problems are one-line errors at the override", "[config][set]") {
   CHECK(load_error("chip: small\n", {"chip.link.hop=2"}) ==
         "--set chip.link.hop=2: unknown parameter 'chip.link.hop'; did you mean 'chip.link.hop_cycles'?");
-  CHECK(load_error("chip: small\n", {"chip.width"}) == "--set chip.width: malformed override; expected --set a.b.c=value");
+  CHECK(load_error("chip: small\n", {"chip.width"}) ==
+        "--set chip.width: malformed override; expected --set a.b.c=value");
   CHECK(load_error("chip: small\n", {"=3"}) == "--set =3: malformed override; expected --set a.b.c=value");
   CHECK(load_error("chip: small\n", {"chip.width=2000"}) ==
         "--set chip.width=2000: chip.width = 2000 tiles is out of range; allowed [1, 1000] tiles");
@@ -122,5 +126,6 @@ TEST_CASE("override (--set) problems are one-line errors at the override", "[con
         "--set chip.link.lanes=[1, x]: chip.link.lanes[1] expects an integer, got 'x'");
   CHECK_THAT(load_error("chip: small\n", {"chip.width=[1,"}),
              Catch::StartsWith("--set chip.width=[1,: cannot read the value of chip.width: "));
-  CHECK(load_error("chip: small\n", {"chip.width="}) == "--set chip.width=: chip.width has no value; expected an integer");
+  CHECK(load_error("chip: small\n", {"chip.width="}) ==
+        "--set chip.width=: chip.width has no value; expected an integer");
 }

@@ -36,21 +36,116 @@ inline size_t fuzz_cases(size_t fallback) {
 }
 
 inline const std::vector<std::string>& fuzz_punctuation() {
-  static const std::vector<std::string> items = {
-      ":", ": ", "-", "- ", "[", "]", "{", "}", ",", "&a ", "*a", "<<: *a\n", "!", "!!str ", "!!int ", "!foo ",
-      "|", ">", "'", "\"", "#", "? ", "%", "@", "`", "\t", "\n", "\r", "\r\n", "---\n", "...\n", "--- ", "\\",
-      "\xef\xbb\xbf", "\xc3\xa9", "\xff", std::string(1, '\0'), "~", "null", "  ", "\n  ", ".inf", ".nan"};
+  static const std::vector<std::string> items = {":",
+                                                 ": ",
+                                                 "-",
+                                                 "- ",
+                                                 "[",
+                                                 "]",
+                                                 "{",
+                                                 "}",
+                                                 ",",
+                                                 "&a ",
+                                                 "*a",
+                                                 "<<: *a\n",
+                                                 "!",
+                                                 "!!str ",
+                                                 "!!int ",
+                                                 "!foo ",
+                                                 "|",
+                                                 ">",
+                                                 "'",
+                                                 "\"",
+                                                 "#",
+                                                 "? ",
+                                                 "%",
+                                                 "@",
+                                                 "`",
+                                                 "\t",
+                                                 "\n",
+                                                 "\r",
+                                                 "\r\n",
+                                                 "---\n",
+                                                 "...\n",
+                                                 "--- ",
+                                                 "\\",
+                                                 "\xef\xbb\xbf",
+                                                 "\xc3\xa9",
+                                                 "\xff",
+                                                 std::string(1, '\0'),
+                                                 "~",
+                                                 "null",
+                                                 "  ",
+                                                 "\n  ",
+                                                 ".inf",
+                                                 ".nan"};
   return items;
 }
 
 inline const std::vector<std::string>& fuzz_values() {
-  static const std::vector<std::string> items = {
-      "0", "-1", "1", "16", "2.5", "1e-3", "1e308", "1e999", "-0", "0x10", "0o7", "+5", "99999999999999999999",
-      "9223372036854775807", "-9223372036854775808", "9223372036854775808", "9007199254740993", "4294967296",
-      "4294967295", "65536", "1048576", "true", "false", "yes", "~", "null", "auto", "''", "\"16\"", "!!str 16",
-      "!foo 16", "[]", "[0, 1]", "[1, !!int 2]", "{}", "{a: 1}", "wse3", "tiny", "tiny-moe", "llama3.1-405b",
-      "gpt-oss-120b", "qwen3-235b-a22b", "models/missing.yaml", "/dev/null", "/", ".", "---", "...", "*a", "&a 1",
-      "\"unterminated", "'x", "[1, 2", "{x: 1", ".inf", "-.inf", ".nan", "1_000", "0.0", "1.", ".5", "é", "a\tb"};
+  static const std::vector<std::string> items = {"0",
+                                                 "-1",
+                                                 "1",
+                                                 "16",
+                                                 "2.5",
+                                                 "1e-3",
+                                                 "1e308",
+                                                 "1e999",
+                                                 "-0",
+                                                 "0x10",
+                                                 "0o7",
+                                                 "+5",
+                                                 "99999999999999999999",
+                                                 "9223372036854775807",
+                                                 "-9223372036854775808",
+                                                 "9223372036854775808",
+                                                 "9007199254740993",
+                                                 "4294967296",
+                                                 "4294967295",
+                                                 "65536",
+                                                 "1048576",
+                                                 "true",
+                                                 "false",
+                                                 "yes",
+                                                 "~",
+                                                 "null",
+                                                 "auto",
+                                                 "''",
+                                                 "\"16\"",
+                                                 "!!str 16",
+                                                 "!foo 16",
+                                                 "[]",
+                                                 "[0, 1]",
+                                                 "[1, !!int 2]",
+                                                 "{}",
+                                                 "{a: 1}",
+                                                 "wse3",
+                                                 "tiny",
+                                                 "tiny-moe",
+                                                 "llama3.1-405b",
+                                                 "gpt-oss-120b",
+                                                 "qwen3-235b-a22b",
+                                                 "models/missing.yaml",
+                                                 "/dev/null",
+                                                 "/",
+                                                 ".",
+                                                 "---",
+                                                 "...",
+                                                 "*a",
+                                                 "&a 1",
+                                                 "\"unterminated",
+                                                 "'x",
+                                                 "[1, 2",
+                                                 "{x: 1",
+                                                 ".inf",
+                                                 "-.inf",
+                                                 ".nan",
+                                                 "1_000",
+                                                 "0.0",
+                                                 "1.",
+                                                 ".5",
+                                                 "é",
+                                                 "a\tb"};
   return items;
 }
 
@@ -124,8 +219,10 @@ inline std::string mutate_once(std::string text, FuzzRandom& random) {
       std::vector<std::string> parts = lines();
       if (parts.empty()) return text;
       std::string& line = parts[random.below(parts.size())];
-      if (random.below(2) && !line.empty() && line[0] == ' ') line.erase(0, 1 + random.below(2));
-      else line.insert(0, std::string(1 + random.below(4), ' '));
+      if (random.below(2) && !line.empty() && line[0] == ' ')
+        line.erase(0, 1 + random.below(2));
+      else
+        line.insert(0, std::string(1 + random.below(4), ' '));
       return joined(parts);
     }
     default: {  // line endings: CR only or CRLF

@@ -29,7 +29,8 @@ TEST_CASE("loading the printed YAML gives the same configuration and hash", "[co
   const std::vector<std::string> texts = {
       "chip: small\n",
       "chip: {width: 9, clock_ghz: 0.1, count: auto, link: {lanes: []}}\nrun: {label: \"yes\"}\n",
-      "chip: {width: 9, clock_ghz: 1.1}\nrun: {label: \"a \\\"quoted\\\" \\\\ tab\\t line\\nbreak\", mode: approximate}\n",
+      "chip: {width: 9, clock_ghz: 1.1}\nrun: {label: \"a \\\"quoted\\\" \\\\ tab\\t line\\nbreak\", mode: "
+      "approximate}\n",
   };
   for (const std::string& text : texts) {
     const Config first = load(text);
@@ -61,7 +62,9 @@ TEST_CASE("the hash depends on values, not on how the file is written", "[config
 
 TEST_CASE("describe_params lists path, type, unit, default, range and description", "[config][describe]") {
   const std::string text = describe_params(test_schema());
-  CHECK_THAT(text, Catch::Contains("chip.width  (int, tiles)\n    default: required\n    allowed: [1, 1000] tiles\n    Tiles in x\n"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "chip.width  (int, tiles)\n    default: required\n    allowed: [1, 1000] tiles\n    Tiles in x\n"));
   CHECK_THAT(text, Catch::Contains("run.mode  (enum)\n    default: exact\n    allowed: one of: exact, approximate\n"));
   CHECK_THAT(text, Catch::Contains("chip.count  (int or auto, chips)\n    default: auto\n"));
   const std::string link = describe_params(test_schema(), "chip.link");

@@ -1,17 +1,18 @@
+#include "models/cost.h"
+
 #include <catch2/catch.hpp>
 
-#include "models/cost.h"
 #include "tests/sim/test_hardware.h"
 
 using namespace wafersim;
 
 TEST_CASE("compute cycles: overhead plus the slowest of math, reads and writes", "[cost]") {
   const TileParams tile = testing::wse3_like().tile;
-  CHECK(compute_cycles(tile, Dtype::FP16, {160, 0, 0}) == 8 + 10);   // 8 FMAC = 16 flops/cycle
-  CHECK(compute_cycles(tile, Dtype::FP32, {160, 0, 0}) == 8 + 40);   // 2 FMAC
-  CHECK(compute_cycles(tile, Dtype::INT4, {160, 0, 0}) == 8 + 5);    // expanded to 8-bit: 16 FMAC
+  CHECK(compute_cycles(tile, Dtype::FP16, {160, 0, 0}) == 8 + 10);  // 8 FMAC = 16 flops/cycle
+  CHECK(compute_cycles(tile, Dtype::FP32, {160, 0, 0}) == 8 + 40);  // 2 FMAC
+  CHECK(compute_cycles(tile, Dtype::INT4, {160, 0, 0}) == 8 + 5);   // expanded to 8-bit: 16 FMAC
   CHECK(compute_cycles(tile, Dtype::FP16, {16, 1600, 0}) == 8 + 100);
-  CHECK(compute_cycles(tile, Dtype::FP16, {16, 0, 81}) == 8 + 11);   // rounds up
+  CHECK(compute_cycles(tile, Dtype::FP16, {16, 0, 81}) == 8 + 11);  // rounds up
   CHECK(compute_cycles(tile, Dtype::FP16, {}) == 8);
 }
 

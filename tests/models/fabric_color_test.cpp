@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <stdexcept>
+
+#include <catch2/catch.hpp>
 
 #include "models/fabric.h"
 #include "tests/sim/test_hardware.h"

@@ -8,8 +8,8 @@ TEST_CASE("xy routes go along x first, then y, one link per hop", "[fabric]") {
   const Route route = xy_route(2, 5, 4, 2);
   REQUIRE(route.hops == 5);
   CHECK(route.turns == 1);
-  const std::vector<Link> expected = {{2, 5, Dir::East}, {3, 5, Dir::East}, {4, 5, Dir::North},
-                                      {4, 4, Dir::North}, {4, 3, Dir::North}};
+  const std::vector<Link> expected = {
+      {2, 5, Dir::East}, {3, 5, Dir::East}, {4, 5, Dir::North}, {4, 4, Dir::North}, {4, 3, Dir::North}};
   CHECK(route.links == expected);
 }
 

@@ -1,8 +1,8 @@
 // Hardware presets against the published figures of docs/HARDWARE.md, and the cross-field checks.
 #include <catch2/catch.hpp>
 
-#include "sim/experiment/experiment.h"
 #include "models/hardware.h"
+#include "sim/experiment/experiment.h"
 #include "sim/experiment/sim_options.h"
 #include "tests/models/config_fixture.h"
 
@@ -84,7 +84,8 @@ TEST_CASE("every preset sets every hardware parameter itself", "[hardware][prese
 TEST_CASE("grid and clock are required; the rest defaults to wse3", "[hardware]") {
   CHECK_THAT(hardware_error("hardware: {grid_width: 8, grid_height: 8}\n"),
              Catch::Contains("missing required value hardware.clock_ghz"));
-  const HardwareSpec hw = hardware_from_config(load_hardware("hardware: {grid_width: 8, grid_height: 4, clock_ghz: 1}\n"));
+  const HardwareSpec hw =
+      hardware_from_config(load_hardware("hardware: {grid_width: 8, grid_height: 4, clock_ghz: 1}\n"));
   const HardwareSpec wse3 = hardware_from_config(load_hardware("hardware: wse3\n"));
   CHECK(hw.name == "custom");
   CHECK(hw.tiles_per_wafer() == 32);
@@ -94,8 +95,8 @@ TEST_CASE("grid and clock are required; the rest defaults to wse3", "[hardware]"
 }
 
 TEST_CASE("overrides of a preset keep its name", "[hardware]") {
-  const HardwareSpec hw =
-      hardware_from_config(load_hardware("hardware:\n  preset: wse3\n  fabric: {hop_latency_cycles: 2}\n", {"hardware.wafers=4"}));
+  const HardwareSpec hw = hardware_from_config(
+      load_hardware("hardware:\n  preset: wse3\n  fabric: {hop_latency_cycles: 2}\n", {"hardware.wafers=4"}));
   CHECK(hw.name == "wse3");
   CHECK(hw.fabric.hop_latency_cycles == 2);
   CHECK(hw.wafers == 4);
@@ -103,10 +104,12 @@ TEST_CASE("overrides of a preset keep its name", "[hardware]") {
 
 TEST_CASE("cross-field checks blame the value set last", "[hardware]") {
   CHECK(hardware_error("hardware:\n  preset: tiny\n  tile: {sram_bytes: 4096}\n") ==
-        "exp.yaml:3:22: hardware.tile.sram_bytes: runtime reserve (4176 bytes) must be less than the tile's SRAM (4096 bytes)");
-  CHECK(hardware_error("hardware: tiny\n", {"hardware.fabric.colors_reserved=24"}) ==
-        "--set hardware.fabric.colors_reserved=24: hardware.fabric.colors_reserved: 24 reserved colors leave none of the "
-        "24 colors for routes");
+        "exp.yaml:3:22: hardware.tile.sram_bytes: runtime reserve (4176 bytes) must be less than the tile's SRAM (4096 "
+        "bytes)");
+  CHECK(
+      hardware_error("hardware: tiny\n", {"hardware.fabric.colors_reserved=24"}) ==
+      "--set hardware.fabric.colors_reserved=24: hardware.fabric.colors_reserved: 24 reserved colors leave none of the "
+      "24 colors for routes");
   CHECK(hardware_error("hardware: {grid_width: 8, grid_height: 8, clock_ghz: 1, fabric: {colors: 2}}\n") ==
         "exp.yaml:1:74: hardware.fabric.colors: 3 reserved colors leave none of the 2 colors for routes");
 }
@@ -115,7 +118,8 @@ TEST_CASE("the hardware range checks the issue names", "[hardware]") {
   CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.grid_width=0"}), Catch::Contains("out of range"));
   CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.clock_ghz=0"}), Catch::Contains("out of range"));
   CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.clock_ghz=-1"}), Catch::Contains("out of range"));
-  CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.fabric.colors=33"}), Catch::Contains("allowed [1, 32] colors"));
+  CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.fabric.colors=33"}),
+             Catch::Contains("allowed [1, 32] colors"));
   CHECK_THAT(hardware_error("hardware: tiny\n", {"hardware.tile.sram_bytes=-1"}), Catch::Contains("out of range"));
 }
 

@@ -1,7 +1,7 @@
 // A tile's SRAM ledger: items add up, and the one that does not fit is refused by name.
-#include <catch2/catch.hpp>
-
 #include "models/sram_ledger.h"
+
+#include <catch2/catch.hpp>
 
 using namespace wafersim;
 

@@ -1,13 +1,13 @@
 // Task equality and the compiler's program deduplication hash both read
 // Task::fields(); these tests change one field at a time (down to the members
 // of Work) and check that both notice.
-#include <catch2/catch.hpp>
+#include "models/tile_program.h"
 
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
 
-#include "models/tile_program.h"
+#include <catch2/catch.hpp>
 
 namespace wafersim {
 namespace {

@@ -6,8 +6,7 @@
 
 namespace wafersim::oracles {
 
-uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t dy, uint32_t relays,
-                               uint64_t bytes) {
+uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t dy, uint32_t relays, uint64_t bytes) {
   const uint32_t hops = uint32_t(std::abs(int64_t(dx)) + std::abs(int64_t(dy)));
   const uint32_t turns = (dx != 0 && dy != 0) ? 1 : 0;
   return message_cycles(fabric, hops, turns, relays, bytes);

@@ -9,8 +9,7 @@ namespace wafersim::oracles {
 
 // A message (dx, dy) tiles away on the same wafer, X then Y:
 // ramp_on + (|dx|+|dy|) t_hop + [dx≠0 and dy≠0] t_turn + relays * relay + ceil(B / link) + ramp_off.
-uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t dy, uint32_t relays,
-                               uint64_t bytes);
+uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t dy, uint32_t relays, uint64_t bytes);
 
 // A multicast along a row or column reaches its k-th tile (k = 1..count) after
 // ramp_on + k t_hop + relays * relay + ceil(B / link) + ramp_off: one message, cut-through.

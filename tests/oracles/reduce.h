@@ -20,9 +20,9 @@
 namespace wafersim::oracles {
 
 struct ReduceParams {
-  uint32_t tiles = 0;   // n
-  uint64_t bytes = 0;   // size of the vector each tile sends
-  Work combine;         // work of combining one incoming vector
+  uint32_t tiles = 0;  // n
+  uint64_t bytes = 0;  // size of the vector each tile sends
+  Work combine;        // work of combining one incoming vector
   Dtype dtype = Dtype::FP16;
 };
 

@@ -1,10 +1,10 @@
 // Compute tasks: a GEMV block, work that grows with the context, expert skips.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 
-#include "tests/oracles/gemv.h"
+#include <catch2/catch.hpp>
+
 #include "sim/engine/engine.h"
+#include "tests/oracles/gemv.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
 

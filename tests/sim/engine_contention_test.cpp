@@ -2,9 +2,9 @@
 // and the waiting shows up as Contention on the critical path.
 #include <catch2/catch.hpp>
 
-#include "tests/oracles/messages.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
+#include "tests/oracles/messages.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
 

@@ -1,14 +1,12 @@
 // Same program set, same cycles: two separate processes simulate random traffic
 // under contention and must print the same digest, byte for byte.
-#include <catch2/catch.hpp>
-
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"

@@ -1,9 +1,9 @@
 // Row and column multicasts: each tile of the segment receives at the closed-form cycle.
 #include <catch2/catch.hpp>
 
-#include "tests/oracles/messages.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
+#include "tests/oracles/messages.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
 
@@ -23,8 +23,8 @@ void check_multicasts(bool contention) {
     Dir dir;
     uint32_t count;
   };
-  const Segment segments[] = {{0, 1, Dir::East, 39}, {25, 3, Dir::West, 25}, {30, 5, Dir::South, 34},
-                              {36, 39, Dir::North, 30}};
+  const Segment segments[] = {
+      {0, 1, Dir::East, 39}, {25, 3, Dir::West, 25}, {30, 5, Dir::South, 34}, {36, 39, Dir::North, 30}};
   uint32_t slot = 0;
   std::vector<std::pair<uint32_t, uint32_t>> slot_k;  // slot -> (segment, k)
   for (uint32_t s = 0; s < 4; ++s) {

@@ -1,14 +1,14 @@
 // Single messages, contention off and on: the engine equals the closed form.
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <set>
 #include <utility>
 #include <vector>
 
-#include "tests/oracles/messages.h"
+#include <catch2/catch.hpp>
+
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
+#include "tests/oracles/messages.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
 
@@ -64,8 +64,8 @@ void run_cases(const std::vector<Case>& cases, bool contention) {
 
 std::vector<Case> many_cases() {
   std::vector<Case> cases;
-  const int32_t offsets[][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {5, 0}, {0, -9}, {3, 4}, {-7, 2},
-                                {12, -11}, {-20, -30}, {40, 33}, {0, 0}, {-60, 1}, {1, 70}};
+  const int32_t offsets[][2] = {{1, 0},  {-1, 0},   {0, 1},     {0, -1},  {5, 0}, {0, -9},  {3, 4},
+                                {-7, 2}, {12, -11}, {-20, -30}, {40, 33}, {0, 0}, {-60, 1}, {1, 70}};
   const uint32_t sizes[] = {1, 4, 5, 64, 1000, 4096};
   for (const auto& offset : offsets)
     for (const uint32_t bytes : sizes) cases.push_back({offset[0], offset[1], bytes, 0});

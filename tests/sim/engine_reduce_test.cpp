@@ -2,9 +2,9 @@
 // defines them: the engine's completion cycle equals the closed form.
 #include <catch2/catch.hpp>
 
-#include "tests/oracles/reduce.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
+#include "tests/oracles/reduce.h"
 #include "tests/sim/program_builder.h"
 #include "tests/sim/test_hardware.h"
 
@@ -43,7 +43,8 @@ uint64_t simulate_chain(const HardwareSpec& hw, const oracles::ReduceParams& red
   ProgramSet set = empty_set(hw.grid_width, hw.grid_height);
   const uint32_t n = reduce.tiles;
   place(set, n - 1, 0, {send(-1, 0, uint32_t(reduce.bytes))});
-  for (uint32_t i = 1; i + 1 < n; ++i) place(set, i, 0, {wait(1), combine(reduce, 1), send(-1, 0, uint32_t(reduce.bytes))});
+  for (uint32_t i = 1; i + 1 < n; ++i)
+    place(set, i, 0, {wait(1), combine(reduce, 1), send(-1, 0, uint32_t(reduce.bytes))});
   place(set, 0, 0, {wait(1), combine(reduce, 1), mark(0)});
   set.marks = 1;
   sim::EngineOptions options;
@@ -106,8 +107,7 @@ TEST_CASE("a fan-in 4 tree reduce equals its closed form", "[engine][reduce]") {
   CHECK(simulate_tree(hw, reduce, 4) == closed);
 }
 
-TEST_CASE("a fan-in 4 tree over a line that is not a power of 4 equals the level-by-level form",
-          "[engine][reduce]") {
+TEST_CASE("a fan-in 4 tree over a line that is not a power of 4 equals the level-by-level form", "[engine][reduce]") {
   const HardwareSpec hw = wse3_like(64, 4);
   const oracles::ReduceParams reduce = reduce_params(23);
   CHECK(simulate_tree(hw, reduce, 4) == oracles::tree_reduce_cycles(hw, reduce, 4));

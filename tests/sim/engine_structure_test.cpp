@@ -1,9 +1,8 @@
 // The engine as a SystemC structure, its errors, and messages across iterations.
-#include <catch2/catch.hpp>
-
 #include <string>
-
 #include <systemc>
+
+#include <catch2/catch.hpp>
 
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"

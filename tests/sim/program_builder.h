@@ -13,8 +13,7 @@ inline Task compute(const Work& work, Dtype dtype = Dtype::FP16, Category catego
   return ComputeTask().work(work).dtype(dtype).category(category);
 }
 
-inline Task send(int32_t dx, int32_t dy, uint32_t bytes, uint16_t tag = 0, int32_t dwafer = 0,
-                 uint32_t relays = 0) {
+inline Task send(int32_t dx, int32_t dy, uint32_t bytes, uint16_t tag = 0, int32_t dwafer = 0, uint32_t relays = 0) {
   return SendTask().dx(dx).dy(dy).dwafer(dwafer).bytes(bytes).tag(tag).relays(relays);
 }
 

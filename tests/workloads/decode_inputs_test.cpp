@@ -1,8 +1,9 @@
 // DecodeInputs, the per-iteration inputs the engine and the closed form read,
 // against the decode graph: both route a token by its position in its sequence.
+#include "workloads/decode_inputs.h"
+
 #include <catch2/catch.hpp>
 
-#include "workloads/decode_inputs.h"
 #include "workloads/graph.h"
 #include "workloads/model_file.h"
 #include "workloads/workload_spec.h"

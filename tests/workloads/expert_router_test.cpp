@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <set>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "workloads/workload_spec.h"
 

@@ -1,12 +1,13 @@
 // Structure of the decode and prefill graphs, and their agreement with
 // layer_matrices(), count_params() and kv_bytes_per_position().
-#include <catch2/catch.hpp>
+#include "workloads/graph.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "workloads/graph.h"
+#include <catch2/catch.hpp>
+
 #include "workloads/model_file.h"
 #include "workloads/workload_spec.h"
 
@@ -20,8 +21,10 @@ void check_well_formed(const Graph& graph) {
   for (uint32_t i = 0; i < graph.ops.size(); ++i) {
     const GraphOp& op = graph.ops[i];
     INFO(op.name);
-    if (i == 0) CHECK(op.kind == OpKind::Embedding);
-    else CHECK(!op.deps.empty());
+    if (i == 0)
+      CHECK(op.kind == OpKind::Embedding);
+    else
+      CHECK(!op.deps.empty());
     for (uint32_t dep : op.deps) {
       CHECK(dep < i);  // only earlier ops: the list is a topological order
       if (dep < i) consumed[dep] = true;
@@ -71,7 +74,8 @@ TEST_CASE("a dense layer reads each of its matrices once, in layer_matrices orde
     for (const MatrixSpec& m : matrices) matrix_bytes += m.bytes();
     CHECK(used == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6});
     // Norm weights are the rest of what the layer reads.
-    CHECK(layer_totals(graph, int32_t(layer)).weight_bytes_read == matrix_bytes + 2 * layer_vector_params(model, layer));
+    CHECK(layer_totals(graph, int32_t(layer)).weight_bytes_read ==
+          matrix_bytes + 2 * layer_vector_params(model, layer));
   }
 }
 

@@ -1,7 +1,7 @@
 // Reading model files: declared parameters, overrides and the cross-field checks.
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "models/config/config.h"
 #include "tests/workloads/bad_model_cases.h"
@@ -74,8 +74,8 @@ TEST_CASE("MoE layer lists: empty means every layer, otherwise only those named"
   const ModelSpec some = load_model("tiny-moe", {"model.moe.layers=[1]", "model.ffn_dim=512"}).model;
   CHECK_FALSE(some.is_moe_layer(0));
   CHECK(some.is_moe_layer(1));
-  CHECK(layer_matrices(some, 0).size() == 7);                // q k v o gate up down
-  CHECK(layer_matrices(some, 1).size() == 4 + 1 + 8 * 3);    // attention, router, 8 experts
+  CHECK(layer_matrices(some, 0).size() == 7);              // q k v o gate up down
+  CHECK(layer_matrices(some, 1).size() == 4 + 1 + 8 * 3);  // attention, router, 8 experts
 }
 
 TEST_CASE("sliding windows apply to every layer or to every n-th", "[model]") {

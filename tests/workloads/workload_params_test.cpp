@@ -28,8 +28,8 @@ TEST_CASE("workload defaults match the WorkloadSpec defaults", "[workload][confi
 }
 
 TEST_CASE("workload values are read", "[workload][config]") {
-  const WorkloadSpec w =
-      workload_from_config(load_workload("workload:\n  batch: 8\n  prompt_tokens: 100\n  decode_tokens: 5\n  seed: 3\n"));
+  const WorkloadSpec w = workload_from_config(
+      load_workload("workload:\n  batch: 8\n  prompt_tokens: 100\n  decode_tokens: 5\n  seed: 3\n"));
   CHECK(w.batch == 8);
   CHECK(w.prompt_tokens == 100);
   CHECK(w.decode_tokens == 5);

@@ -1,10 +1,10 @@
 // The model zoo against the published parameter counts, and the graphs against
 // closed forms derived here from the hyperparameters alone.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "workloads/graph.h"
 #include "workloads/model_file.h"
@@ -41,7 +41,7 @@ double rel(double value, double reference) { return std::abs(value - reference) 
 struct PerToken {
   double matrix_weights = 0;  // weights a token is multiplied by (LM head included)
   double biases = 0;
-  double vectors = 0;         // norm weights, q/k norm weights, sinks
+  double vectors = 0;  // norm weights, q/k norm weights, sinks
 };
 
 PerToken derive(const ModelSpec& m) {
@@ -53,9 +53,8 @@ PerToken derive(const ModelSpec& m) {
     t.matrix_weights += d * q + 2 * d * kv + q * d;
     t.biases += (m.qkv_bias ? q + 2 * kv : 0) + (m.o_bias ? d : 0);
     t.vectors += 2 * norm + (m.qk_norm ? 2.0 * m.head_dim : 0) + (m.attention_sinks ? m.n_heads : 0);
-    const bool moe = m.moe.n_experts > 0 &&
-                     (m.moe.layers.empty() ||
-                      std::find(m.moe.layers.begin(), m.moe.layers.end(), layer) != m.moe.layers.end());
+    const bool moe = m.moe.n_experts > 0 && (m.moe.layers.empty() || std::find(m.moe.layers.begin(), m.moe.layers.end(),
+                                                                               layer) != m.moe.layers.end());
     const double width = moe ? m.moe.expert_ffn_dim : m.ffn_dim;
     const double blocks = moe ? m.moe.top_k + m.moe.n_shared_experts : 1;
     t.matrix_weights += blocks * mlp_matrices * d * width;
@@ -129,8 +128,7 @@ TEST_CASE("active parameters are everything multiplied per token, input embeddin
     const PerToken t = derive(model);
     const ParamCounts counts = count_params(model);
     CHECK(double(counts.active) == t.matrix_weights + t.biases + t.vectors);
-    if (model.moe.n_experts == 0)
-      CHECK(counts.active == counts.total - uint64_t(model.vocab_size) * model.d_model);
+    if (model.moe.n_experts == 0) CHECK(counts.active == counts.total - uint64_t(model.vocab_size) * model.d_model);
   }
 }
 

@@ -1,19 +1,18 @@
 #include "sim/cli/sweep/points.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include "sim/experiment/experiment.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "sim/cli/sweep/yaml_tree.h"
+#include "sim/experiment/experiment.h"
 
 namespace wafersim::cli::sweep {
 

@@ -38,10 +38,14 @@ nlohmann::json point_record(const SweepPlan& plan, const Point& point, const std
                             const Outcome& outcome) {
   nlohmann::json axes = nlohmann::json::object();
   for (size_t c = 0; c < plan.columns.size(); ++c) axes[plan.columns[c]] = point.cells[c];
-  return {{"config_hash", point.hash},       {"engine", engine},
-          {"axes", axes},                    {"status", outcome.status},
-          {"exit_code", outcome.exit_code},  {"error", outcome.error},
-          {"wall_seconds", outcome.wall_seconds}, {"result", outcome.result}};
+  return {{"config_hash", point.hash},
+          {"engine", engine},
+          {"axes", axes},
+          {"status", outcome.status},
+          {"exit_code", outcome.exit_code},
+          {"error", outcome.error},
+          {"wall_seconds", outcome.wall_seconds},
+          {"result", outcome.result}};
 }
 
 std::optional<nlohmann::json> read_point_record(const std::string& path) {

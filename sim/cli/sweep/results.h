@@ -16,7 +16,7 @@ namespace wafersim::cli::sweep {
 struct Outcome {
   std::string status;  // "ok", "does_not_fit" or "failed"
   int exit_code = 0;
-  std::string error;   // the run's one-line message; "" when ok
+  std::string error;  // the run's one-line message; "" when ok
   double wall_seconds = 0;
   nlohmann::json result;  // the run's --json document; null when it wrote none
 };

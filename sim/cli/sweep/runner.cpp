@@ -1,11 +1,5 @@
 #include "sim/cli/sweep/runner.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -14,7 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "models/config/text.h"
 
@@ -24,9 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string self_executable() {
   char buffer[PATH_MAX];
@@ -145,7 +142,7 @@ Outcome outcome_of(int status, const Job& job, double seconds) {
     outcome.error = message;
   } else {
     outcome.status = "failed";
-    outcome.error = !message.empty()          ? message
+    outcome.error = !message.empty()         ? message
                     : outcome.exit_code == 0 ? "the run wrote no result"
                                              : fmt::format("exit code {}", outcome.exit_code);
   }
@@ -182,8 +179,10 @@ class Progress {
     const std::string line =
         fmt::format("sweep: {}/{} points done ({} failed, {} do not fit), {} running, {} elapsed, ETA {}", done,
                     options_.total, summary_.failed, summary_.does_not_fit, running, duration_text(elapsed), eta);
-    if (terminal_) std::cerr << "\r\033[K" << line << std::flush;
-    else std::cerr << line << "\n";
+    if (terminal_)
+      std::cerr << "\r\033[K" << line << std::flush;
+    else
+      std::cerr << line << "\n";
   }
 
   void end() {
@@ -253,9 +252,12 @@ RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& option
         continue;
       }
       const Outcome outcome = outcome_of(pid > 0 ? status : (127 << 8), job, seconds_since(run.start));
-      if (outcome.status == "ok") ++summary.ok;
-      else if (outcome.status == "does_not_fit") ++summary.does_not_fit;
-      else ++summary.failed;
+      if (outcome.status == "ok")
+        ++summary.ok;
+      else if (outcome.status == "does_not_fit")
+        ++summary.does_not_fit;
+      else
+        ++summary.failed;
       finished(run.index, outcome);
       progress.finished(outcome, job.label, summary);
     }

@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "sim/experiment/experiment.h"
 #include "models/config/source_text.h"
 #include "models/config/text.h"
 #include "sim/cli/metric_table.h"
 #include "sim/cli/sweep/yaml_tree.h"
+#include "sim/experiment/experiment.h"
 
 namespace wafersim::cli::sweep {
 
@@ -22,8 +22,8 @@ namespace {
 // Bounds that keep a typo (a step of 0.0001) from filling the disk with points.
 constexpr size_t kMaxValuesPerAxis = 10000;
 
-const std::vector<std::string> kTopKeys = {"base", "engine", "mode", "axes", "points", "metrics", "repeat",
-                                           "point_hashes"};
+const std::vector<std::string> kTopKeys = {"base",   "engine",  "mode",   "axes",
+                                           "points", "metrics", "repeat", "point_hashes"};
 
 class Reader {
  public:
@@ -39,7 +39,8 @@ class Reader {
   }
 
   std::string key_of(const YAML::Node& key, const std::string& within) const {
-    if (!key.IsScalar()) fail(key, within, "keys must be plain names, got a " + std::string(key.IsMap() ? "mapping" : "list"));
+    if (!key.IsScalar())
+      fail(key, within, "keys must be plain names, got a " + std::string(key.IsMap() ? "mapping" : "list"));
     return key.Scalar();
   }
 
@@ -93,7 +94,8 @@ class Reader {
       return out;
     }
     std::string got = node.IsScalar() ? config::quoted(node.Scalar()) + " (write [value] for a single value)"
-                                      : node.IsMap() ? "a mapping" : "nothing";
+                      : node.IsMap()  ? "a mapping"
+                                      : "nothing";
     if (node.IsMap() && node.size() == 1) {
       const auto entry = *node.begin();
       const std::string form = key_of(entry.first, key);
@@ -101,7 +103,8 @@ class Reader {
       if (form == "log2") return log2(path, entry.second, key + ".log2");
       got = "a mapping with " + config::quoted(form) + config::did_you_mean(form, {"range", "log2"});
     }
-    fail(node, key, key + " expects a list of values, {range: {start, stop, step}} or {log2: {start, stop}}, got " + got);
+    fail(node, key,
+         key + " expects a list of values, {range: {start, stop, step}} or {log2: {start, stop}}, got " + got);
   }
 
   std::vector<Setting> range(const std::string& path, const YAML::Node& spec, const std::string& key) const {
@@ -112,20 +115,21 @@ class Reader {
     const Number step = spec["step"] ? number(spec, "step", key) : Number{1, true};
     const YAML::Node step_node = spec["step"] ? spec["step"] : spec;
     if (step.value == 0 || (stop.value - start.value) * step.value < 0)
-      fail(step_node, key, fmt::format("{} never reaches stop {} from start {} with step {}", key,
-                                       config::format_number(stop.value), config::format_number(start.value),
-                                       config::format_number(step.value)));
+      fail(step_node, key,
+           fmt::format("{} never reaches stop {} from start {} with step {}", key, config::format_number(stop.value),
+                       config::format_number(start.value), config::format_number(step.value)));
     const double count = std::floor((stop.value - start.value) / step.value + 1e-9) + 1;
     if (count > double(kMaxValuesPerAxis))
-      fail(spec, key, fmt::format("{} gives {:.0f} values, more than the {} an axis may have", key, count,
-                                  kMaxValuesPerAxis));
+      fail(spec, key,
+           fmt::format("{} gives {:.0f} values, more than the {} an axis may have", key, count, kMaxValuesPerAxis));
     const bool integers = start.integer && stop.integer && step.integer;
     std::vector<Setting> out;
     for (size_t i = 0; i < size_t(count); ++i) {
       const double value = start.value + double(i) * step.value;
       // Rounded to 12 digits so 0.1 steps read 0.3, not 0.30000000000000004.
-      const std::string text = integers ? fmt::format("{:.0f}", value)
-                                        : config::format_number(std::strtod(fmt::format("{:.12g}", value).c_str(), nullptr));
+      const std::string text = integers
+                                   ? fmt::format("{:.0f}", value)
+                                   : config::format_number(std::strtod(fmt::format("{:.12g}", value).c_str(), nullptr));
       out.push_back({path, YAML::Node(text), at(spec)});
     }
     return out;
@@ -177,8 +181,9 @@ void read_base(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
   sweep.base_where = in.at(node);
   if (node.IsScalar()) {
     const std::filesystem::path given = node.Scalar();
-    const std::string path =
-        given.is_absolute() ? given.string() : (std::filesystem::path(folder_of(sweep.path)) / given).lexically_normal().string();
+    const std::string path = given.is_absolute()
+                                 ? given.string()
+                                 : (std::filesystem::path(folder_of(sweep.path)) / given).lexically_normal().string();
     std::string text;
     try {
       text = config::read_config_file(path);
@@ -188,7 +193,8 @@ void read_base(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
     sweep.base_source = config::parse_config_text(text, path);
     sweep.base_file = path;
     if (!sweep.base_source.IsMap())
-      throw config::ConfigError(config::SourceLocation{path, 1, 0}, "", "an experiment file holds a mapping of sections");
+      throw config::ConfigError(config::SourceLocation{path, 1, 0}, "",
+                                "an experiment file holds a mapping of sections");
   } else if (node.IsMap()) {
     sweep.base_source = node;
     sweep.base_file = sweep.path;
@@ -255,15 +261,16 @@ void read_metrics(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
 void read_repeat(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
   if (!node.IsMap()) in.fail(node, "repeat", "repeat expects a mapping with seeds: [...]");
   in.only_keys(node, "repeat", {"seeds"});
-  if (!node["seeds"]) in.fail(node, "repeat.seeds", "repeat needs seeds: a list of seeds, one run of each point per seed");
+  if (!node["seeds"])
+    in.fail(node, "repeat.seeds", "repeat needs seeds: a list of seeds, one run of each point per seed");
   // The value's path is a placeholder: points.cpp writes each seed into every seed parameter.
   sweep.seeds = in.values(kRepeatSeedColumn, node["seeds"], "repeat.seeds");
   auto refuse_seed = [](const std::string& path, const config::SourceLocation& where, const std::string& what) {
     for (const std::string& seed : seed_paths())
       if (path == seed || seed.rfind(path + ".", 0) == 0)
-        throw config::ConfigError(where, path,
-                                  what + " " + config::quoted(path) + " sets " + seed +
-                                      ", which repeat.seeds sets too; keep one of the two");
+        throw config::ConfigError(
+            where, path,
+            what + " " + config::quoted(path) + " sets " + seed + ", which repeat.seeds sets too; keep one of the two");
   };
   for (const Axis& axis : sweep.axes) refuse_seed(axis.path, axis.where, "axis");
   for (const std::vector<Setting>& point : sweep.points)
@@ -303,9 +310,9 @@ SweepFile load_sweep_file(const std::string& path) {
   const Reader in(path);
   const YAML::Node root = config::parse_config_text(config::read_config_file(path), path);
   if (!root.IsMap())
-    throw config::ConfigError(root.IsNull() ? config::SourceLocation{path, 1, 0} : in.at(root), "",
-                              "a sweep file holds a mapping with base:, axes: and the other keys (" +
-                                  config::join(kTopKeys) + ")");
+    throw config::ConfigError(
+        root.IsNull() ? config::SourceLocation{path, 1, 0} : in.at(root), "",
+        "a sweep file holds a mapping with base:, axes: and the other keys (" + config::join(kTopKeys) + ")");
   in.only_keys(root, "", kTopKeys);
   if (!root["base"]) throw config::ConfigError({path, 1, 0}, "base", "the sweep has no base: experiment to start from");
   read_base(in, root["base"], sweep);
@@ -322,11 +329,11 @@ SweepFile load_sweep_file(const std::string& path) {
   if (sweep.mode == "zip")
     for (const Axis& axis : sweep.axes)
       if (axis.values.size() != sweep.axes.front().values.size())
-        throw config::ConfigError(axis.where, axis.path,
-                                  fmt::format("mode zip pairs the i-th values of every axis, so every axis needs "
-                                              "the same number of values: {} has {}, {} has {}",
-                                              sweep.axes.front().path, sweep.axes.front().values.size(), axis.path,
-                                              axis.values.size()));
+        throw config::ConfigError(
+            axis.where, axis.path,
+            fmt::format("mode zip pairs the i-th values of every axis, so every axis needs "
+                        "the same number of values: {} has {}, {} has {}",
+                        sweep.axes.front().path, sweep.axes.front().values.size(), axis.path, axis.values.size()));
   return sweep;
 }
 

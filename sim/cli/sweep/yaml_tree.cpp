@@ -61,7 +61,8 @@ std::string absolute_preset_name(const std::string& name, const std::vector<Embe
                                  const std::string& folder) {
   if (name.empty() || name[0] == '/' || find_embedded(table, name)) return name;
   const std::filesystem::path path = std::filesystem::path(folder.empty() ? "." : folder) / name;
-  const bool looks_like_file = name.find('/') != std::string::npos || ends_with(name, ".yaml") || ends_with(name, ".yml");
+  const bool looks_like_file =
+      name.find('/') != std::string::npos || ends_with(name, ".yaml") || ends_with(name, ".yml");
   std::error_code ignored;
   if (!looks_like_file && !std::filesystem::exists(path, ignored)) return name;  // the loader names the unknown preset
   return std::filesystem::absolute(path).lexically_normal().string();
@@ -140,8 +141,9 @@ YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::
   YAML::Node copy(YAML::NodeType::Map);
   for (const auto& section : experiment) {
     const bool named = section.first.IsScalar();
-    copy[YAML::Clone(section.first)] =
-        named ? with_absolute_section_file(section.first.Scalar(), section.second, folder) : YAML::Clone(section.second);
+    copy[YAML::Clone(section.first)] = named
+                                           ? with_absolute_section_file(section.first.Scalar(), section.second, folder)
+                                           : YAML::Clone(section.second);
   }
   return copy;
 }
