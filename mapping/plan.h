@@ -27,8 +27,16 @@ struct RegionStats {
   uint32_t relayed_patterns = 0;
 };
 
+// Decode: an iteration is one token of one sequence, and the LM head feeds the
+// embedding the next. Prefill: an iteration is one chunk of one sequence's
+// prompt (iteration n = chunk n / batch of sequence n % batch), every chunk is
+// present at cycle 0, and the plan ends at the last layer.
+enum class Phase { Decode, Prefill };
+
 struct Plan {
-  HardwareSpec hw;  // hw.wafers resolved
+  Phase phase = Phase::Decode;
+  uint32_t tokens_per_iteration = 1;  // prefill: the chunk size
+  HardwareSpec hw;                    // hw.wafers resolved
   workloads::ModelSpec model;
   workloads::WorkloadSpec workload;
   MappingOptions options;
@@ -36,7 +44,8 @@ struct Plan {
 
   std::vector<Region> regions;     // token order: embedding, layers, LM head
   std::vector<RegionStats> stats;  // per region
-  std::vector<Task> region_sends;  // region r's root to the next (the LM head's feeds the embedding)
+  std::vector<Task> region_sends;  // region r's root to the next (the LM head's feeds the embedding; none after a
+                                   // prefill's last layer)
   ProgramSet programs;
 
   uint64_t tiles_used = 0, tiles_total = 0;
@@ -56,5 +65,11 @@ struct Plan {
 // fit) when the model does not fit.
 Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload,
                   const MappingOptions& options);
+
+// The prefill of a decode plan: the same regions on the same tiles (weights
+// and KV cache stay where decode reads them, so nothing is reshuffled), without
+// the LM head, each step carrying a chunk of workload.prefill_chunk_size()
+// tokens. Throws std::invalid_argument for a MoE model (not modelled yet).
+Plan compile_prefill_plan(const Plan& decode);
 
 }  // namespace wafersim::mapping

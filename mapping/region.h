@@ -60,6 +60,7 @@ struct RegionContext {
   const workloads::ModelSpec* model = nullptr;
   const MappingOptions* options = nullptr;
   uint32_t colors_available = 0;
+  uint32_t tokens = 1;  // per iteration: 1 in decode, the chunk in a prefill (StepEnv::tokens)
 };
 
 // Builds a region filling `box`. Throws std::logic_error when the box is too

@@ -57,6 +57,7 @@ class ChainBuilder {
     env_.layer = layer;
     env_.activation = context.model->activation_dtype;
     env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
+    env_.tokens = context.tokens;
   }
   template <typename Make>
   void add(const char* label, Make make) {
@@ -410,7 +411,7 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   const bool root = i == 0 && j == 0;
   if (root) tasks.insert(tasks.end(), root_prologue.begin(), root_prologue.end());
   const size_t body = tasks.size();
-  for (const auto& step : steps) step->emit(i, j, tasks);
+  for (const auto& step : steps) step->emit_tokens(i, j, tasks);
   if (root) tasks.insert(tasks.end(), root_epilogue.begin(), root_epilogue.end());
   if (dispatch_bytes == 0) return tasks;
 

@@ -87,10 +87,9 @@ class Lookup : public Step {
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
     const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
-    const FabricParams& fabric = env_.fabric;
     Front out = in;
-    out.root = in.root.after(message_cycles(fabric, hops, turns, relays(0), kRequestBytes) +
-                                 message_cycles(fabric, hops, turns, relays(1), row_bytes_),
+    out.root = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes) +
+                                 message_cycles_for_tokens(hops, turns, relays(1), row_bytes_),
                              Category::Fabric);
     return out;
   }

@@ -46,6 +46,10 @@ struct StepEnv {
   uint16_t layer = 0;  // for statistics
   Dtype activation = Dtype::BF16;
   uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
+  // Tokens one iteration carries through the step: 1 in decode, the chunk in a
+  // prefill. Every task's work and every message's bytes are that many times
+  // one token's, in the programs and in the closed form alike (steps_base.cpp).
+  uint32_t tokens = 1;
 };
 
 class Step {
@@ -54,6 +58,8 @@ class Step {
   virtual ~Step() = default;
 
   const char* label() const { return env_.label; }
+  // emit() for the iteration's tokens: work and message bytes times StepEnv::tokens.
+  void emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const;
   virtual FrontKind input() const = 0;
   virtual FrontKind output() const = 0;
   // Appends the tasks tile (i, j) runs in this step.
@@ -91,7 +97,9 @@ class Step {
 
  protected:
   uint32_t relays(uint32_t pattern) const { return pattern >= env_.colors_available ? 1 : 0; }
+  // Closed-form costs of one token's work or message, for the iteration's tokens.
   uint64_t line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const;
+  uint64_t message_cycles_for_tokens(uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes) const;
   uint64_t cycles(Dtype dtype, const Work& work) const;
 
   // Task builders with the step's layer set; a message also gets the relays

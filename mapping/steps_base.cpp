@@ -1,5 +1,6 @@
 // Shared machinery of the steps: task builders and line trees.
 #include <algorithm>
+#include <stdexcept>
 
 #include "mapping/line_tree.h"
 #include "mapping/steps.h"
@@ -20,10 +21,31 @@ uint32_t Step::relayed_patterns() const {
 }
 
 uint64_t Step::line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const {
-  return message_cycles(env_.fabric, hops, 0, relays(pattern), bytes);
+  return message_cycles_for_tokens(hops, 0, relays(pattern), bytes);
 }
 
-uint64_t Step::cycles(Dtype dtype, const Work& work) const { return compute_cycles(env_.tile, dtype, work); }
+uint64_t Step::message_cycles_for_tokens(uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes) const {
+  return message_cycles(env_.fabric, hops, turns, relays, bytes * env_.tokens);
+}
+
+uint64_t Step::cycles(Dtype dtype, const Work& work) const {
+  return compute_cycles(env_.tile, dtype, work * env_.tokens);
+}
+
+void Step::emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const {
+  const size_t first = out.size();
+  emit(i, j, out);
+  if (env_.tokens == 1) return;
+  for (size_t t = first; t < out.size(); ++t) {
+    Task& task = out[t];
+    task.work = task.work * env_.tokens;
+    task.work_per_position = task.work_per_position * env_.tokens;
+    const uint64_t bytes = uint64_t(task.bytes) * env_.tokens;
+    // The compiler caps the chunk so that every message's bytes fit a task (prefill_plan.cpp).
+    if (bytes > UINT32_MAX) throw std::logic_error("a message of the chunk exceeds 4 GiB");
+    task.bytes = uint32_t(bytes);
+  }
+}
 
 MulticastTask Step::multicast(uint32_t pattern) const {
   return MulticastTask().relays(relays(pattern)).layer(env_.layer);

@@ -14,9 +14,11 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
     const Task& send = plan.region_sends[region];
     return std::make_pair(send_cycles(plan.hw, send), send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
   };
+  // Prefill chunks are all present at cycle 0; a decode token waits for the previous one of its sequence.
+  const bool fed_back = plan.phase == Phase::Decode;
   for (uint64_t n = 0; n < iterations; ++n) {
     Timed arrival;
-    if (n >= batch) {
+    if (fed_back && n >= batch) {
       const auto [cycles, category] = transit(regions - 1);
       arrival = exits[n - batch].after(cycles, category);
     }
@@ -27,12 +29,13 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       timeline.start[r][n] = start.cycle;
       timeline.finish[r][n] = finish.cycle;
       root_free[r] = finish;
+      if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
       const auto [cycles, category] = transit(r);
       arrival = finish.after(cycles, category);
     }
     exits[n] = root_free[regions - 1];
   }
-  // The critical path ends where the last token leaves the LM head.
+  // The critical path ends where the last token (or chunk) leaves the last region.
   const Timed* last = nullptr;
   for (const Timed& exit : exits)
     if (!last || exit.cycle >= last->cycle) last = &exit;

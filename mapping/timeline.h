@@ -17,7 +17,8 @@ struct DecodeTimeline {
 };
 
 // Contention-free closed form of the plan: each region root is a server that
-// takes iterations in order; iteration n + batch enters once n has left the LM head.
+// takes iterations in order; in decode iteration n + batch enters once n has
+// left the LM head, in prefill every chunk is present at cycle 0.
 DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs);
 
 }  // namespace wafersim::mapping

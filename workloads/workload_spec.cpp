@@ -14,6 +14,11 @@ void declare_workload_params(config::Schema& schema) {
   schema.add(int_param("workload.prompt_tokens", "tokens", "1024", 0, 1 << 26,
                        "Prompt length: the KV cache holds this many positions when decode starts"));
   schema.add(int_param("workload.decode_tokens", "tokens", "16", 1, 1 << 26, "Tokens generated per sequence"));
+  schema.add(config::bool_param("workload.prefill", true,
+                                "Time the prompt's prefill (time to first token) before decode; false: the KV cache "
+                                "is filled at cycle 0"));
+  schema.add(int_param("workload.prefill_chunk_tokens", "tokens", "128", 1, 65536,
+                       "Most prompt tokens a prefill chunk carries through the layer pipeline"));
   schema.add(int_param("workload.seed", "", "1", 0, 9.0e15, "Seed of MoE routing and anything else random"));
 }
 
@@ -23,10 +28,24 @@ WorkloadSpec workload_from_config(const config::Config& config) {
   workload.prompt_tokens = static_cast<uint64_t>(config.get_int("workload.prompt_tokens"));
   workload.decode_tokens = static_cast<uint64_t>(config.get_int("workload.decode_tokens"));
   workload.seed = static_cast<uint64_t>(config.get_int("workload.seed"));
+  workload.prefill = config.get_bool("workload.prefill");
+  workload.prefill_chunk_tokens = static_cast<uint64_t>(config.get_int("workload.prefill_chunk_tokens"));
   return workload;
 }
 
+uint64_t WorkloadSpec::prefill_chunks() const {
+  return (prompt_tokens + prefill_chunk_tokens - 1) / prefill_chunk_tokens;
+}
+
+uint64_t WorkloadSpec::prefill_chunk_size() const {
+  const uint64_t chunks = prefill_chunks();
+  return chunks == 0 ? 0 : (prompt_tokens + chunks - 1) / chunks;
+}
+
 void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload, const ModelSpec& model) {
+  if (workload.prefill && workload.prompt_tokens == 0)
+    config.fail_given({"workload.prefill", "workload.prompt_tokens"},
+                      "prefill: true needs a prompt (prompt_tokens >= 1); set prefill: false to time decode alone");
   if (workload.max_context() > model.max_positions)
     config.fail_given({"workload.prompt_tokens", "workload.decode_tokens", "model.max_positions"},
                       "prompt_tokens + decode_tokens = " + std::to_string(workload.max_context()) +

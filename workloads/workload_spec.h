@@ -17,6 +17,15 @@ struct WorkloadSpec {
   uint64_t prompt_tokens = 1024;  // KV cache filled to this length before decode starts
   uint64_t decode_tokens = 16;    // tokens generated per sequence
   uint64_t seed = 1;              // MoE routing and anything else random
+  // Prefill: the prompt passes the layer regions in chunks before decode starts
+  // (off: the KV cache is filled at cycle 0 and only decode is timed).
+  bool prefill = true;
+  uint64_t prefill_chunk_tokens = 128;  // at most this many prompt tokens per chunk
+
+  // Chunks each sequence's prompt is cut into, and their common size (the last
+  // chunk is padded to it: fewer than prefill_chunks() tokens in all).
+  uint64_t prefill_chunks() const;
+  uint64_t prefill_chunk_size() const;
 
   uint64_t max_context() const { return prompt_tokens + decode_tokens; }
 };

@@ -60,6 +60,13 @@ class Backend {
   virtual const char* name() const = 0;
   virtual Evaluation evaluate(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
                               const ProgressFn& progress) const = 0;
+  // The same, leaving this process free for one more evaluate(): the engine
+  // elaborates SystemC once per process, so it runs this one in a child
+  // process (the prefill before the decode); the closed form runs in place.
+  virtual Evaluation evaluate_in_child(const mapping::Plan& plan, const IterationInputs& inputs,
+                                       const SimOptions& options, const ProgressFn& progress) const {
+    return evaluate(plan, inputs, options, progress);
+  }
 };
 
 // "sim": the SystemC engine runs the plan's programs on every tile.

@@ -1,7 +1,9 @@
 // The SystemC engine as a backend: the plan's programs on every tile, and the
 // timeline read back from its Mark tasks.
 #include "sim/backend/backend.h"
+#include "sim/backend/child_process.h"
 #include "sim/engine/engine.h"
+#include "sim/experiment/process_memory.h"
 
 namespace wafersim::backend {
 
@@ -55,6 +57,14 @@ class EngineBackend : public Backend {
     figures.events = result.events;
     figures.link_hops = result.link_hops;
     return evaluation;
+  }
+  Evaluation evaluate_in_child(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
+                               const ProgressFn& progress) const override {
+    return evaluate_in_forked_child([&] {
+      Evaluation evaluation = evaluate(plan, inputs, options, progress);
+      evaluation.figures.peak_rss_bytes = peak_rss_bytes();  // the child's own: the parent cannot see it
+      return evaluation;
+    });
   }
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
 #include "workloads/decode_inputs.h"
+#include "workloads/prefill_inputs.h"
 
 namespace wafersim::cli {
 
@@ -27,22 +29,51 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
 
   bool progress_shown = false;
+  const char* phase = "decode: tokens";
   backend::ProgressFn progress;
   if (!options.common.quiet)
     progress = [&](const backend::Progress& p) {
-      std::cerr << fmt::format("\r{:.1f} s: {}/{} tokens, {:.3f} ms simulated, {:.1f} M events/s   ", p.wall_seconds,
+      std::cerr << fmt::format("\r{:.1f} s: {} {}/{}, {:.3f} ms simulated, {:.1f} M events/s   ", p.wall_seconds, phase,
                                p.tokens_done, p.tokens_total, p.simulated_us / 1e3, p.events_per_second / 1e6)
                 << std::flush;
       progress_shown = true;
     };
-  backend::Evaluation evaluation =
-      backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
+  const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
+  std::optional<mapping::Plan> prefill_plan;
+  std::optional<backend::Evaluation> prefill;
+  if (experiment.workload.prefill) {
+    try {
+      prefill_plan = mapping::compile_prefill_plan(plan);
+    } catch (const std::invalid_argument& unsupported) {
+      if (!options.common.quiet)
+        std::cerr << "note: prefill not timed (" << unsupported.what() << "); set workload.prefill: false\n";
+    }
+    if (prefill_plan) {
+      const workloads::PrefillInputs prefill_inputs(experiment.workload);
+      phase = "prefill: chunks";
+      const auto prefill_begin = std::chrono::steady_clock::now();
+      prefill = backend->evaluate_in_child(*prefill_plan, prefill_inputs, experiment.sim, progress);
+      // The engine reported from a child process: end its progress line if it drew one.
+      const double prefill_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_begin).count();
+      if (progress && prefill->figures.measured && prefill_seconds >= experiment.sim.progress_seconds)
+        std::cerr << "\n";
+      phase = "decode: tokens";
+    }
+  }
+  backend::Evaluation evaluation = backend->evaluate(plan, inputs, experiment.sim, progress);
   if (progress_shown) std::cerr << "\n";
 
-  const DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
+  DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
+  if (prefill) metrics.prefill = prefill_metrics(*prefill_plan, prefill->timeline, metrics, evaluation.timeline);
   backend::RunFigures& figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  figures.peak_rss_bytes = peak_rss_bytes();
+  figures.peak_rss_bytes = std::max(peak_rss_bytes(), prefill ? prefill->figures.peak_rss_bytes : 0);
+  if (prefill && figures.measured) {
+    // Engine figures cover both simulations: events and hops add up.
+    figures.events += prefill->figures.events;
+    figures.link_hops += prefill->figures.link_hops;
+  }
   if (!options.common.quiet) options.common.table_out() << decode_table(experiment, plan, metrics, figures);
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));

@@ -97,6 +97,49 @@ std::vector<Metric> build_table() {
         return steps;
       });
 
+  // The prefill's figures: left out (and "—" in the table) when it was not timed.
+  auto prefill = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.metrics.prefill) return nullptr;
+      return field(*r.metrics.prefill);
+    };
+  };
+  add("metrics.time_to_first_token_us.mean", "us",
+      "mean over sequences of the time to first token: the prefill of the whole batch, then the sequence's first "
+      "decoded token leaving the LM head",
+      kSweepDefault, TableRow{"time to first token, mean", "us", 1, 3},
+      prefill([](const PrefillMetrics& p) { return p.time_to_first_token_us.mean; }));
+  for (const auto& [statistic, field] : latency)
+    if (statistic != "mean")
+      add("metrics.time_to_first_token_us." + statistic, "us", statistic + " of the time to first token over sequences",
+          statistic == "p99" ? kSweepDefault : 0u,
+          statistic == "max" ? std::optional<TableRow>{TableRow{"time to first token, max", "us", 1, 3}} : std::nullopt,
+          prefill([field = field](const PrefillMetrics& p) { return p.time_to_first_token_us.*field; }));
+  add("metrics.prefill.cycles", "cycles", "cycle at which the last prompt chunk left the last layer", kGolden,
+      TableRow{"prefill", "cycles", 1, 0}, prefill([](const PrefillMetrics& p) { return p.cycles; }));
+  add("metrics.prefill.seconds", "s", "prefill.cycles / clock", 0, std::nullopt,
+      prefill([](const PrefillMetrics& p) { return p.seconds; }));
+  add("metrics.prefill.tokens_per_second", "tokens/s", "prompt tokens of every sequence over prefill.seconds",
+      kSweepDefault, TableRow{"prefill throughput", "tokens/s", 1, 1},
+      prefill([](const PrefillMetrics& p) { return p.tokens_per_second; }));
+  add("metrics.prefill.chunk_tokens", "tokens", "tokens per prefill chunk (workload.prefill_chunk_tokens or fewer)",
+      kSetup, std::nullopt, prefill([](const PrefillMetrics& p) { return p.chunk_tokens; }));
+  add("metrics.prefill.chunks", "chunks", "chunks per sequence's prompt", kSetup, std::nullopt,
+      prefill([](const PrefillMetrics& p) { return p.chunks; }));
+  add("metrics.prefill.padded_tokens", "tokens",
+      "per sequence: tokens the last chunk was padded with (chunks x chunk_tokens - prompt_tokens)", kSetup,
+      std::nullopt, prefill([](const PrefillMetrics& p) { return p.padded_tokens; }));
+  for (size_t c = 0; c < size_t(Category::kCount); ++c) {
+    const std::string category = category_name(Category(c));
+    add("metrics.prefill.breakdown." + category, "fraction",
+        "share of the prefill's critical path spent in " + category, 0, std::nullopt,
+        prefill([c](const PrefillMetrics& p) { return p.breakdown[c]; }));
+  }
+  add("metrics.end_to_end_tokens_per_second", "tokens/s",
+      "decoded tokens over prefill + decode time (decode starts when the prefill has ended)", kSweepDefault,
+      TableRow{"end-to-end throughput", "tokens/s", 1, 1},
+      prefill([](const PrefillMetrics& p) { return p.end_to_end_tokens_per_second; }));
+
   add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program",
       kMeasuredOnly, TableRow{"compute utilisation, mean", "%", 100, 2},
       [](const DecodeResult& r) { return r.figures.compute_busy_mean; });
@@ -184,8 +227,8 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
   std::vector<std::vector<std::string>> rows;
   for (const Metric& metric : decode_metric_table()) {
     if (!metric.row) continue;
-    rows.push_back({metric.row->label, measured(metric, result) ? row_value(*metric.row, metric.read(result)) : "—",
-                    metric.row->unit});
+    const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
+    rows.push_back({metric.row->label, value.is_null() ? "—" : row_value(*metric.row, value), metric.row->unit});
   }
   return rows;
 }

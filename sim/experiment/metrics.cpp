@@ -14,6 +14,22 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
+LatencySummary summarise(std::vector<double> values) {
+  if (values.empty()) return {};
+  double sum = 0;
+  for (double value : values) sum += value;
+  std::sort(values.begin(), values.end());
+  return {sum / double(values.size()), percentile(values, 50), percentile(values, 99), values.back()};
+}
+
+std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path) {
+  std::array<double, size_t(Category::kCount)> out{};
+  uint64_t total = 0;
+  for (uint64_t cycles : path) total += cycles;
+  for (size_t c = 0; c < out.size(); ++c) out[c] = total ? double(path[c]) / double(total) : 0;
+  return out;
+}
+
 }  // namespace
 
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
@@ -35,21 +51,39 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
     const double seconds = plan.hw.cycles_to_us(double(metrics.total_cycles)) / 1e6;
     metrics.tokens_per_second = seconds > 0 ? double(iterations) / seconds : 0;
     metrics.tokens_per_second_per_user = metrics.tokens_per_second / double(batch);
-    double sum = 0;
-    for (double us : latencies_us) sum += us;
-    std::sort(latencies_us.begin(), latencies_us.end());
-    metrics.per_token_latency_us = {sum / double(iterations), percentile(latencies_us, 50),
-                                    percentile(latencies_us, 99), latencies_us.back()};
+    metrics.per_token_latency_us = summarise(std::move(latencies_us));
   }
-  uint64_t path_total = 0;
-  for (uint64_t cycles : timeline.critical_path) path_total += cycles;
-  for (size_t c = 0; c < metrics.breakdown.size(); ++c)
-    metrics.breakdown[c] = path_total ? double(timeline.critical_path[c]) / double(path_total) : 0;
+  metrics.breakdown = fractions(timeline.critical_path);
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     double sum = 0;
     for (uint64_t n = 0; n < iterations; ++n) sum += double(timeline.finish[r][n] - timeline.start[r][n]);
     metrics.per_layer.push_back({plan.regions[r].name, iterations ? sum / double(iterations) : 0});
   }
+  return metrics;
+}
+
+PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping::DecodeTimeline& prefill,
+                               const DecodeMetrics& decode, const mapping::DecodeTimeline& decode_timeline) {
+  PrefillMetrics metrics;
+  const workloads::WorkloadSpec& workload = prefill_plan.workload;
+  const HardwareSpec& hw = prefill_plan.hw;
+  metrics.chunk_tokens = workload.prefill_chunk_size();
+  metrics.chunks = workload.prefill_chunks();
+  metrics.padded_tokens = metrics.chunks * metrics.chunk_tokens - workload.prompt_tokens;
+  for (const std::vector<uint64_t>& finish : prefill.finish)
+    for (uint64_t cycle : finish) metrics.cycles = std::max(metrics.cycles, cycle);
+  metrics.seconds = hw.cycles_to_us(double(metrics.cycles)) / 1e6;
+  if (metrics.seconds > 0)
+    metrics.tokens_per_second = double(workload.prompt_tokens) * workload.batch / metrics.seconds;
+  metrics.breakdown = fractions(prefill.critical_path);
+  // Decode iteration s < batch is sequence s's first token.
+  const std::vector<uint64_t>& head = decode_timeline.finish.back();
+  std::vector<double> first_token_us;
+  for (uint64_t s = 0; s < std::min<uint64_t>(workload.batch, head.size()); ++s)
+    first_token_us.push_back(hw.cycles_to_us(double(metrics.cycles + head[s])));
+  metrics.time_to_first_token_us = summarise(std::move(first_token_us));
+  const double total_seconds = hw.cycles_to_us(double(metrics.cycles + decode.total_cycles)) / 1e6;
+  if (total_seconds > 0) metrics.end_to_end_tokens_per_second = double(decode.tokens) / total_seconds;
   return metrics;
 }
 

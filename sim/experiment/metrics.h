@@ -2,6 +2,7 @@
 // Decode metrics computed from a timeline, whichever backend produced it.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,21 @@ struct LayerCycles {
   double cycles_per_token = 0;  // mean over iterations of finish - start
 };
 
+// The prompt's prefill, timed before decode: decode starts once every
+// sequence's prompt has passed the last layer.
+struct PrefillMetrics {
+  uint64_t chunk_tokens = 0;   // tokens per chunk (iteration)
+  uint64_t chunks = 0;         // per sequence
+  uint64_t padded_tokens = 0;  // per sequence: the last chunk filled up to chunk_tokens
+  uint64_t cycles = 0;         // until the last chunk left the last layer
+  double seconds = 0;
+  double tokens_per_second = 0;  // prompt tokens of every sequence over `seconds`
+  std::array<double, size_t(Category::kCount)> breakdown{};
+  // Per sequence: the prefill of the whole batch, then its first decoded token.
+  LatencySummary time_to_first_token_us;
+  double end_to_end_tokens_per_second = 0;  // decoded tokens over prefill + decode
+};
+
 struct DecodeMetrics {
   uint64_t tokens = 0;
   uint64_t total_cycles = 0;     // until the last token left the LM head
@@ -28,8 +44,11 @@ struct DecodeMetrics {
   double cycles_per_token = 0;                               // mean per-token latency in cycles
   std::array<double, size_t(Category::kCount)> breakdown{};  // fractions of the critical path
   std::vector<LayerCycles> per_layer;
+  std::optional<PrefillMetrics> prefill;  // none: workload.prefill false (or not modelled for the model)
 };
 
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
+PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping::DecodeTimeline& prefill,
+                               const DecodeMetrics& decode, const mapping::DecodeTimeline& decode_timeline);
 
 }  // namespace wafersim

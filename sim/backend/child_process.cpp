@@ -1,0 +1,113 @@
+#include "sim/backend/child_process.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace wafersim::backend {
+
+namespace {
+
+using nlohmann::json;
+
+json to_json(const Evaluation& evaluation) {
+  const RunFigures& f = evaluation.figures;
+  json steps = json::array();
+  for (const StepCycles& step : f.first_token_steps) steps.push_back({step.region, step.step, step.cycles});
+  return {{"start", evaluation.timeline.start},
+          {"finish", evaluation.timeline.finish},
+          {"critical_path", evaluation.timeline.critical_path},
+          {"backend", f.backend},
+          {"measured", f.measured},
+          {"busy", {f.compute_busy_mean, f.compute_busy_peak, f.link_busy_mean, f.link_busy_peak}},
+          {"counts", {f.tiles_simulated, f.events, f.link_hops}},
+          {"steps", steps},
+          {"peak_rss_bytes", f.peak_rss_bytes}};
+}
+
+Evaluation from_json(const json& document) {
+  Evaluation evaluation;
+  document.at("start").get_to(evaluation.timeline.start);
+  document.at("finish").get_to(evaluation.timeline.finish);
+  document.at("critical_path").get_to(evaluation.timeline.critical_path);
+  RunFigures& f = evaluation.figures;
+  document.at("backend").get_to(f.backend);
+  document.at("measured").get_to(f.measured);
+  const json& busy = document.at("busy");
+  f.compute_busy_mean = busy.at(0);
+  f.compute_busy_peak = busy.at(1);
+  f.link_busy_mean = busy.at(2);
+  f.link_busy_peak = busy.at(3);
+  const json& counts = document.at("counts");
+  f.tiles_simulated = counts.at(0);
+  f.events = counts.at(1);
+  f.link_hops = counts.at(2);
+  for (const json& step : document.at("steps")) f.first_token_steps.push_back({step.at(0), step.at(1), step.at(2)});
+  document.at("peak_rss_bytes").get_to(f.peak_rss_bytes);
+  return evaluation;
+}
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent is gone: nothing to report to
+    done += size_t(n);
+  }
+}
+
+}  // namespace
+
+Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    int status = 0;
+    json reply;
+    try {
+      reply = {{"evaluation", to_json(evaluate())}};
+    } catch (const std::exception& error) {
+      reply = {{"error", error.what()}};
+      status = 1;
+    }
+    write_all(pipe_fds[1], reply.dump());
+    ::close(pipe_fds[1]);
+    std::cerr.flush();
+    ::_exit(status);  // no destructors or atexit handlers: they belong to the parent
+  }
+  ::close(pipe_fds[1]);
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, size_t(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    throw std::runtime_error("the child process simulating the prefill was killed by signal " +
+                             std::to_string(WTERMSIG(status)));
+  const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (reply.is_discarded()) throw std::runtime_error("the child process simulating the prefill sent no result");
+  if (reply.contains("error")) throw std::runtime_error(reply.at("error").get<std::string>());
+  return from_json(reply.at("evaluation"));
+}
+
+}  // namespace wafersim::backend

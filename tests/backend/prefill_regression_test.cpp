@@ -1,0 +1,74 @@
+// The prefill plan through both backends, as the decode regression suite does:
+// to the cycle with contention off, within 10 % with it on. Each test case runs
+// in its own process (SystemC elaborates once).
+#include <catch2/catch.hpp>
+
+#include "tests/backend/decode_fixture.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+void require_same_cycles(const std::string& experiment, std::vector<std::string> overrides) {
+  overrides.push_back("sim.contention=false");
+  const BothTimings both = prefill_both_ways(experiment, overrides);
+  const mapping::DecodeTimeline& simulated = both.simulated.timeline;
+  REQUIRE(simulated.finish.size() == both.analytic.finish.size());
+  REQUIRE(both.plan.programs.iterations > 1);
+  for (size_t r = 0; r < both.analytic.finish.size(); ++r) {
+    INFO("region " << both.plan.regions[r].name);
+    CHECK(simulated.start[r] == both.analytic.start[r]);
+    CHECK(simulated.finish[r] == both.analytic.finish[r]);
+  }
+  CHECK(simulated.critical_path == both.analytic.critical_path);
+}
+
+void require_within_ten_percent(const std::string& experiment, std::vector<std::string> overrides) {
+  overrides.push_back("sim.contention=true");
+  const BothTimings both = prefill_both_ways(experiment, overrides);
+  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
+  INFO("simulated " << simulated << " cycles, analytic " << analytic << " cycles");
+  CHECK(simulated >= analytic);
+  CHECK(double(simulated) <= 1.10 * double(analytic));
+}
+
+const std::string kRoot = "mapping.dataflow=root";
+const std::string kDistributed = "mapping.dataflow=distributed";
+// 100 prompt tokens in chunks of at most 16: 7 chunks of 15 tokens (5 padded).
+const std::vector<std::string> kChunks = {"workload.prompt_tokens=100", "workload.prefill_chunk_tokens=16"};
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+}  // namespace
+
+TEST_CASE("prefill, contention off: root dataflow, chunks of two layers agree to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kRoot}));
+}
+TEST_CASE("prefill, contention off: distributed dataflow, chunks of two layers agree to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed}));
+}
+TEST_CASE("prefill, contention off: chunks of three sequences agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "workload.batch=3"}));
+}
+TEST_CASE("prefill, contention off: two wafers agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "hardware.wafers=2"}));
+}
+TEST_CASE("prefill, contention off: sliding windows, sinks and biases agree to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense",
+                      with(kChunks, {kDistributed, "model.sliding_window=32", "model.sliding_window_every=2",
+                                     "model.attention_sinks=true", "model.qkv_bias=true", "model.n_kv_heads=4"}));
+}
+TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
+  require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
+}
+TEST_CASE("prefill, contention on: root dataflow, batch of two within 10 percent",
+          "[regression][contention][prefill]") {
+  require_within_ten_percent("tiny-dense", with(kChunks, {kRoot, "workload.batch=2"}));
+}

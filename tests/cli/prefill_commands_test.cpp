@@ -1,0 +1,99 @@
+// The prefill as a user sees it through `run` and `analytic`: its figures, time
+// to first token, decode figures unchanged by it, and its bad input.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "run_wafersim.h"
+
+using namespace wafersim::testing;
+using nlohmann::json;
+
+namespace {
+
+const std::string kData = WAFERSIM_TEST_DATA;
+const std::string kTinyDense = kData + "/experiments/tiny-dense.yaml";
+const std::string kTinyMoe = kData + "/experiments/tiny-moe.yaml";
+
+struct Result {
+  json document;
+  std::string err;
+};
+
+Result run_json(std::vector<std::string> args) {
+  Scratch scratch;
+  const std::string out = (scratch.path() / "result.json").string();
+  args.insert(args.end(), {"--json", out});
+  const Outcome outcome = run_wafersim(args);
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  return {json::parse(read_all(out)), outcome.err};
+}
+
+}  // namespace
+
+TEST_CASE("run times the prefill before decode: chunks, time to first token, end-to-end throughput",
+          "[cli][prefill]") {
+  const json result = run_json({"run", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=100", "--set",
+                                "workload.prefill_chunk_tokens=16", "--set", "workload.batch=2"})
+                          .document;
+  const json& prefill = result["metrics"]["prefill"];
+  CHECK(prefill["chunks"] == 7);        // ceil(100 / 16)
+  CHECK(prefill["chunk_tokens"] == 15);  // ceil(100 / 7)
+  CHECK(prefill["padded_tokens"] == 5);
+  const double clock_ghz = result["experiment"]["clock_ghz"];
+  const double prefill_us = prefill["cycles"].get<double>() / (clock_ghz * 1e3);
+  CHECK(prefill["seconds"].get<double>() == Approx(prefill_us / 1e6));
+  CHECK(prefill["tokens_per_second"].get<double>() == Approx(2 * 100 / (prefill_us / 1e6)));
+  // Every sequence waits for the whole batch's prefill, then for its first token.
+  const json& first_token = result["metrics"]["time_to_first_token_us"];
+  CHECK(first_token["p50"].get<double>() > prefill_us);
+  CHECK(first_token["max"].get<double>() >= first_token["mean"].get<double>());
+  const double decode_us = result["metrics"]["total_cycles"].get<double>() / (clock_ghz * 1e3);
+  CHECK(first_token["max"].get<double>() < prefill_us + decode_us);
+  const double end_to_end = result["metrics"]["end_to_end_tokens_per_second"];
+  CHECK(end_to_end < result["metrics"]["tokens_per_second"].get<double>());
+  CHECK(end_to_end == Approx(result["metrics"]["tokens"].get<double>() /
+                             ((prefill["cycles"].get<double>() + result["metrics"]["total_cycles"].get<double>()) /
+                              (clock_ghz * 1e9))));
+}
+
+TEST_CASE("the prefill leaves the decode figures as they are without it", "[cli][prefill]") {
+  const json with = run_json({"analytic", kTinyDense, "--quiet"}).document;
+  const json without = run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prefill=false"}).document;
+  CHECK_FALSE(without["metrics"].contains("prefill"));
+  CHECK_FALSE(without["metrics"].contains("time_to_first_token_us"));
+  REQUIRE(with["metrics"].contains("prefill"));
+  for (const char* key : {"total_cycles", "cycles_per_token", "per_token_latency_us", "per_layer", "breakdown"})
+    CHECK(with["metrics"][key] == without["metrics"][key]);
+}
+
+TEST_CASE("larger prefill chunks mean fewer chunks and more cycles per chunk", "[cli][prefill]") {
+  auto prefill_with_chunk = [](const std::string& chunk) {
+    return run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=256", "--set",
+                     "workload.prefill_chunk_tokens=" + chunk})
+        .document["metrics"]["prefill"];
+  };
+  const json small = prefill_with_chunk("8"), large = prefill_with_chunk("64");
+  CHECK(small["chunks"] == 32);
+  CHECK(large["chunks"] == 4);
+  // Both carry every prompt token through the same regions: neither is free.
+  CHECK(small["cycles"].get<uint64_t>() != large["cycles"].get<uint64_t>());
+  CHECK(small["cycles"].get<uint64_t>() > 0);
+}
+
+TEST_CASE("a prefill without a prompt is refused at the prompt's line", "[cli][prefill]") {
+  const Outcome outcome =
+      run_wafersim({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=0"});
+  CHECK(outcome.exit_code == 2);
+  CHECK(outcome.err.find("prefill") != std::string::npos);
+  CHECK(outcome.err.find("prompt_tokens") != std::string::npos);
+  const Outcome decode_only = run_wafersim(
+      {"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=0", "--set", "workload.prefill=false"});
+  CHECK(decode_only.exit_code == 0);
+}
+
+TEST_CASE("a MoE model's prefill is not timed, and the run says so", "[cli][prefill]") {
+  const Result result = run_json({"analytic", kTinyMoe});
+  CHECK_FALSE(result.document["metrics"].contains("prefill"));
+  CHECK(result.err.find("prefill not timed") != std::string::npos);
+}
