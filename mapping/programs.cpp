@@ -88,7 +88,8 @@ using workloads::kTokenIdBytes;
 void connect_regions(Plan& plan) {
   const bool prefill = plan.phase == Phase::Prefill;
   // A prefill chunk carries its tokens' vectors from region to region.
-  const uint64_t vector_bytes = dtype_bytes(plan.model.activation_dtype, plan.model.d_model) * plan.tokens_per_iteration;
+  const uint64_t vector_bytes =
+      dtype_bytes(plan.model.activation_dtype, plan.model.d_model) * plan.tokens_per_iteration;
   const size_t n = plan.regions.size();
   for (size_t r = 0; r < n; ++r) {
     Region& region = plan.regions[r];

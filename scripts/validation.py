@@ -57,10 +57,15 @@ def dataflows():
     return [("root", ["mapping.dataflow=root"]), ("distributed", ["mapping.dataflow=distributed"])]
 
 
-def figure(result, name):
+def figure(result, name, layers=1):
     if name == "layer_cycles":
-        layers = [r["cycles_per_token"] for r in result["metrics"]["per_layer"] if r["region"] == "layer 0"]
-        return layers[0]
+        cycles = [r["cycles_per_token"] for r in result["metrics"]["per_layer"] if r["region"] == "layer 0"]
+        return cycles[0]
+    if name == "prefill_tokens_per_second":
+        # WaferLLM's conversion: the prompt over one layer's prefill time times the layer count.
+        cycles = [r["cycles_per_chunk"] for r in result["metrics"]["prefill"]["per_layer"] if r["region"] == "layer 0"]
+        clock_hz = result["experiment"]["clock_ghz"] * 1e9
+        return result["experiment"]["prompt_tokens"] * clock_hz / (cycles[0] * layers)
     return result["metrics"]["tokens_per_second_per_user"]
 
 
@@ -90,7 +95,7 @@ def cell(command, row, sets):
             note = f" (needs {result['experiment']['wafers']} wafers)"
     if refused:
         return f"exit {refused[0]}", "", ""
-    value = figure(result, row["figure"])
+    value = figure(result, row["figure"], int(row["layers"]))
     measured = float(row["measured"])
     text = f"{value:,.0f}{note}"
     derived = ""
@@ -112,7 +117,8 @@ def table(run):
     head += ["tok/s implied (analytic" + (f", {flows[-1][0]}" if flows[-1][0] else "") + ")"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in read_reference():
-        unit = "cycles/layer" if row["figure"] == "layer_cycles" else "tokens/s per user"
+        unit = {"layer_cycles": "cycles/layer", "prefill_tokens_per_second": "prefill tokens/s"}.get(
+            row["figure"], "tokens/s per user")
         cells = [row["experiment"].removesuffix(".yaml"), f"{float(row['measured']):,.0f} {unit}"]
         implied = ""
         for _, sets in flows:

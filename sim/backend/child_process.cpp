@@ -1,8 +1,5 @@
 #include "sim/backend/child_process.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -10,6 +7,8 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace wafersim::backend {
 

@@ -135,6 +135,14 @@ std::vector<Metric> build_table() {
         "share of the prefill's critical path spent in " + category, 0, std::nullopt,
         prefill([c](const PrefillMetrics& p) { return p.breakdown[c]; }));
   }
+  add("metrics.prefill.per_layer", "cycles",
+      "per region of the prefill (no LM head): {region, cycles_per_chunk}, the mean over chunks of finish - start", 0,
+      std::nullopt, prefill([](const PrefillMetrics& p) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (const LayerCycles& layer : p.per_layer)
+          layers.push_back({{"region", layer.name}, {"cycles_per_chunk", layer.cycles_per_token}});
+        return layers;
+      }));
   add("metrics.end_to_end_tokens_per_second", "tokens/s",
       "decoded tokens over prefill + decode time (decode starts when the prefill has ended)", kSweepDefault,
       TableRow{"end-to-end throughput", "tokens/s", 1, 1},

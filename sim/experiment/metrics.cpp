@@ -30,6 +30,18 @@ std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path)
   return out;
 }
 
+// Mean over iterations of each region's finish - start.
+std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
+  std::vector<LayerCycles> out;
+  const uint64_t iterations = plan.programs.iterations;
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    double sum = 0;
+    for (uint64_t n = 0; n < iterations; ++n) sum += double(timeline.finish[r][n] - timeline.start[r][n]);
+    out.push_back({plan.regions[r].name, iterations ? sum / double(iterations) : 0});
+  }
+  return out;
+}
+
 }  // namespace
 
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
@@ -54,11 +66,7 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
     metrics.per_token_latency_us = summarise(std::move(latencies_us));
   }
   metrics.breakdown = fractions(timeline.critical_path);
-  for (size_t r = 0; r < plan.regions.size(); ++r) {
-    double sum = 0;
-    for (uint64_t n = 0; n < iterations; ++n) sum += double(timeline.finish[r][n] - timeline.start[r][n]);
-    metrics.per_layer.push_back({plan.regions[r].name, iterations ? sum / double(iterations) : 0});
-  }
+  metrics.per_layer = per_region(plan, timeline);
   return metrics;
 }
 
@@ -76,6 +84,7 @@ PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping:
   if (metrics.seconds > 0)
     metrics.tokens_per_second = double(workload.prompt_tokens) * workload.batch / metrics.seconds;
   metrics.breakdown = fractions(prefill.critical_path);
+  metrics.per_layer = per_region(prefill_plan, prefill);
   // Decode iteration s < batch is sequence s's first token.
   const std::vector<uint64_t>& head = decode_timeline.finish.back();
   std::vector<double> first_token_us;

@@ -30,6 +30,7 @@ struct PrefillMetrics {
   double seconds = 0;
   double tokens_per_second = 0;  // prompt tokens of every sequence over `seconds`
   std::array<double, size_t(Category::kCount)> breakdown{};
+  std::vector<LayerCycles> per_layer;  // cycles_per_token here: per chunk
   // Per sequence: the prefill of the whole batch, then its first decoded token.
   LatencySummary time_to_first_token_us;
   double end_to_end_tokens_per_second = 0;  // decoded tokens over prefill + decode

@@ -31,13 +31,12 @@ Result run_json(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("run times the prefill before decode: chunks, time to first token, end-to-end throughput",
-          "[cli][prefill]") {
+TEST_CASE("run times the prefill before decode: chunks, time to first token, end-to-end throughput", "[cli][prefill]") {
   const json result = run_json({"run", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=100", "--set",
                                 "workload.prefill_chunk_tokens=16", "--set", "workload.batch=2"})
                           .document;
   const json& prefill = result["metrics"]["prefill"];
-  CHECK(prefill["chunks"] == 7);        // ceil(100 / 16)
+  CHECK(prefill["chunks"] == 7);         // ceil(100 / 16)
   CHECK(prefill["chunk_tokens"] == 15);  // ceil(100 / 7)
   CHECK(prefill["padded_tokens"] == 5);
   const double clock_ghz = result["experiment"]["clock_ghz"];
@@ -82,8 +81,7 @@ TEST_CASE("larger prefill chunks mean fewer chunks and more cycles per chunk", "
 }
 
 TEST_CASE("a prefill without a prompt is refused at the prompt's line", "[cli][prefill]") {
-  const Outcome outcome =
-      run_wafersim({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=0"});
+  const Outcome outcome = run_wafersim({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=0"});
   CHECK(outcome.exit_code == 2);
   CHECK(outcome.err.find("prefill") != std::string::npos);
   CHECK(outcome.err.find("prompt_tokens") != std::string::npos);
