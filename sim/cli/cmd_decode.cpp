@@ -11,6 +11,8 @@
 #include "sim/cli/compile.h"
 #include "sim/cli/decode_report.h"
 #include "sim/cli/output.h"
+#include "sim/cli/progress_line.h"
+#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
@@ -24,28 +26,19 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
-  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
 
-  bool progress_shown = false;
+  ProgressLine line;
   backend::ProgressFn progress;
   if (!options.common.quiet)
     progress = [&](const backend::Progress& p) {
-      std::cerr << fmt::format("\r{:.1f} s: {}/{} tokens, {:.3f} ms simulated, {:.1f} M events/s   ", p.wall_seconds,
-                               p.tokens_done, p.tokens_total, p.simulated_us / 1e3, p.events_per_second / 1e6)
-                << std::flush;
-      progress_shown = true;
+      line.show(fmt::format("{:.1f} s: {}/{} tokens, {:.3f} ms simulated, {:.1f} M events/s, {}", p.wall_seconds,
+                            p.tokens_done, p.tokens_total, p.simulated_us / 1e3, p.events_per_second / 1e6,
+                            eta_text(p.wall_seconds, double(p.tokens_done), double(p.tokens_total))));
     };
-  backend::Evaluation evaluation =
-      backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
-  if (progress_shown) std::cerr << "\n";
-
-  const DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
-  backend::RunFigures& figures = evaluation.figures;
-  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  figures.peak_rss_bytes = peak_rss_bytes();
-  if (!options.common.quiet) options.common.table_out() << decode_table(experiment, plan, metrics, figures);
-  if (!options.common.json_path.empty())
-    write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
+  const Report report = decode_report(experiment, plan, backend_name, progress, begin);
+  line.end();
+  if (!options.common.quiet) options.common.table_out() << report.table;
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,
@@ -57,6 +50,18 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 }
 
 }  // namespace
+
+Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
+                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin) {
+  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+  backend::Evaluation evaluation =
+      backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
+  const DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
+  backend::RunFigures& figures = evaluation.figures;
+  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  figures.peak_rss_bytes = peak_rss_bytes();
+  return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures)};
+}
 
 void add_run_command(CLI::App& app) {
   add_decode_command(app, "run", "sim",
