@@ -1,8 +1,10 @@
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <yaml-cpp/yaml.h>
 
+#include "models/config/source_text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
 #include "sim/cli/reports.h"
@@ -23,11 +25,12 @@ struct ValidateOptions {
 
 // A sweep file has a `base` (an experiment file has sections only).
 bool is_sweep_file(const std::string& path) {
-  if (path == "-") return false;
+  std::error_code error;
+  if (path == "-" || !std::filesystem::is_regular_file(path, error)) return false;
   try {
-    const YAML::Node root = YAML::LoadFile(path);
+    const YAML::Node root = YAML::Load(config::read_config_file(path));  // size-checked
     return root.IsMap() && (root["base"] || root["axes"]);
-  } catch (const YAML::Exception&) {
+  } catch (const std::exception&) {
     return false;  // the experiment loader reports what is wrong with it
   }
 }
