@@ -16,6 +16,7 @@ ALLOWED = {
     "sim/experiment": ["mapping", "workloads", "models"],
     "sim/backend": ["sim/experiment", "sim/engine", "mapping", "workloads", "models"],
     "sim/cli": ["sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads", "models"],
+    "python": ["sim/cli", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
     "tests/oracles": ["models", "tests/sim"],
 }
 

@@ -2,18 +2,26 @@
 """Plot the results of a `wafersim sweep`: one metric against one axis, one line
 per value of the other axes.
 
-    scripts/plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png]
+    plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png] [--all]
 
 Defaults: the first axis on x, the first metric on y, the second axis as hue.
 Points that failed or do not fit have no value: the title counts them, and
-those that do not fit are marked x along the bottom edge. Repeats of a point (the repeat.seed column) are averaged, with
-their range as error bars. PNGs go to DIR/plots/ unless --out says otherwise.
+those that do not fit are marked x along the bottom edge. Repeats of a point
+(the repeat.seed column) are averaged, with their range as error bars.
+Without --out, each plot goes to DIR/plots/METRIC_vs_X_by_HUE.png (no _by_HUE
+part without a hue axis), path separators and other odd characters of the
+names replaced by _; the path of every file written is printed. Axis labels
+carry the units of the parameters and metrics, as `wafersim describe params`
+and `wafersim describe metrics` declare them (the wafersim program is looked
+for in $WAFERSIM, next to this script in a build or an install, then on PATH).
 """
 import argparse
 import csv
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 import matplotlib
@@ -23,6 +31,43 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
 import yaml  # noqa: E402
 
 SEED_COLUMN = "repeat.seed"
+
+
+def find_wafersim():
+    """The wafersim program: $WAFERSIM, the source tree's build, the install this script is part of, or PATH."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    candidates = [os.environ.get("WAFERSIM", ""),
+                  os.path.join(here, "..", "build", "sim", "wafersim"),  # scripts/ of the source tree
+                  os.path.join(here, "..", "..", "..", "bin", "wafersim"),  # PREFIX/share/wafersim/scripts
+                  shutil.which("wafersim") or ""]
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def declared_units():
+    """{parameter or metric path: unit} from the program's declarations; {} without the program."""
+    program = find_wafersim()
+    if not program:
+        print("plot_sweep.py: wafersim not found (set WAFERSIM): axis labels without units", file=sys.stderr)
+        return {}
+    units = {}
+    try:
+        listed = subprocess.run([program, "describe", "metrics", "--json", "-"], capture_output=True, text=True,
+                                check=True).stdout
+        import json
+        for metric in json.loads(listed)["metrics"]:
+            units[metric["path"]] = metric["unit"]
+        # "hardware.tile.sram_bytes  (int, bytes)": the header line of each parameter.
+        params = subprocess.run([program, "describe", "params"], capture_output=True, text=True, check=True).stdout
+        for match in re.finditer(r"^(\S+)  \(([^,)]+)(?:, ([^)]+))?\)$", params, re.MULTILINE):
+            units[match.group(1)] = match.group(3) or ""
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as error:
+        print(f"plot_sweep.py: cannot read the units from {program}: {error}", file=sys.stderr)
+    return units
+
+
+def label_with_unit(path, units):
+    unit = units.get(path, "")
+    return f"{path} ({unit})" if unit else path
 
 
 def fail(message):
@@ -68,7 +113,7 @@ def safe_name(text):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
-def plot(rows, axes, x, y, hue, out_path):
+def plot(rows, axes, x, y, hue, out_path, units):
     x_values = ordered_values(rows, x)
     numeric_x = all(number(v) is not None for v in x_values)
     position = {v: (number(v) if numeric_x else i) for i, v in enumerate(x_values)}
@@ -123,8 +168,8 @@ def plot(rows, axes, x, y, hue, out_path):
     else:
         axis.set_xticks(range(len(x_values)))
         axis.set_xticklabels(x_values, rotation=30, ha="right")
-    axis.set_xlabel(x)
-    axis.set_ylabel(y)
+    axis.set_xlabel(label_with_unit(x, units))
+    axis.set_ylabel(label_with_unit(y, units))
     title = f"{y} vs {x}"
     if missing:
         title += f"\n({missing} point(s) without a value: failed or do not fit)"
@@ -143,7 +188,7 @@ def main():
     parser.add_argument("--x", help="column on the x axis (default: the first axis)")
     parser.add_argument("--y", help="column on the y axis (default: the first metric)")
     parser.add_argument("--hue", help="axis drawn as one line per value (default: the second axis)")
-    parser.add_argument("--out", help="PNG file to write (default: DIR/plots/Y_vs_X.png)")
+    parser.add_argument("--out", help="PNG file to write (default: DIR/plots/Y_vs_X_by_HUE.png)")
     parser.add_argument("--all", action="store_true", help="one plot per metric, each into DIR/plots/")
     args = parser.parse_args()
 
@@ -167,13 +212,14 @@ def main():
     if args.out and len(ys) > 1:
         fail("--out names one file; --all writes one per metric into DIR/plots/")
 
+    units = declared_units()
     for y in ys:
         out_path = args.out
         if not out_path:
             os.makedirs(os.path.join(args.folder, "plots"), exist_ok=True)
             name = f"{safe_name(y)}_vs_{safe_name(x)}" + (f"_by_{safe_name(hue)}" if hue else "")
             out_path = os.path.join(args.folder, "plots", name + ".png")
-        plot(rows, axes, x, y, hue, out_path)
+        plot(rows, axes, x, y, hue, out_path, units)
         print(out_path)
 
 

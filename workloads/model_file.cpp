@@ -5,6 +5,7 @@
 #include "models/config/config.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
+#include "workloads/hf_config.h"
 
 namespace wafersim::workloads {
 
@@ -41,6 +42,7 @@ LoadedModel load_model(const std::string& name_or_path, const std::vector<std::s
   config::LoadOptions options;
   options.overrides = overrides;
   options.presets["model"] = &zoo;
+  add_hf_config_reader(options);
   const config::Config config =
       config::load_string(model_schema(), "model: " + config::yaml_scalar(reference) + "\n", "<command line>", options);
   loaded.model = model_from_config(config);

@@ -2,6 +2,7 @@
 // A loaded, validated configuration: every declared parameter has a typed value
 // and remembers where it came from (file:line:col, a default, or --set).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <variant>
@@ -10,6 +11,10 @@
 #include "models/config/embedded.h"
 #include "models/config/error.h"
 #include "models/config/schema.h"
+
+namespace YAML {
+class Node;
+}
 
 namespace wafersim::config {
 
@@ -77,6 +82,11 @@ struct LoadOptions {
   // Sections that accept a preset name (or `preset:` key): section -> embedded table.
   // A section value that is not a preset name is read as a path to a YAML file.
   std::map<std::string, const std::vector<EmbeddedFile>*> presets;
+  // Sections whose files may also be JSON in another project's format: section ->
+  // translation of the parsed file (`root`, read from `file`) into a mapping of
+  // the section's keys. Used for a file whose name ends in ".json" (a model's
+  // Hugging Face config.json); values copied from `root` keep their line and column.
+  std::map<std::string, std::function<YAML::Node(const YAML::Node& root, const std::string& file)>> json_readers;
 };
 
 // Loads an experiment file: strict, typed, every error a one-line ConfigError

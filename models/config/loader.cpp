@@ -18,11 +18,13 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
 
+bool ends_with(const std::string& name, const std::string& suffix) {
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 bool looks_like_path(const std::string& name) {
-  auto ends_with = [&](const std::string& suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return name.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
+  return name.find('/') != std::string::npos || ends_with(name, ".yaml") || ends_with(name, ".yml") ||
+         ends_with(name, ".json");
 }
 
 bool file_exists(const std::string& path) {
@@ -114,6 +116,12 @@ class Loader {
       // Report at the reference, naming the file that could not be read.
       std::string reason = e.what();
       throw ConfigError(where, section, section + " preset file " + reason);
+    }
+    const auto json_reader = options_.json_readers.find(section);
+    if (json_reader != options_.json_readers.end() && ends_with(path, ".json")) {
+      const YAML::Node keys = json_reader->second(parse_config_text(text, path), path);
+      apply_mapping(section, keys, path, /*skip_preset=*/false, /*from_preset=*/true);
+      return;
     }
     apply_preset_text(section, text, path);
   }

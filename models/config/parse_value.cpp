@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "models/config/source_text.h"
 #include "models/config/text.h"
@@ -53,6 +55,35 @@ std::optional<bool> parse_bool(const std::string& text) {
   return std::nullopt;
 }
 
+// A byte count written with a unit: "64kB" (10^3), "48KiB" (2^10), "1.5 MiB", up to TB and TiB.
+// SI prefixes are powers of 1000 and binary ones powers of 1024; the result must be whole bytes.
+std::optional<int64_t> parse_size(const std::string& text) {
+  static const std::vector<std::pair<std::string, double>> units = {{"TiB", 1099511627776.0},
+                                                                    {"GiB", 1073741824.0},
+                                                                    {"MiB", 1048576.0},
+                                                                    {"KiB", 1024.0},
+                                                                    {"kiB", 1024.0},
+                                                                    {"TB", 1e12},
+                                                                    {"GB", 1e9},
+                                                                    {"MB", 1e6},
+                                                                    {"kB", 1e3},
+                                                                    {"KB", 1e3},
+                                                                    {"B", 1.0}};
+  for (const auto& [suffix, factor] : units) {
+    if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    std::string number = text.substr(0, text.size() - suffix.size());
+    while (!number.empty() && number.back() == ' ') number.pop_back();
+    for (char c : number)
+      if (!((c >= '0' && c <= '9') || c == '.')) return std::nullopt;
+    const std::optional<double> value = parse_float(number);
+    if (!value) return std::nullopt;
+    const double bytes = *value * factor;
+    if (bytes != std::floor(bytes) || bytes > 9.2e18) return std::nullopt;
+    return int64_t(bytes);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLocation& where, const std::string& file) {
@@ -83,6 +114,8 @@ Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLoc
   switch (spec.type) {
     case ParamType::Int:
       if (auto number = parse_int(text); number && plain) return *number;
+      if (spec.unit == "bytes")
+        if (auto bytes = parse_size(text); bytes && plain) return *bytes;
       break;
     case ParamType::IntOrAuto:
       if (text == "auto") return text;

@@ -74,7 +74,8 @@ std::string value_text(const Value& value) {
 
 std::string type_phrase(const ParamSpec& spec) {
   switch (spec.type) {
-    case ParamType::Int: return "an integer";
+    case ParamType::Int:
+      return spec.unit == "bytes" ? "an integer number of bytes or a size such as 48KiB, 64kB or 1.5MiB" : "an integer";
     case ParamType::Float: return "a number";
     case ParamType::Bool: return "true or false";
     case ParamType::String: return "a string";

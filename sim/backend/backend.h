@@ -24,6 +24,7 @@ struct Progress {
   double simulated_us = 0;
   double events_per_second = 0;
   double wall_seconds = 0;
+  const char* unit = "tokens";  // what tokens_done counts
 };
 using ProgressFn = std::function<void(const Progress&)>;
 

@@ -12,6 +12,8 @@
 #include "sim/cli/compile.h"
 #include "sim/cli/decode_report.h"
 #include "sim/cli/output.h"
+#include "sim/cli/progress_line.h"
+#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
@@ -26,57 +28,26 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
-  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
 
-  bool progress_shown = false;
-  const char* phase = "decode: tokens";
+  ProgressLine line;
+  std::string unit;  // a new phase (prefill chunks, then decode tokens) always gets its first line
   backend::ProgressFn progress;
   if (!options.common.quiet)
     progress = [&](const backend::Progress& p) {
-      std::cerr << fmt::format("\r{:.1f} s: {} {}/{}, {:.3f} ms simulated, {:.1f} M events/s   ", p.wall_seconds, phase,
-                               p.tokens_done, p.tokens_total, p.simulated_us / 1e3, p.events_per_second / 1e6)
-                << std::flush;
-      progress_shown = true;
+      const bool new_phase = unit != p.unit;
+      unit = p.unit;
+      line.show(fmt::format("{:.1f} s: {}/{} {}, {:.3f} ms simulated, {:.1f} M events/s, {}", p.wall_seconds,
+                            p.tokens_done, p.tokens_total, p.unit, p.simulated_us / 1e3, p.events_per_second / 1e6,
+                            eta_text(p.wall_seconds, double(p.tokens_done), double(p.tokens_total))),
+                new_phase);
     };
-  const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
-  std::optional<mapping::Plan> prefill_plan;
-  std::optional<backend::Evaluation> prefill;
-  if (experiment.workload.prefill) {
-    try {
-      prefill_plan = mapping::compile_prefill_plan(plan);
-    } catch (const std::invalid_argument& unsupported) {
-      if (!options.common.quiet)
-        std::cerr << "note: prefill not timed (" << unsupported.what() << "); set workload.prefill: false\n";
-    }
-    if (prefill_plan) {
-      const workloads::PrefillInputs prefill_inputs(experiment.workload);
-      phase = "prefill: chunks";
-      const auto prefill_begin = std::chrono::steady_clock::now();
-      prefill = backend->evaluate_in_child(*prefill_plan, prefill_inputs, experiment.sim, progress);
-      // The engine reported from a child process: end its progress line if it drew one.
-      const double prefill_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - prefill_begin).count();
-      if (progress && prefill->figures.measured && prefill_seconds >= experiment.sim.progress_seconds)
-        std::cerr << "\n";
-      phase = "decode: tokens";
-    }
+  const Report report = decode_report(experiment, plan, backend_name, progress, begin);
+  line.end();
+  if (!options.common.quiet) {
+    for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
+    options.common.table_out() << report.table;
   }
-  backend::Evaluation evaluation = backend->evaluate(plan, inputs, experiment.sim, progress);
-  if (progress_shown) std::cerr << "\n";
-
-  DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
-  if (prefill) metrics.prefill = prefill_metrics(*prefill_plan, prefill->timeline, metrics, evaluation.timeline);
-  backend::RunFigures& figures = evaluation.figures;
-  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  figures.peak_rss_bytes = std::max(peak_rss_bytes(), prefill ? prefill->figures.peak_rss_bytes : 0);
-  if (prefill && figures.measured) {
-    // Engine figures cover both simulations: events and hops add up.
-    figures.events += prefill->figures.events;
-    figures.link_hops += prefill->figures.link_hops;
-  }
-  if (!options.common.quiet) options.common.table_out() << decode_table(experiment, plan, metrics, figures);
-  if (!options.common.json_path.empty())
-    write_json(options.common.json_path, decode_json(experiment, plan, metrics, figures));
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,
@@ -88,6 +59,67 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 }
 
 }  // namespace
+
+namespace {
+
+// The prefill of `plan`, when the workload asks for one and the model has a
+// prefill mapping; the engine runs it in a child process.
+std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(const Experiment& experiment,
+                                                                              const mapping::Plan& plan,
+                                                                              const backend::Backend& backend,
+                                                                              const backend::ProgressFn& progress,
+                                                                              std::vector<std::string>& notes) {
+  if (!experiment.workload.prefill) return std::nullopt;
+  std::optional<mapping::Plan> prefill_plan;
+  try {
+    prefill_plan = mapping::compile_prefill_plan(plan);
+  } catch (const std::invalid_argument& unsupported) {
+    notes.push_back(std::string("prefill not timed (") + unsupported.what() + "); set workload.prefill: false");
+    return std::nullopt;
+  }
+  backend::ProgressFn chunks;
+  if (progress)
+    chunks = [&progress](backend::Progress p) {
+      p.unit = "prefill chunks";
+      progress(p);
+    };
+  const auto begin = std::chrono::steady_clock::now();
+  const workloads::PrefillInputs inputs(experiment.workload);
+  backend::Evaluation evaluation = backend.evaluate_in_child(*prefill_plan, inputs, experiment.sim, chunks);
+  // The child's progress lines were its own: show where the prefill ended from here.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (chunks && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
+    const uint64_t total = prefill_plan->programs.iterations;
+    chunks({total, total, 0, 0, seconds});
+  }
+  return std::make_pair(std::move(*prefill_plan), std::move(evaluation));
+}
+
+}  // namespace
+
+Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
+                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin) {
+  const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
+  std::vector<std::string> notes;
+  const auto prefill = evaluate_prefill(experiment, plan, *backend, progress, notes);
+  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+  backend::Evaluation evaluation = backend->evaluate(plan, inputs, experiment.sim, progress);
+  DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
+  backend::RunFigures& figures = evaluation.figures;
+  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  figures.peak_rss_bytes = peak_rss_bytes();
+  if (prefill) {
+    const auto& [prefill_plan, prefill_evaluation] = *prefill;
+    metrics.prefill = prefill_metrics(prefill_plan, prefill_evaluation.timeline, metrics, evaluation.timeline);
+    figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, prefill_evaluation.figures.peak_rss_bytes);
+    if (figures.measured) {  // engine figures cover both simulations
+      figures.events += prefill_evaluation.figures.events;
+      figures.link_hops += prefill_evaluation.figures.link_hops;
+    }
+  }
+  return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
+          std::move(notes)};
+}
 
 void add_run_command(CLI::App& app) {
   add_decode_command(app, "run", "sim",

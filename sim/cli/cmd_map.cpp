@@ -2,6 +2,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,9 @@
 #include "models/config/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
+#include "sim/cli/config_json.h"
 #include "sim/cli/output.h"
+#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 
@@ -35,7 +38,7 @@ std::string context_text(uint64_t max_context_tokens) {
   return unbounded(max_context_tokens) ? "unbounded" : std::to_string(max_context_tokens);
 }
 
-nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_hash, double compile_seconds) {
+nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
   nlohmann::json regions = nlohmann::json::array();
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const mapping::Region& region = plan.regions[r];
@@ -56,8 +59,8 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
                        {"relays", stats.relayed_patterns}});
   }
   return {{"fits", true},
-          {"model", plan.model.name},
-          {"hardware", plan.hw.name},
+          {"model", section_label(experiment.config, "model", plan.model.name)},
+          {"hardware", section_label(experiment.config, "hardware", plan.hw.name)},
           {"wafers", plan.hw.wafers},
           {"strips", plan.strips},
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
@@ -77,14 +80,18 @@ nlohmann::json plan_json(const mapping::Plan& plan, const std::string& config_ha
           {"plan_bytes_per_tile", double(plan.plan_bytes) / double(plan.tiles_total)},
           {"compile_seconds", compile_seconds},
           {"regions", regions},
-          {"config_hash", config_hash},
+          {"config_hash", experiment.config.hash()},
+          {"config", config_json(experiment.config)},
           {"version", version()}};
 }
 
-void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream& out) {
+std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+  std::ostringstream out;
   const HardwareSpec& hw = plan.hw;
-  out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n", plan.model.name,
-                     hw.name, hw.wafers, hw.grid_width, hw.grid_height, plan.strips, hw.grid_width / plan.strips);
+  out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
+                     section_label(experiment.config, "model", plan.model.name),
+                     section_label(experiment.config, "hardware", hw.name), hw.wafers, hw.grid_width, hw.grid_height,
+                     plan.strips, hw.grid_width / plan.strips);
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
@@ -128,6 +135,7 @@ void print_plan(const mapping::Plan& plan, double compile_seconds, std::ostream&
                      context_text(stats.max_context_tokens)});
   }
   out << regions.str();
+  return out.str();
 }
 
 void map(const ExperimentOptions& options) {
@@ -135,12 +143,16 @@ void map(const ExperimentOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (!options.common.quiet) print_plan(plan, seconds, options.common.table_out());
-  if (!options.common.json_path.empty())
-    write_json(options.common.json_path, plan_json(plan, experiment.config.hash(), seconds));
+  const Report report = map_report(experiment, plan, seconds);
+  if (!options.common.quiet) options.common.table_out() << report.table;
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
 }  // namespace
+
+Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+  return {plan_json(experiment, plan, compile_seconds), plan_table(experiment, plan, compile_seconds)};
+}
 
 void add_map_command(CLI::App& app) {
   auto options = std::make_shared<ExperimentOptions>();

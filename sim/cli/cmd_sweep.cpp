@@ -35,24 +35,30 @@ struct SweepOptions {
   std::string engine;  // "" = the sweep file's
   unsigned jobs = 0;   // 0 = one per core
   bool resume = false;
+  bool dry_run = false;  // list the points, validated, and run none
 };
 
 // Holds DIR/sweep.lock while the sweep writes DIR, so two sweeps never share a folder.
 class FolderLock {
  public:
-  explicit FolderLock(const std::string& folder) {
-    const std::string path = folder + "/sweep.lock";
+  explicit FolderLock(const std::string& folder) : path_(folder + "/sweep.lock") {
+    const std::string& path = path_;
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
       throw CommandError(kExitBadInput,
                          "another wafersim sweep is writing to " + folder + "; wait for it or choose another --out");
   }
-  ~FolderLock() { ::close(fd_); }
+  // The file goes while the lock is still held, so a finished sweep leaves none behind.
+  ~FolderLock() {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
 
  private:
+  std::string path_;
   int fd_ = -1;
 };
 
@@ -193,8 +199,16 @@ void run_sweep(const SweepOptions& options) {
   warn_if_changed(sweep, plan);
   if (plan.duplicates)
     std::cerr << plan.duplicates << " point(s) resolve to the same experiment as an earlier point and run once\n";
+  if (options.dry_run) {
+    for (size_t i = 0; i < plan.points.size(); ++i)
+      std::cout << label(plan, i) << ": config hash " << plan.points[i].hash << "\n";
+    std::cout << fmt::format("{} point(s), engine {}, every one valid; --dry-run: nothing run\n", plan.points.size(),
+                             engine);
+    return;
+  }
 
   const std::string& out = options.out_dir;
+  if (out.empty()) throw CommandError(kExitBadInput, "sweep needs --out DIR (or --dry-run to only list the points)");
   refuse_unsafe_out(out);
   const std::string points_dir = out + "/points";
   std::error_code error;
@@ -276,7 +290,8 @@ void add_sweep_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "sweep", "Run every point of a sweep file, each in its own process, into a results table (docs/SWEEPS.md)");
   command->add_option("FILE", options->file, "Sweep YAML file")->required();
-  command->add_option("--out", options->out_dir, "Output folder: points/, results.csv, sweep.yaml")->required();
+  command->add_option("--out", options->out_dir, "Output folder: points/, results.csv, sweep.yaml");
+  command->add_flag("--dry-run", options->dry_run, "List the points, each validated, and run none");
   command->add_option("--jobs", options->jobs, "Points run at once (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
   command->add_flag("--resume", options->resume, "Keep the finished points in --out and run only the others");

@@ -18,8 +18,9 @@ std::string decode_table(const Experiment& experiment, const mapping::Plan& plan
                          const backend::RunFigures& figures) {
   std::string out =
       fmt::format("{} on {} ({} wafer(s)), batch {}, prompt {} tokens, {} decoded tokens per sequence [{}]\n",
-                  plan.model.name, plan.hw.name, plan.hw.wafers, plan.workload.batch, plan.workload.prompt_tokens,
-                  plan.workload.decode_tokens, figures.backend);
+                  section_label(experiment.config, "model", plan.model.name),
+                  section_label(experiment.config, "hardware", plan.hw.name), plan.hw.wafers, plan.workload.batch,
+                  plan.workload.prompt_tokens, plan.workload.decode_tokens, figures.backend);
   Table table({{"metric", "", false}, {"value", "", true}, {"unit", "", false}});
   for (std::vector<std::string>& row : metric_rows({experiment, plan, metrics, figures})) table.add_row(std::move(row));
   out += table.str();

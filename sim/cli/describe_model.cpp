@@ -4,10 +4,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
+#include "sim/cli/reports.h"
 #include "workloads/graph.h"
 #include "workloads/model_file.h"
 
@@ -269,8 +271,23 @@ nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& 
           {"ops", ops}};
 }
 
-// `describe model` without a name: the zoo, one line per model.
 void list_models(const DescribeOptions& options) {
+  const Report report = model_list_report(options.common.sets);
+  if (!options.common.quiet) options.common.table_out() << report.table;
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
+}
+
+void describe_model(const DescribeOptions& options) {
+  if (options.name.empty()) return list_models(options);
+  const Report report = describe_model_report(options.name, options.context, options.batch, options.common.sets);
+  if (!options.common.quiet) options.common.table_out() << report.table;
+  if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
+}
+
+}  // namespace
+
+// `describe model` without a name: the zoo, one line per model.
+Report model_list_report(const std::vector<std::string>& overrides) {
   Table table({{"model", "", false},
                {"layers", "", true},
                {"d_model", "", true},
@@ -280,7 +297,7 @@ void list_models(const DescribeOptions& options) {
                {"file", "", false}});
   nlohmann::json models = nlohmann::json::array();
   for (const std::string& name : workloads::zoo_model_names()) {
-    const workloads::LoadedModel loaded = workloads::load_model(name, options.common.sets);
+    const workloads::LoadedModel loaded = workloads::load_model(name, overrides);
     const ModelSpec& m = loaded.model;
     const workloads::ParamCounts counts = workloads::count_params(m);
     table.add_row({name, std::to_string(m.n_layers), std::to_string(m.d_model),
@@ -294,25 +311,22 @@ void list_models(const DescribeOptions& options) {
                       {"params_total", counts.total},
                       {"params_active", counts.active}});
   }
-  if (!options.common.quiet)
-    options.common.table_out() << table.str() << "(wafersim describe model NAME shows one model's ops and costs)\n";
-  if (!options.common.json_path.empty()) write_json(options.common.json_path, {{"models", models}});
+  return {{{"models", models}}, table.str() + "(wafersim describe model NAME shows one model's ops and costs)\n"};
 }
 
-void describe_model(const DescribeOptions& options) {
-  if (options.name.empty()) return list_models(options);
-  const workloads::LoadedModel loaded = workloads::load_model(options.name, options.common.sets);
+Report describe_model_report(const std::string& name, uint64_t context_given, uint32_t batch,
+                             const std::vector<std::string>& overrides) {
+  const workloads::LoadedModel loaded = workloads::load_model(name, overrides);
   const ModelSpec& model = loaded.model;
-  const uint64_t context = options.context ? options.context : std::min<uint64_t>(4096, model.max_positions);
+  const uint64_t context = context_given ? context_given : std::min<uint64_t>(4096, model.max_positions);
   if (context > model.max_positions)
     throw CommandError(kExitBadInput, "--context " + std::to_string(context) + " exceeds " + model.name +
                                           "'s max_positions (" + std::to_string(model.max_positions) + ")");
-  const Graph graph = workloads::build_decode_graph(model, {options.batch, context, 1});
-  if (!options.common.quiet) print_summary(loaded, graph, options.common.table_out());
-  if (!options.common.json_path.empty()) write_json(options.common.json_path, describe_json(loaded, graph));
+  const Graph graph = workloads::build_decode_graph(model, {batch, context, 1});
+  std::ostringstream table;
+  print_summary(loaded, graph, table);
+  return {describe_json(loaded, graph), table.str()};
 }
-
-}  // namespace
 
 void add_describe_model_subcommand(CLI::App& describe) {
   auto options = std::make_shared<DescribeOptions>();

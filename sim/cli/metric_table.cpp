@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/tile_program.h"
+#include "sim/cli/config_json.h"
 #include "sim/experiment/version.h"
 
 namespace wafersim::cli {
@@ -29,10 +30,11 @@ std::vector<Metric> build_table() {
       kSetup, std::nullopt, [](const DecodeResult&) { return true; });
   add("engine", "", "the backend that produced the result: sim or analytic", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.figures.backend; });
-  add("experiment.model", "", "model name", kSetup, std::nullopt,
-      [](const DecodeResult& r) { return r.plan.model.name; });
-  add("experiment.hardware", "", "hardware preset name", kSetup, std::nullopt,
-      [](const DecodeResult& r) { return r.plan.hw.name; });
+  add("experiment.model", "", "model name, with the parameters that differ from its preset", kSetup, std::nullopt,
+      [](const DecodeResult& r) { return section_label(r.experiment.config, "model", r.plan.model.name); });
+  add("experiment.hardware", "", "hardware preset name, with the parameters that differ from the preset", kSetup,
+      std::nullopt,
+      [](const DecodeResult& r) { return section_label(r.experiment.config, "hardware", r.plan.hw.name); });
   add("experiment.wafers", "wafers", "wafers the plan uses", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.plan.hw.wafers; });
   add("experiment.batch", "sequences", "sequences decoded together", kSetup, std::nullopt,
@@ -48,6 +50,8 @@ std::vector<Metric> build_table() {
   add("config_hash", "", "hash of the resolved configuration (wafersim validate --print shows it)", kSetup,
       std::nullopt, [](const DecodeResult& r) { return r.experiment.config.hash(); });
   add("version", "", "wafersim version", kSetup, std::nullopt, [](const DecodeResult&) { return version(); });
+  add("config", "", "the resolved configuration: every parameter by section, as wafersim validate --print shows it",
+      kSetup, std::nullopt, [](const DecodeResult& r) { return config_json(r.experiment.config); });
 
   add("metrics.tokens_per_second", "tokens/s", "tokens / (total_cycles / clock), all sequences", kSweepDefault,
       TableRow{"throughput", "tokens/s (all sequences)", 1, 1},

@@ -1,10 +1,14 @@
 #include "sim/experiment/experiment.h"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
+#include "models/config/value_text.h"
 #include "models/hardware.h"
 #include "sim/experiment/sim_options.h"
+#include "workloads/hf_config.h"
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
 
@@ -30,10 +34,48 @@ config::LoadOptions load_options(const std::vector<std::string>& overrides) {
   options.overrides = overrides;
   options.presets["hardware"] = &embedded_hardware_presets();
   options.presets["model"] = &embedded_model_zoo();
+  workloads::add_hf_config_reader(options);
   return options;
 }
 
+// The parameters of one section that has presets, for loading a preset alone.
+const config::Schema& section_schema(const std::string& section) {
+  static const config::Schema hardware = [] {
+    config::Schema s;
+    declare_hardware_params(s);
+    return s;
+  }();
+  static const config::Schema model = [] {
+    config::Schema s;
+    workloads::declare_model_params(s);
+    return s;
+  }();
+  if (section == "hardware") return hardware;
+  if (section == "model") return model;
+  throw std::logic_error("section_label: no presets for section " + section);
+}
+
 }  // namespace
+
+std::string section_label(const config::Config& config, const std::string& section, const std::string& name) {
+  const std::string& preset = config.preset(section);
+  if (preset.empty()) return name;
+  const config::Schema& schema = section_schema(section);
+  const config::Config original =
+      config::load_string(schema, section + ": " + preset + "\n", "<preset>", load_options({}));
+  std::vector<std::string> changes;
+  for (const config::ParamSpec& spec : schema.params()) {
+    const config::Value& value = config.entries().at(spec.path).value;
+    if (value == original.entries().at(spec.path).value) continue;
+    changes.push_back(spec.path.substr(spec.path.rfind('.') + 1) + "=" + config::value_text(value));
+  }
+  if (changes.empty()) return preset;
+  constexpr size_t kShown = 4;
+  std::string text;
+  for (size_t i = 0; i < std::min(changes.size(), kShown); ++i) text += (i ? ", " : "") + changes[i];
+  if (changes.size() > kShown) text += " and " + std::to_string(changes.size() - kShown) + " more";
+  return preset + " (modified: " + text + ")";
+}
 
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
   if (path == "-") {
@@ -42,6 +84,11 @@ config::Config load_experiment_config(const std::string& path, const std::vector
     return config::load_string(experiment_schema(), text.str(), kStdinName, load_options(overrides));
   }
   return config::load_file(experiment_schema(), path, load_options(overrides));
+}
+
+config::Config load_experiment_text_config(const std::string& yaml_text, const std::string& name,
+                                           const std::vector<std::string>& overrides) {
+  return config::load_string(experiment_schema(), yaml_text, name, load_options(overrides));
 }
 
 Experiment experiment_from_config(const config::Config& config) {
@@ -77,7 +124,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 
 Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
                                 const std::vector<std::string>& overrides) {
-  return experiment_from_config(config::load_string(experiment_schema(), yaml_text, name, load_options(overrides)));
+  return experiment_from_config(load_experiment_text_config(yaml_text, name, overrides));
 }
 
 mapping::Plan compile_plan(const Experiment& experiment) {

@@ -25,6 +25,10 @@ inline constexpr const char* kStdinName = "<stdin>";
 // path "-" reads the YAML from standard input; files it names by relative path
 // are then relative to the working directory.
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides);
+// The same from YAML text; `name` stands for the file in error messages, and
+// files named by relative path are relative to the working directory.
+config::Config load_experiment_text_config(const std::string& yaml_text, const std::string& name,
+                                           const std::vector<std::string>& overrides);
 
 struct Experiment {
   config::Config config;
@@ -44,6 +48,12 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 // The same from YAML text; `name` stands for the file in error messages.
 Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
                                 const std::vector<std::string>& overrides = {});
+
+// How reports name a section built from a preset: "wse3", or, when values
+// differ from the preset's, "wse3 (modified: hop_latency_cycles=2)" (each
+// parameter by its key, with its value; at most four, then "and N more").
+// A section given as a file or a mapping is named `name` (the spec's name).
+std::string section_label(const config::Config& config, const std::string& section, const std::string& name);
 
 // The compiler's plan for the experiment.
 mapping::Plan compile_plan(const Experiment& experiment);

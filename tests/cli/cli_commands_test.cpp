@@ -176,3 +176,41 @@ TEST_CASE("paths given by --set are relative to the working directory, paths in 
   CHECK(not_there.err ==
         "error: --set model=models/m.yaml: model preset file models/m.yaml: cannot read: No such file or directory\n");
 }
+
+TEST_CASE("a byte-valued parameter takes a size with a unit", "[cli][config]") {
+  auto sram_bytes = [](const std::string& value) {
+    const Outcome outcome = run_wafersim({"validate", kGood, "--print", "--set", "hardware.tile.sram_bytes=" + value});
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    const std::smatch match = [&] {
+      std::smatch m;
+      std::regex_search(outcome.out, m, std::regex("\n    sram_bytes: ([0-9]+)\n"));
+      return m;
+    }();
+    REQUIRE(match.size() == 2);
+    return std::stoll(match[1]);
+  };
+  CHECK(sram_bytes("49152") == 49152);
+  CHECK(sram_bytes("48KiB") == 49152);
+  CHECK(sram_bytes("64kB") == 64000);
+  CHECK(sram_bytes("64KB") == 64000);
+  CHECK(sram_bytes("1.5MiB") == 1572864);
+  CHECK(sram_bytes("2 MB") == 2000000);
+  CHECK(sram_bytes("1GB") == 1000000000);
+  CHECK(sram_bytes("8000B") == 8000);
+
+  Scratch scratch;
+  const std::string file =
+      scratch.write("exp.yaml", "hardware:\n  preset: tiny\n  tile: {sram_bytes: 64KiB}\nmodel: tiny-dense\n");
+  CHECK(run_wafersim({"validate", file}).exit_code == 0);
+
+  // Not whole bytes, an unknown unit, a quoted string, or a unit on a parameter that is not bytes.
+  for (const char* bad : {"0.5B", "1.0001kB", "64kb", "64 parsecs", "\"64KiB\""}) {
+    INFO(bad);
+    const Outcome outcome = run_wafersim({"validate", kGood, "--set", std::string("hardware.tile.sram_bytes=") + bad});
+    CHECK(outcome.exit_code == 2);
+    CHECK(outcome.err.find("hardware.tile.sram_bytes expects an integer number of bytes or a size such as 48KiB") !=
+          std::string::npos);
+  }
+  CHECK(run_wafersim({"validate", kGood, "--set", "hardware.fabric.colors=1kB"}).exit_code == 2);
+}

@@ -276,3 +276,39 @@ TEST_CASE("a run that fails for another reason leaves no JSON file, whole or par
     CHECK(std::filesystem::is_empty(scratch.path()));
   }
 }
+
+TEST_CASE("an override shows in the header and the JSON: the preset name and what was modified", "[cli][decode]") {
+  const std::vector<std::string> args = {"analytic", kTinyDense, "--set", "hardware.fabric.hop_latency_cycles=2"};
+  const Outcome outcome = run_wafersim(args);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.out.rfind("tiny-dense on tiny (modified: hop_latency_cycles=2) (1 wafer(s))", 0) == 0);
+  const json modified = run_json(args);
+  CHECK(modified["experiment"]["hardware"] == "tiny (modified: hop_latency_cycles=2)");
+  CHECK(modified["experiment"]["model"] == "tiny-dense");
+  // Every parameter of the resolved configuration, nested by section.
+  CHECK(modified["config"]["hardware"]["fabric"]["hop_latency_cycles"] == 2);
+  CHECK(modified["config"]["workload"]["seed"] == 7);
+  CHECK(modified["config"]["model"].contains("d_model"));
+
+  const json plain = run_json({"analytic", kTinyDense});
+  CHECK(plain["experiment"]["hardware"] == "tiny");
+  CHECK(plain["config"]["hardware"]["fabric"]["hop_latency_cycles"] != 2);
+  // A value set back to the preset's is no modification.
+  const json same = run_json(
+      {"analytic", kTinyDense, "--set",
+       "hardware.fabric.hop_latency_cycles=" + plain["config"]["hardware"]["fabric"]["hop_latency_cycles"].dump()});
+  CHECK(same["experiment"]["hardware"] == "tiny");
+
+  const json map = run_json({"map", kTinyDense, "--set", "model.n_layers=1"});
+  CHECK(map["model"] == "tiny-dense (modified: n_layers=1)");
+  CHECK(map["config"]["model"]["n_layers"] == 1);
+}
+
+TEST_CASE("run's progress into a file is plain lines with an ETA, no carriage returns", "[cli][decode]") {
+  // progress_seconds 0: the engine reports at its first check, so a line is due at once.
+  const Outcome outcome = run_wafersim({"run", kTinyDense, "--set", "sim.progress_seconds=0"});
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.err.find('\r') == std::string::npos);
+  CHECK(std::regex_search(outcome.err, std::regex("[0-9]+/4 tokens, .*, ETA ")));
+  CHECK(outcome.err.find("\033[K") == std::string::npos);
+}

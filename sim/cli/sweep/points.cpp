@@ -11,6 +11,7 @@
 
 #include "models/config/text.h"
 #include "models/config/value_text.h"
+#include "sim/cli/config_json.h"
 #include "sim/cli/sweep/yaml_tree.h"
 #include "sim/experiment/experiment.h"
 
@@ -171,7 +172,11 @@ SweepPlan plan_points(const SweepFile& sweep) {
       ++plan.duplicates;
       continue;
     }
-    for (const std::string& column : plan.columns) point.cells.push_back(cell(*config, all[index], column));
+    for (const std::string& column : plan.columns) {
+      point.cells.push_back(cell(*config, all[index], column));
+      point.values.push_back(config->schema().find(column) ? value_json(config->entries().at(column).value)
+                                                           : nlohmann::json(point.cells.back()));
+    }
     plan.points.push_back(std::move(point));
   }
   return plan;

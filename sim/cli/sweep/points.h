@@ -6,14 +6,17 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/cli/sweep/sweep_file.h"
 
 namespace wafersim::cli::sweep {
 
 struct Point {
-  std::vector<std::string> cells;  // the value of each column this point runs with
-  std::string yaml;                // the complete experiment file
-  std::string hash;                // hash of the resolved configuration: the point's identity
+  std::vector<std::string> cells;      // the value of each column this point runs with, as the CSV shows it
+  std::vector<nlohmann::json> values;  // the same with its type: a parameter's resolved value (4, not "4")
+  std::string yaml;                    // the complete experiment file
+  std::string hash;                    // hash of the resolved configuration: the point's identity
 };
 
 struct SweepPlan {

@@ -37,7 +37,7 @@ const nlohmann::json* find_path(const nlohmann::json& document, const std::strin
 nlohmann::json point_record(const SweepPlan& plan, const Point& point, const std::string& engine,
                             const Outcome& outcome) {
   nlohmann::json axes = nlohmann::json::object();
-  for (size_t c = 0; c < plan.columns.size(); ++c) axes[plan.columns[c]] = point.cells[c];
+  for (size_t c = 0; c < plan.columns.size(); ++c) axes[plan.columns[c]] = point.values[c];
   return {{"config_hash", point.hash},
           {"engine", engine},
           {"axes", axes},

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "models/config/text.h"
+#include "sim/cli/progress_line.h"
 
 namespace wafersim::cli::sweep {
 
@@ -149,54 +150,36 @@ Outcome outcome_of(int status, const Job& job, double seconds) {
   return outcome;
 }
 
-std::string duration_text(double seconds) {
-  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
-  if (seconds < 3600) return fmt::format("{}:{:02} min", int(seconds) / 60, int(seconds) % 60);
-  return fmt::format("{}:{:02} h", int(seconds) / 3600, int(seconds) % 3600 / 60);
-}
-
-// The progress line on stderr: redrawn in place on a terminal, else printed
-// every few seconds so a log stays short.
+// The sweep's progress line (progress_line.h, shared with run).
 class Progress {
  public:
-  Progress(const RunnerOptions& options) : options_(options), terminal_(::isatty(2) == 1), start_(Clock::now()) {}
+  Progress(const RunnerOptions& options) : options_(options), start_(Clock::now()) {}
 
   void finished(const Outcome& outcome, const std::string& label, const RunnerSummary& summary) {
     ++finished_;
     summary_ = summary;
     if (outcome.status == "ok") return;
-    clear();
+    line_.clear();
     std::cerr << label << ": " << (outcome.error.empty() ? outcome.status : outcome.error) << "\n";
   }
 
   void show(size_t running, bool force = false) {
-    if (!force && seconds_since(last_shown_) < (terminal_ ? 0.1 : 5)) return;
-    last_shown_ = Clock::now();
     const double elapsed = seconds_since(start_);
     const size_t done = options_.done + finished_;
-    const std::string eta =
-        finished_ ? duration_text(elapsed / double(finished_) * double(options_.total - done)) : std::string("?");
-    const std::string line =
-        fmt::format("sweep: {}/{} points done ({} failed, {} do not fit), {} running, {} elapsed, ETA {}", done,
-                    options_.total, summary_.failed, summary_.does_not_fit, running, duration_text(elapsed), eta);
-    if (terminal_)
-      std::cerr << "\r\033[K" << line << std::flush;
-    else
-      std::cerr << line << "\n";
+    // The rate of this session's points: those done before a resume took no time now.
+    const std::string eta = eta_text(elapsed, double(finished_), double(options_.total - options_.done));
+    line_.show(
+        fmt::format("sweep: {}/{} points done ({} failed, {} do not fit), {} running, {} elapsed, {}", done,
+                    options_.total, summary_.failed, summary_.does_not_fit, running, duration_text(elapsed), eta),
+        force);
   }
 
-  void end() {
-    if (terminal_) std::cerr << "\n";
-  }
+  void end() { line_.end(); }
 
  private:
-  void clear() {
-    if (terminal_) std::cerr << "\r\033[K";
-  }
   RunnerOptions options_;
-  bool terminal_;
+  ProgressLine line_;
   Clock::time_point start_;
-  Clock::time_point last_shown_{};
   size_t finished_ = 0;
   RunnerSummary summary_;
 };

@@ -1,0 +1,198 @@
+// wafersim._core: the Python module's link to the library. Each function takes
+// a loaded configuration and returns the JSON document of the matching command
+// as text (the Python side turns it into a dict), so the module and the CLI
+// share one implementation: sim/cli/reports.h.
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mapping/does_not_fit.h"
+#include "models/config/error.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/compile.h"
+#include "sim/cli/reports.h"
+#include "sim/experiment/experiment.h"
+#include "sim/experiment/version.h"
+
+namespace py = pybind11;
+using namespace wafersim;
+
+// libsystemc's own main() calls sc_main, so the library needs the symbol to
+// load. The module never enters SystemC through it: the engine elaborates and
+// runs its design itself, in the child process of each run().
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) { return 1; }
+
+namespace {
+
+// The exception classes live in wafersim/_errors.py so that Python code can
+// catch and raise them; they are looked up once, when the module loads.
+struct ErrorTypes {
+  py::object error, config_error, does_not_fit_from_record;
+};
+ErrorTypes* error_types = nullptr;
+
+// A plan, or DoesNotFit carrying the record `--json` would hold.
+mapping::Plan compile_for(const Experiment& experiment) {
+  try {
+    return compile_plan(experiment);
+  } catch (const mapping::DoesNotFitError& error) {
+    throw cli::CommandError(cli::kExitDoesNotFit, cli::does_not_fit_record(error.what(), experiment).dump());
+  }
+}
+
+std::string decode(const config::Config& config, const std::string& backend_name) {
+  const auto begin = std::chrono::steady_clock::now();
+  const Experiment experiment = experiment_from_config(config);
+  const mapping::Plan plan = compile_for(experiment);
+  return cli::decode_report(experiment, plan, backend_name, {}, begin).document.dump();
+}
+
+std::string analytic(const config::Config& config) {
+  py::gil_scoped_release release;
+  return decode(config, "analytic");
+}
+
+std::string map_plan(const config::Config& config) {
+  py::gil_scoped_release release;
+  const Experiment experiment = experiment_from_config(config);
+  const auto begin = std::chrono::steady_clock::now();
+  const mapping::Plan plan = compile_for(experiment);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return cli::map_report(experiment, plan, seconds).document.dump();
+}
+
+std::string validate(const config::Config& config, const std::string& name) {
+  experiment_from_config(config);  // the cross-field checks
+  return cli::validate_document(config, name).dump();
+}
+
+std::string describe_model(const std::string& name, uint64_t context, uint32_t batch) {
+  if (name.empty()) return cli::model_list_report({}).document.dump();
+  return cli::describe_model_report(name, context, batch, {}).document.dump();
+}
+
+// What the child of `run` sends back: one JSON object, either the result or the error.
+std::string outcome_of_run(const config::Config& config) {
+  try {
+    return nlohmann::json{{"result", nlohmann::json::parse(decode(config, "sim"))}}.dump();
+  } catch (const config::ConfigError& e) {
+    return nlohmann::json{{"config_error",
+                           {{"what", e.what()},
+                            {"file", e.where().file},
+                            {"line", e.where().line},
+                            {"column", e.where().column},
+                            {"key", e.key()}}}}
+        .dump();
+  } catch (const cli::CommandError& e) {
+    return nlohmann::json{{"command_error", {{"what", e.what()}, {"exit_code", e.exit_code()}}}}.dump();
+  } catch (const std::exception& e) {
+    return nlohmann::json{{"internal_error", e.what()}}.dump();
+  }
+}
+
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t written = ::write(fd, text.data() + done, text.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    done += size_t(written);
+  }
+  return true;
+}
+
+// SystemC elaborates one design per process, so each simulation runs in a
+// child process of its own (fork: the configuration is already in memory)
+// and sends its outcome back through a pipe. Returns the outcome's JSON text.
+std::string run_in_child(const config::Config& config) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("cannot start the simulation process: ") + std::strerror(error));
+  }
+  if (child == 0) {
+    // The child touches no Python object and leaves with _exit: no interpreter clean-up runs twice.
+    ::close(fds[0]);
+    const bool ok = write_all(fds[1], outcome_of_run(config));
+    ::close(fds[1]);
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string text;
+  int status = 0;
+  {
+    py::gil_scoped_release release;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t got = ::read(fds[0], buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      text.append(buffer, size_t(got));
+    }
+    ::close(fds[0]);
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (WIFSIGNALED(status))
+    throw std::runtime_error("the simulation process was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                             strsignal(WTERMSIG(status)) + ")");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty())
+    throw std::runtime_error("the simulation process failed without a result");
+  return text;
+}
+
+void translate(std::exception_ptr pointer) {
+  try {
+    if (pointer) std::rethrow_exception(pointer);
+  } catch (const config::ConfigError& e) {
+    py::object error = error_types->config_error(e.what(), e.where().file, e.where().line, e.where().column, e.key());
+    PyErr_SetObject(error_types->config_error.ptr(), error.ptr());
+  } catch (const cli::CommandError& e) {
+    if (e.exit_code() == cli::kExitDoesNotFit) {
+      py::object error = error_types->does_not_fit_from_record(e.what());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    } else {
+      PyErr_SetString(error_types->error.ptr(), e.what());
+    }
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(error_types->error.ptr(), e.what());
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "wafersim's library, as the wafersim package calls it (see docs/PYTHON.md)";
+  // As the wafersim program does: no SystemC banner in a simulation's output.
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  py::module_ errors = py::module_::import("wafersim._errors");
+  // Kept for the life of the process: the translator may run at any time.
+  error_types =
+      new ErrorTypes{errors.attr("Error"), errors.attr("ConfigError"), errors.attr("_does_not_fit_from_record")};
+  py::register_exception_translator(&translate);
+
+  py::class_<config::Config>(m, "Config")
+      .def("to_yaml", &config::Config::to_yaml)
+      .def("hash", &config::Config::hash)
+      .def("preset", &config::Config::preset);
+  m.def("load_text", &load_experiment_text_config, py::arg("yaml_text"), py::arg("name"), py::arg("overrides"));
+  m.def("load_path", &load_experiment_config, py::arg("path"), py::arg("overrides"));
+  m.def("analytic", &analytic);
+  m.def("map", &map_plan);
+  m.def("validate", &validate);
+  m.def("describe_model", &describe_model);
+  m.def("run", &run_in_child);
+  m.def("version", &version);
+}

@@ -1,0 +1,41 @@
+#pragma once
+// What run, analytic, map, validate and `describe model` produce, as library
+// functions: the JSON document each writes with --json and the table it prints.
+// The commands and the Python module (python/) both call these, so the two
+// always agree key for key.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mapping/plan.h"
+#include "sim/backend/backend.h"
+#include "sim/experiment/experiment.h"
+
+namespace wafersim::cli {
+
+struct Report {
+  nlohmann::json document;              // what --json writes
+  std::string table;                    // what the command prints
+  std::vector<std::string> notes = {};  // said on stderr unless --quiet (e.g. a phase that was not timed)
+};
+
+// `run` (backend "sim") or `analytic` (backend "analytic") of a compiled plan.
+// `begin` is when the command started: the wall time counts loading and compiling.
+Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
+                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin);
+
+// `map`: the plan, compiled in `compile_seconds`.
+Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds);
+
+// `validate`: `name` is the file the configuration came from.
+nlohmann::json validate_document(const config::Config& config, const std::string& name);
+
+// `describe model NAME` (context 0: 4096 or the model's limit) and `describe model` (the zoo).
+Report describe_model_report(const std::string& name, uint64_t context, uint32_t batch,
+                             const std::vector<std::string>& overrides);
+Report model_list_report(const std::vector<std::string>& overrides);
+
+}  // namespace wafersim::cli

@@ -1,0 +1,150 @@
+"""The wafersim Python module, imported from the build tree: the same documents
+as the CLI, errors as exceptions, and the simulation run twice in one process."""
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+import wafersim
+
+SOURCE = pathlib.Path(os.environ["WAFERSIM_SOURCE_DIR"])
+BINARY = os.environ["WAFERSIM"]
+QUICKSTART = SOURCE / "workloads/experiments/quickstart.yaml"
+TINY_DENSE = SOURCE / "tests/data/experiments/tiny-dense.yaml"
+
+
+def cli_json(*args):
+    completed = subprocess.run([BINARY, *map(str, args), "--quiet", "--json", "-"], capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise AssertionError(f"wafersim {' '.join(map(str, args))}: exit {completed.returncode}: {completed.stderr}")
+    return json.loads(completed.stdout)
+
+
+def machine_dependent_paths():
+    declared = json.loads(subprocess.run([BINARY, "describe", "metrics", "--json", "-"], capture_output=True,
+                                         text=True, check=True).stdout)["metrics"]
+    return [metric["path"] for metric in declared if metric["machine_dependent"]]
+
+
+def without(document, paths):
+    """The document less the figures of the machine it ran on (wall time, memory)."""
+    document = json.loads(json.dumps(document))
+    for path in paths:
+        *parents, last = path.split(".")
+        node = document
+        for key in parents:
+            node = node[key]
+        del node[last]
+    return document
+
+
+class AgainstTheCli(unittest.TestCase):
+    def test_analytic_of_the_quickstart_is_the_cli_document(self):
+        paths = machine_dependent_paths()
+        ours = wafersim.analytic(wafersim.load(QUICKSTART))
+        theirs = cli_json("analytic", QUICKSTART)
+        self.assertEqual(set(ours), set(theirs))
+        self.assertEqual(without(ours, paths), without(theirs, paths))
+        self.assertGreater(ours["metrics"]["tokens_per_second"], 100)
+
+    def test_overrides_match_set(self):
+        cfg = wafersim.config(QUICKSTART, **{"hardware.fabric.hop_latency_cycles": 2}, workload__batch=2)
+        theirs = cli_json("validate", QUICKSTART, "--set", "hardware.fabric.hop_latency_cycles=2",
+                          "--set", "workload.batch=2")
+        self.assertEqual(cfg.hash, theirs["config_hash"])
+        self.assertEqual(wafersim.validate(cfg), dict(theirs, file=str(QUICKSTART)))
+        self.assertIn("hop_latency_cycles: 2", str(cfg))
+
+    def test_map_and_describe_model_are_the_cli_documents(self):
+        ours = wafersim.map(TINY_DENSE)
+        theirs = cli_json("map", TINY_DENSE)
+        del ours["compile_seconds"], theirs["compile_seconds"]
+        self.assertEqual(ours, theirs)
+        self.assertEqual(wafersim.describe_model("tiny-dense"), cli_json("describe", "model", "tiny-dense"))
+        self.assertEqual(wafersim.describe_model(), cli_json("describe", "model"))
+
+    def test_a_config_prints_as_yaml_that_loads_back_to_the_same_hash(self):
+        cfg = wafersim.config({"hardware": "tiny", "model": "tiny-dense"}, hardware__fabric__colors=16)
+        again = wafersim.loads(str(cfg))
+        self.assertEqual(cfg.hash, again.hash)
+        self.assertEqual(cfg, again)
+        self.assertEqual(len(cfg.hash), 16)
+
+
+class Errors(unittest.TestCase):
+    def test_a_bad_config_raises_config_error_with_its_line(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "bad.yaml"
+            path.write_text("hardware: tiny\nmodel: tiny-dense\nworkload:\n  bach: 2\n")
+            with self.assertRaises(wafersim.ConfigError) as caught:
+                wafersim.load(path)
+        error = caught.exception
+        self.assertEqual((error.file, error.line, error.column), (str(path), 4, 3))
+        self.assertIn("did you mean 'batch'", error.message)
+        self.assertTrue(str(error).startswith(f"{path}:4:3: "))
+        self.assertIsInstance(error, wafersim.Error)
+
+    def test_a_bad_override_raises_config_error(self):
+        with self.assertRaises(wafersim.ConfigError) as caught:
+            wafersim.config(TINY_DENSE, **{"workload.batch": 0})
+        self.assertEqual(caught.exception.key, "workload.batch")
+        with self.assertRaises(wafersim.ConfigError):
+            wafersim.config(TINY_DENSE, **{"hardware.fabric.hop_latency": 1})
+
+    def test_a_model_too_large_raises_does_not_fit_with_the_cli_record(self):
+        cfg = wafersim.config({"hardware": "tiny", "model": "llama3.1-8b"}, hardware__wafers=1)
+        for evaluate in (wafersim.analytic, wafersim.map, wafersim.run):
+            with self.assertRaises(wafersim.DoesNotFit) as caught:
+                evaluate(cfg)
+            self.assertFalse(caught.exception.record["fits"])
+            self.assertEqual(caught.exception.record["config_hash"], cfg.hash)
+
+    def test_other_errors_raise_error(self):
+        with self.assertRaises(wafersim.Error):
+            wafersim.describe_model("no-such-model")
+        with self.assertRaises(wafersim.Error):
+            wafersim.sweep(TINY_DENSE, {"workload.batch": [1]}, engine="nope")
+
+
+class Simulation(unittest.TestCase):
+    def test_run_twice_in_one_process(self):
+        cfg = wafersim.load(TINY_DENSE)
+        first = wafersim.run(cfg)
+        second = wafersim.run(wafersim.config(cfg, workload__batch=2))
+        third = wafersim.run(cfg)
+        self.assertEqual(first["engine"], "sim")
+        self.assertEqual(first["metrics"]["tokens"], 4)
+        self.assertEqual(second["metrics"]["tokens"], 8)
+        paths = machine_dependent_paths()
+        self.assertEqual(without(first, paths), without(third, paths))
+        self.assertEqual(without(first, paths), without(cli_json("run", TINY_DENSE), paths))
+
+
+class Sweeps(unittest.TestCase):
+    def test_grid_first_axis_slowest(self):
+        points = wafersim.sweep(TINY_DENSE, {"workload.batch": [1, 2], "hardware.fabric.hop_latency_cycles": [1, 3]},
+                                jobs=2)
+        self.assertEqual([p["point"] for p in points],
+                         [{"workload.batch": 1, "hardware.fabric.hop_latency_cycles": 1},
+                          {"workload.batch": 1, "hardware.fabric.hop_latency_cycles": 3},
+                          {"workload.batch": 2, "hardware.fabric.hop_latency_cycles": 1},
+                          {"workload.batch": 2, "hardware.fabric.hop_latency_cycles": 3}])
+        self.assertEqual([p["experiment"]["batch"] for p in points], [1, 1, 2, 2])
+        slower = wafersim.analytic(wafersim.config(TINY_DENSE, **{"hardware.fabric.hop_latency_cycles": 3}))
+        self.assertEqual(points[1]["metrics"], slower["metrics"])
+        self.assertGreater(points[1]["metrics"]["total_cycles"], points[0]["metrics"]["total_cycles"])
+
+    def test_a_point_that_does_not_fit_is_recorded(self):
+        points = wafersim.sweep({"hardware": "tiny", "model": "tiny-dense"},
+                                {"model": ["tiny-dense", "llama3.1-8b"]}, engine="map", mode="zip")
+        self.assertEqual([p["fits"] for p in points], [True, False])
+
+    def test_sim_sweep(self):
+        points = wafersim.sweep(TINY_DENSE, {"workload.batch": [1, 2]}, engine="sim", jobs=2)
+        self.assertEqual([p["metrics"]["tokens"] for p in points], [4, 8])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,249 @@
+#include "workloads/hf_config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "models/config/error.h"
+#include "models/config/source_text.h"
+#include "models/config/text.h"
+
+namespace wafersim::workloads {
+
+namespace {
+
+enum class Family { Llama, Qwen2, Qwen3, Qwen3Moe, Mixtral, GptOss };
+
+struct Architecture {
+  const char* name;        // config.json's architectures[0]
+  const char* model_type;  // its model_type
+  Family family;
+};
+
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> table = {
+      {"LlamaForCausalLM", "llama", Family::Llama},       {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
+      {"Qwen3ForCausalLM", "qwen3", Family::Qwen3},       {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe},
+      {"MixtralForCausalLM", "mixtral", Family::Mixtral}, {"GptOssForCausalLM", "gpt_oss", Family::GptOss}};
+  return table;
+}
+
+// Reads one config.json: every error names the file, the place and the key.
+class HfConfig {
+ public:
+  HfConfig(const YAML::Node& root, std::string file) : root_(root), file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    const YAML::Node node = root_[key];
+    const config::SourceLocation where =
+        node ? config::location_of(file_, node.Mark()) : config::SourceLocation{file_, 0, 0};
+    throw config::ConfigError(where, key, message);
+  }
+
+  bool has(const std::string& key) const { return root_[key] && !root_[key].IsNull(); }
+
+  // The value node itself, so that a range error later points at it.
+  YAML::Node required(const std::string& key, const std::string& why) const {
+    if (!has(key))
+      fail(key, "missing key " + config::quoted(key) + " in a " + architecture_ + " config.json (" + why + ")");
+    return root_[key];
+  }
+
+  int64_t integer(const std::string& key, const std::string& why) const {
+    const YAML::Node node = required(key, why);
+    try {
+      return node.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      fail(key, config::quoted(key) + " must be an integer");
+    }
+  }
+
+  bool flag(const std::string& key, bool absent) const {
+    if (!has(key)) return absent;
+    try {
+      return root_[key].as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(key, config::quoted(key) + " must be true or false");
+    }
+  }
+
+  std::string text(const std::string& key) const {
+    if (!has(key)) return "";
+    if (!root_[key].IsScalar()) fail(key, config::quoted(key) + " must be a string");
+    return root_[key].Scalar();
+  }
+
+  const YAML::Node& root() const { return root_; }
+  void set_architecture(const std::string& name) { architecture_ = name; }
+
+ private:
+  YAML::Node root_;
+  std::string file_;
+  std::string architecture_ = "model";
+};
+
+Family family_of(HfConfig& hf) {
+  std::vector<std::string> known;
+  for (const Architecture& a : architectures()) known.push_back(a.name);
+  std::string name;
+  const YAML::Node listed = hf.root()["architectures"];
+  if (listed && listed.IsSequence() && listed.size() >= 1 && listed[0].IsScalar()) {
+    name = listed[0].Scalar();
+  } else {
+    const std::string type = hf.text("model_type");
+    for (const Architecture& a : architectures())
+      if (type == a.model_type) name = a.name;
+    if (name.empty())
+      hf.fail(hf.has("architectures") ? "architectures" : "model_type",
+              "config.json names no architecture wafersim reads: 'architectures' (or 'model_type') must be one of " +
+                  config::join(known));
+  }
+  for (const Architecture& a : architectures())
+    if (name == a.name) {
+      hf.set_architecture(name);
+      return a.family;
+    }
+  hf.fail("architectures", "unknown architecture " + config::quoted(name) + " (wafersim reads " + config::join(known) +
+                               ")" + config::did_you_mean(name, known));
+}
+
+// The model's name: the folder of a file called config.json ("Llama-3.1-8B"), else the file's stem.
+std::string model_name(const std::string& file) {
+  const std::filesystem::path path(file);
+  if (path.filename() == "config.json" && path.has_parent_path()) {
+    const std::string folder = std::filesystem::absolute(path).parent_path().filename().string();
+    if (!folder.empty()) return folder;
+  }
+  return path.stem().string();
+}
+
+// Which layers are MoE in a Qwen3-MoE model: every decoder_sparse_step-th, less mlp_only_layers.
+std::vector<int64_t> qwen3_moe_layers(const HfConfig& hf, int64_t n_layers) {
+  const int64_t step = hf.has("decoder_sparse_step") ? hf.integer("decoder_sparse_step", "") : 1;
+  if (step < 1) hf.fail("decoder_sparse_step", "'decoder_sparse_step' must be at least 1");
+  std::vector<int64_t> dense;
+  if (hf.has("mlp_only_layers")) {
+    const YAML::Node list = hf.root()["mlp_only_layers"];
+    if (!list.IsSequence()) hf.fail("mlp_only_layers", "'mlp_only_layers' must be a list of layer indices");
+    for (const YAML::Node& layer : list) dense.push_back(layer.as<int64_t>());
+  }
+  std::vector<int64_t> moe;
+  for (int64_t layer = 0; layer < n_layers; ++layer)
+    if ((layer + 1) % step == 0 && std::find(dense.begin(), dense.end(), layer) == dense.end()) moe.push_back(layer);
+  return moe;
+}
+
+// gpt-oss's layer_types: "sliding_attention" on even layers and "full_attention" on odd ones is
+// sliding_window_every 2; all sliding is every 0. Other patterns the model spec cannot express.
+int64_t sliding_window_every(const HfConfig& hf, int64_t n_layers) {
+  if (!hf.has("layer_types")) return 0;
+  const YAML::Node types = hf.root()["layer_types"];
+  if (!types.IsSequence() || int64_t(types.size()) != n_layers)
+    hf.fail("layer_types", "'layer_types' must list one type per layer (" + std::to_string(n_layers) + ")");
+  bool all_sliding = true, alternating = true;
+  for (int64_t layer = 0; layer < n_layers; ++layer) {
+    const bool sliding = types[size_t(layer)].Scalar() == "sliding_attention";
+    all_sliding = all_sliding && sliding;
+    alternating = alternating && sliding == (layer % 2 == 0);
+  }
+  if (all_sliding) return 0;
+  if (alternating) return 2;
+  hf.fail("layer_types",
+          "'layer_types' mixes sliding and full attention in a pattern the model spec cannot express "
+          "(model.sliding_window_every: every layer, or every n-th from layer 0)");
+}
+
+}  // namespace
+
+YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& file) {
+  if (!root.IsMap())
+    throw config::ConfigError(config::location_of(file, root.Mark()), "model",
+                              "a Hugging Face config.json holds one JSON object");
+  HfConfig hf(root, file);
+  const Family family = family_of(hf);
+
+  YAML::Node keys(YAML::NodeType::Map);
+  keys["name"] = model_name(file);
+  keys["d_model"] = hf.required("hidden_size", "model.d_model");
+  keys["n_layers"] = hf.required("num_hidden_layers", "model.n_layers");
+  keys["n_heads"] = hf.required("num_attention_heads", "model.n_heads");
+  keys["n_kv_heads"] = hf.required("num_key_value_heads", "model.n_kv_heads");
+  if (hf.has("head_dim")) {
+    keys["head_dim"] = hf.root()["head_dim"];
+  } else {
+    const int64_t heads = hf.integer("num_attention_heads", "model.n_heads");
+    const int64_t width = hf.integer("hidden_size", "model.d_model");
+    if (heads <= 0 || width % heads != 0)
+      hf.fail("num_attention_heads", "no 'head_dim', and 'hidden_size' " + std::to_string(width) +
+                                         " is not a multiple of 'num_attention_heads' " + std::to_string(heads));
+    keys["head_dim"] = width / heads;
+  }
+  keys["vocab_size"] = hf.required("vocab_size", "model.vocab_size");
+  keys["max_positions"] = hf.required("max_position_embeddings", "model.max_positions");
+  keys["tied_embeddings"] = hf.flag("tie_word_embeddings", false);
+  keys["norm"] = "rmsnorm";
+  keys["positions"] = "rotary";
+  const std::string activation = hf.text("hidden_act");
+  if (!activation.empty() && activation != "silu" && activation != "swish")
+    hf.fail("hidden_act", "'hidden_act' " + config::quoted(activation) +
+                              ": wafersim models these families' gated MLP with SiLU (swiglu) only");
+  keys["mlp"] = "swiglu";
+
+  const bool attention_bias = hf.flag("attention_bias", false);
+  keys["qkv_bias"] = family == Family::Qwen2 ? true : attention_bias;
+  keys["o_bias"] = family == Family::Qwen2 ? false : attention_bias;
+  keys["mlp_bias"] = hf.flag("mlp_bias", family == Family::GptOss);
+  keys["qk_norm"] = family == Family::Qwen3 || family == Family::Qwen3Moe;
+
+  const int64_t n_layers = hf.integer("num_hidden_layers", "model.n_layers");
+  YAML::Node moe(YAML::NodeType::Map);
+  switch (family) {
+    case Family::Llama:
+    case Family::Qwen2:
+    case Family::Qwen3: keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim"); break;
+    case Family::Qwen3Moe: {
+      moe["n_experts"] = hf.required("num_experts", "model.moe.n_experts");
+      moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
+      moe["expert_ffn_dim"] = hf.required("moe_intermediate_size", "model.moe.expert_ffn_dim");
+      const std::vector<int64_t> layers = qwen3_moe_layers(hf, n_layers);
+      if (int64_t(layers.size()) == n_layers) {
+        keys["ffn_dim"] = 0;
+      } else {
+        keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim of the dense layers");
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (int64_t layer : layers) list.push_back(layer);
+        moe["layers"] = list;
+      }
+      break;
+    }
+    case Family::Mixtral:
+      keys["ffn_dim"] = 0;
+      moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
+      moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
+      moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
+      if (hf.has("sliding_window")) keys["sliding_window"] = hf.root()["sliding_window"];
+      break;
+    case Family::GptOss: {
+      keys["ffn_dim"] = 0;
+      moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
+      moe["top_k"] = hf.has("num_experts_per_tok") ? hf.root()["num_experts_per_tok"]
+                                                   : hf.required("experts_per_token", "model.moe.top_k");
+      moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
+      moe["router_bias"] = true;
+      keys["attention_sinks"] = true;
+      keys["sliding_window"] = hf.required("sliding_window", "model.sliding_window");
+      keys["sliding_window_every"] = sliding_window_every(hf, n_layers);
+      const YAML::Node quantization = root["quantization_config"];
+      if (quantization && quantization.IsMap() && quantization["quant_method"] &&
+          quantization["quant_method"].IsScalar() && quantization["quant_method"].Scalar() == "mxfp4")
+        keys["moe_weight_dtype"] = "mxfp4";
+      break;
+    }
+  }
+  if (moe.size() > 0) keys["moe"] = moe;
+  return keys;
+}
+
+void add_hf_config_reader(config::LoadOptions& options) { options.json_readers["model"] = &model_keys_from_hf_config; }
+
+}  // namespace wafersim::workloads
