@@ -10,7 +10,8 @@ WAFERSIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WAFERSIM_BUILD="${wafersim_build_folder:-$WAFERSIM_ROOT/build}"
 
 wafersim_packages=(g++ cmake make pkg-config libsystemc-dev libeigen3-dev libfmt-dev catch2
-                   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib)
+                   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib
+                   slurm-wlm munge)
 
 missing_packages=()
 for package in "${wafersim_packages[@]}"; do
