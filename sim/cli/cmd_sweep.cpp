@@ -360,7 +360,7 @@ size_t collect(const SweepOptions& options, const PreparedSweep& prepared) {
             << "results: " << csv_path << "\n";
   if (without_record)
     std::cout << "run the others: wafersim sweep " << options.file << " --out " << options.out_dir << " --resume"
-              << (options.backend == "slurm" ? " --backend slurm" : "") << "\n";
+              << (submissions.empty() ? "" : " --backend slurm") << "\n";
   return without_record;
 }
 

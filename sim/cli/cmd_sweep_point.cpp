@@ -24,7 +24,8 @@ struct SweepPointOptions {
 // The hash on line SLURM_ARRAY_TASK_ID + 1 of the list.
 std::string hash_of_array_task(const std::string& list_file) {
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
-  if (!task || !*task) throw CommandError(kExitBadInput, "--list needs SLURM_ARRAY_TASK_ID (set in a Slurm array task)");
+  if (!task || !*task)
+    throw CommandError(kExitBadInput, "--list needs SLURM_ARRAY_TASK_ID (set in a Slurm array task)");
   size_t index = 0;
   try {
     index = std::stoul(task);

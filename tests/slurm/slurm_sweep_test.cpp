@@ -96,7 +96,8 @@ TEST_CASE("a cancelled Slurm array resumes with every point run exactly once and
 
   REQUIRE(wait_for([&] { return point_records(out).size() >= 2; }, 60));
   REQUIRE(run_shell("scancel " + job).exit_code == 0);
-  REQUIRE(wait_for([&] { return run_shell("squeue -h -j " + job + " -t PENDING,RUNNING,COMPLETING -o %i").out.empty(); }, 30));
+  REQUIRE(wait_for(
+      [&] { return run_shell("squeue -h -j " + job + " -t PENDING,RUNNING,COMPLETING -o %i").out.empty(); }, 30));
   const std::map<std::string, std::string> before = point_records(out);
   REQUIRE(before.size() < 6);  // cancelled mid-way
 

@@ -97,22 +97,21 @@ int run_point_task(const std::string& out_dir, const std::string& hash) {
   }
   const std::optional<nlohmann::json> before = read_point_record(points_dir + "/" + hash + ".json");
   if (before && (*before)["engine"] == folder.engine) {
-    std::cout << "point " << hash << ": skipped, already finished (" << (*before)["status"].get<std::string>()
-              << ")" << std::endl;
+    std::cout << "point " << hash << ": skipped, already finished (" << (*before)["status"].get<std::string>() << ")"
+              << std::endl;
     return kExitOk;
   }
   RunnerOptions options;
   options.jobs = 1;
   options.total = 1;
   options.show_progress = false;
-  const RunnerSummary summary =
-      run_jobs({point_job(points_dir, *point, folder.engine, "point " + hash)}, options,
-               [&](size_t, const Outcome& outcome) {
-                 write_point_record(points_dir, folder.plan, *point, folder.engine, outcome);
-                 std::cout << fmt::format("point {}: {} in {:.2f} s{}", hash, outcome.status, outcome.wall_seconds,
-                                          outcome.error.empty() ? "" : " (" + outcome.error + ")")
-                           << std::endl;
-               });
+  const RunnerSummary summary = run_jobs(
+      {point_job(points_dir, *point, folder.engine, "point " + hash)}, options, [&](size_t, const Outcome& outcome) {
+        write_point_record(points_dir, folder.plan, *point, folder.engine, outcome);
+        std::cout << fmt::format("point {}: {} in {:.2f} s{}", hash, outcome.status, outcome.wall_seconds,
+                                 outcome.error.empty() ? "" : " (" + outcome.error + ")")
+                  << std::endl;
+      });
   if (summary.interrupted) {
     std::cout << "point " << hash << ": stopped by a signal before it finished; it has no record" << std::endl;
     return 130;

@@ -77,8 +77,8 @@ bool unknown_job(const ProgramOutput& output) {
 }  // namespace
 
 bool is_unfinished_state(const std::string& state) {
-  static const std::set<std::string> unfinished = {"PENDING",   "RUNNING",   "CONFIGURING", "COMPLETING",
-                                                   "REQUEUED",  "RESIZING",  "SUSPENDED",   "STOPPED",
+  static const std::set<std::string> unfinished = {"PENDING",   "RUNNING",   "CONFIGURING",  "COMPLETING",
+                                                   "REQUEUED",  "RESIZING",  "SUSPENDED",    "STOPPED",
                                                    "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"};
   return unfinished.count(state) > 0;
 }
@@ -99,16 +99,19 @@ Submission submit_array(const std::string& out_dir, const std::vector<std::strin
   for (const std::string& hash : hashes) list += hash + "\n";
   write_text_atomically(submission.list_file, list);
   const std::string script = name + ".sh";
-  write_text_atomically(script, "#!/bin/sh\n"
-                                "# Array task i runs the point on line i+1 of the list (wafersim sweep --backend slurm).\n"
-                                "exec " + shell_quoted(wafersim_executable()) + " sweep-point " +
-                                    shell_quoted(out_dir) + " --list " + shell_quoted(submission.list_file) + "\n");
+  write_text_atomically(script,
+                        "#!/bin/sh\n"
+                        "# Array task i runs the point on line i+1 of the list (wafersim sweep --backend slurm).\n"
+                        "exec " +
+                            shell_quoted(wafersim_executable()) + " sweep-point " + shell_quoted(out_dir) + " --list " +
+                            shell_quoted(submission.list_file) + "\n");
   ::chmod(script.c_str(), 0755);
 
   std::string array = fmt::format("--array=0-{}", hashes.size() - 1);
   if (options.max_parallel) array += fmt::format("%{}", options.max_parallel);
-  std::vector<std::string> words = {"sbatch", "--parsable", "--job-name=wafersim-sweep", array,
-                                    "--output=" + folder + "/%A_%a.log", "--ntasks=1", "--cpus-per-task=1"};
+  std::vector<std::string> words = {
+      "sbatch",     "--parsable",       "--job-name=wafersim-sweep", array, "--output=" + folder + "/%A_%a.log",
+      "--ntasks=1", "--cpus-per-task=1"};
   if (!options.partition.empty()) words.push_back("--partition=" + options.partition);
   if (!options.time_limit.empty()) words.push_back("--time=" + options.time_limit);
   if (!options.memory.empty()) words.push_back("--mem=" + options.memory);
@@ -119,8 +122,8 @@ Submission submit_array(const std::string& out_dir, const std::vector<std::strin
     throw CommandError(kExitBadInput, "cannot run sbatch: is Slurm installed here (slurm-client)?");
   const std::string job_id = output.out.substr(0, output.out.find_first_of(";\n"));
   if (output.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
-    throw CommandError(kExitBadInput, "sbatch refused the array: " +
-                                          first_line(output.err.empty() ? output.out : output.err));
+    throw CommandError(kExitBadInput,
+                       "sbatch refused the array: " + first_line(output.err.empty() ? output.out : output.err));
   submission.job_id = job_id;
   append_text(submissions_path(out_dir), job_id + " " + submission.list_file + "\n");
   return submission;
@@ -159,10 +162,10 @@ size_t unfinished_tasks(const Submission& submission, size_t* running) {
   if (running) *running = 0;
   if (unknown_job(output)) return 0;
   if (output.exit_code != 0)
-    throw CommandError(kExitBadInput, "cannot ask Slurm about job " + submission.job_id + ": " +
-                                          first_line(output.exit_code == 127 && output.err.empty()
-                                                         ? std::string("squeue not found")
-                                                         : output.err));
+    throw CommandError(
+        kExitBadInput,
+        "cannot ask Slurm about job " + submission.job_id + ": " +
+            first_line(output.exit_code == 127 && output.err.empty() ? std::string("squeue not found") : output.err));
   size_t unfinished = 0;
   for (const auto& [index, state] : parse_states(output.out)) {
     if (!is_unfinished_state(state)) continue;

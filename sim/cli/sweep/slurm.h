@@ -10,10 +10,10 @@
 namespace wafersim::cli::sweep {
 
 struct SlurmOptions {
-  std::string partition;               // --partition; "" = the cluster's default
-  std::string time_limit;              // --time per task; "" = the partition's default
-  std::string memory;                  // --mem per task; "" = the cluster's default
-  unsigned max_parallel = 0;           // tasks running at once (--array=...%N); 0 = no limit
+  std::string partition;                // --partition; "" = the cluster's default
+  std::string time_limit;               // --time per task; "" = the partition's default
+  std::string memory;                   // --mem per task; "" = the cluster's default
+  unsigned max_parallel = 0;            // tasks running at once (--array=...%N); 0 = no limit
   std::vector<std::string> extra_args;  // --sbatch-arg, passed through last
 };
 
