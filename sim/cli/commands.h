@@ -48,6 +48,7 @@ void add_run_command(CLI::App& app);
 void add_analytic_command(CLI::App& app);
 void add_map_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_sweep_point_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
 }  // namespace wafersim::cli

@@ -3,6 +3,13 @@
 
 namespace wafersim::cli {
 
-enum ExitCode : int { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitDoesNotFit = 3 };
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitBadInput = 2,
+  kExitDoesNotFit = 3,
+  // A sweep whose scheduler ended some points without a result.
+  kExitIncomplete = 4
+};
 
 }  // namespace wafersim::cli

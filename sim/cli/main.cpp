@@ -31,6 +31,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
   cli::add_analytic_command(app);
   cli::add_map_command(app);
   cli::add_sweep_command(app);
+  cli::add_sweep_point_command(app);
   cli::add_validate_command(app);
   cli::add_describe_command(app);
   cli::add_bench_command(app);
@@ -44,7 +45,8 @@ extern "C" int sc_main(int argc, char* argv[]) {
     if (argc > 1 && argv[1][0] != '-') {
       std::vector<std::string> names;
       for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
-        names.push_back(command->get_name());
+        if (!command->get_group().empty()) names.push_back(command->get_name());  // hidden ones unnamed
+      if (std::string(argv[1]) == "sweep-point") names.push_back(argv[1]);
       if (std::find(names.begin(), names.end(), argv[1]) == names.end())
         throw cli::CommandError(cli::kExitBadInput, "unknown command " + config::quoted(argv[1]) +
                                                         " (commands: " + config::join(names) + ")" +

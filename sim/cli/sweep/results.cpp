@@ -97,4 +97,12 @@ std::string csv_row(const Point& point, const nlohmann::json& record, const std:
   return join_row(fields);
 }
 
+std::string csv_row_without_record(const Point& point, const std::vector<std::string>& metrics,
+                                   const std::string& status, const std::string& error) {
+  std::vector<std::string> fields = point.cells;
+  fields.insert(fields.end(), metrics.size(), "");
+  for (const std::string& tail : {status, std::string(), error, point.hash}) fields.push_back(tail);
+  return join_row(fields);
+}
+
 }  // namespace wafersim::cli::sweep

@@ -36,5 +36,9 @@ bool has_json_path(const nlohmann::json& document, const std::string& path);
 
 std::string csv_header(const SweepPlan& plan, const std::vector<std::string>& metrics);
 std::string csv_row(const Point& point, const nlohmann::json& record, const std::vector<std::string>& metrics);
+// The row of a point without a record: no figures, no wall time, `status`
+// "missing" or "failed", and why in `error` (e.g. the scheduler's end state).
+std::string csv_row_without_record(const Point& point, const std::vector<std::string>& metrics,
+                                   const std::string& status, const std::string& error);
 
 }  // namespace wafersim::cli::sweep

@@ -17,6 +17,7 @@
 
 #include "models/config/text.h"
 #include "sim/cli/progress_line.h"
+#include "sim/cli/sweep/program_output.h"
 
 namespace wafersim::cli::sweep {
 
@@ -25,13 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string self_executable() {
-  char buffer[PATH_MAX];
-  const ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (length <= 0) throw std::runtime_error(std::string("cannot find the wafersim binary: ") + std::strerror(errno));
-  return std::string(buffer, size_t(length));
-}
 
 // Signals are taken synchronously (sigtimedwait) while jobs run: no handler
 // runs at an awkward moment, and a stop request is seen within one wait.
@@ -158,12 +152,13 @@ class Progress {
   void finished(const Outcome& outcome, const std::string& label, const RunnerSummary& summary) {
     ++finished_;
     summary_ = summary;
-    if (outcome.status == "ok") return;
+    if (outcome.status == "ok" || !options_.show_progress) return;
     line_.clear();
     std::cerr << label << ": " << (outcome.error.empty() ? outcome.status : outcome.error) << "\n";
   }
 
   void show(size_t running, bool force = false) {
+    if (!options_.show_progress) return;
     const double elapsed = seconds_since(start_);
     const size_t done = options_.done + finished_;
     // The rate of this session's points: those done before a resume took no time now.
@@ -174,7 +169,9 @@ class Progress {
         force);
   }
 
-  void end() { line_.end(); }
+  void end() {
+    if (options_.show_progress) line_.end();
+  }
 
  private:
   RunnerOptions options_;
@@ -194,7 +191,7 @@ struct Running {
 
 RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options,
                        const std::function<void(size_t, const Outcome&)>& finished) {
-  const std::string program = self_executable();
+  const std::string program = wafersim_executable();
   SignalWatch signals;
   Progress progress(options);
   RunnerSummary summary;

@@ -18,8 +18,9 @@ struct Job {
 
 struct RunnerOptions {
   unsigned jobs = 1;
-  size_t total = 0;  // points in the sweep, counting those already finished
-  size_t done = 0;   // of which finished before this run
+  size_t total = 0;           // points in the sweep, counting those already finished
+  size_t done = 0;            // of which finished before this run
+  bool show_progress = true;  // the progress line and one line per point that fails, on stderr
 };
 
 struct RunnerSummary {
