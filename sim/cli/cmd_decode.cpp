@@ -20,6 +20,16 @@ namespace wafersim::cli {
 
 namespace {
 
+// A decode longer than the backend can count is bad input: blame what the user
+// wrote among the values that make it long.
+[[noreturn]] void refuse_too_long(const Experiment& experiment, const std::string& why) {
+  experiment.config.fail_given(
+      {"workload.decode_tokens", "workload.batch", "hardware.offwafer.latency_cycles", "hardware.wafers"},
+      why +
+          "; fewer tokens (workload.decode_tokens, workload.batch), a shorter hardware.offwafer.latency_cycles or "
+          "fewer hardware.wafers shorten it");
+}
+
 void evaluate_decode(const ExperimentOptions& options, const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
@@ -35,8 +45,13 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
                 << std::flush;
       progress_shown = true;
     };
-  backend::Evaluation evaluation =
-      backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
+  backend::Evaluation evaluation;
+  try {
+    evaluation = backend::make_backend(backend_name)->evaluate(plan, inputs, experiment.sim, progress);
+  } catch (const CycleLimitError& error) {
+    if (progress_shown) std::cerr << "\n";
+    refuse_too_long(experiment, error.what());
+  }
   if (progress_shown) std::cerr << "\n";
 
   const DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
