@@ -64,6 +64,10 @@ Experiment experiment_from_config(const config::Config& config) {
     config.fail_given({"mapping.layer_grid.columns", "hardware.grid_width"},
                       "a layer region of " + std::to_string(mapping.layer_columns) + " columns is wider than the " +
                           std::to_string(hw.grid_width) + "-tile " + hw.name + " wafer");
+  if (mapping.strips > hw.grid_width)
+    config.fail_given({"mapping.strips", "hardware.grid_width"},
+                      std::to_string(mapping.strips) + " strips of at least one column do not fit the " +
+                          std::to_string(hw.grid_width) + "-column " + hw.name + " wafer");
   if (mapping.layer_rows > hw.grid_height)
     config.fail_given({"mapping.layer_grid.rows", "hardware.grid_height"},
                       "a layer region of " + std::to_string(mapping.layer_rows) + " rows is taller than the " +
