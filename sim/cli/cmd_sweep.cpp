@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -29,12 +30,18 @@ namespace {
 
 using namespace sweep;
 
+// A point still running after a day is taken to be stuck: a simulated point of
+// Llama 3.1 8B on a WSE-3 runs about 0.85 s per token, so a day holds some
+// 100,000 tokens.
+constexpr double kDefaultPointTimeoutSeconds = 86400;
+
 struct SweepOptions {
   std::string file;
   std::string out_dir;
   std::string engine;  // "" = the sweep file's
   unsigned jobs = 0;   // 0 = one per core
   bool resume = false;
+  double point_timeout_seconds = kDefaultPointTimeoutSeconds;
 };
 
 // Holds DIR/sweep.lock while the sweep writes DIR, so two sweeps never share a folder.
@@ -184,7 +191,24 @@ std::string sweep_source(const std::string& out, const std::string& file, bool r
                                         "; resume it with that file or choose another --out");
 }
 
-void run_sweep(const SweepOptions& options) {
+// A stop signal sent while the sweep starts (before its runner watches them)
+// stays pending until the runner takes it, so the sweep still ends with exit
+// 130 and the resume hint instead of dying on the spot.
+void hold_stop_signals() {
+  sigset_t stop_signals;
+  ::sigemptyset(&stop_signals);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_signals, signal);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+}
+
+// A point whose run was killed from outside (the out-of-memory killer, kill -9)
+// did not fail on its own input: --resume runs it again. Runs end by their own
+// exit code below 128; the runner records 128 + N for a run ended by signal N.
+bool died_by_signal(const nlohmann::json& record) {
+  return record.value("status", "") == "failed" && record.value("exit_code", 0) > 128;
+}
+
+void run_sweep_unguarded(const SweepOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   const SweepFile sweep = load_sweep_file(options.file);
   const std::string engine = options.engine.empty() ? sweep.engine : options.engine;
@@ -216,7 +240,7 @@ void run_sweep(const SweepOptions& options) {
     write_text_atomically(point_file(plan.points[i], ".yaml"), plan.points[i].yaml);
     // A result of another engine is not this sweep's result: it runs again.
     std::optional<nlohmann::json> record = read_point_record(point_file(plan.points[i], ".json"));
-    if (options.resume && record && (*record)["engine"] == engine)
+    if (options.resume && record && (*record)["engine"] == engine && !died_by_signal(*record))
       records[i] = std::move(record);
     else
       todo.push_back(i);
@@ -240,6 +264,7 @@ void run_sweep(const SweepOptions& options) {
   runner.jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   runner.total = plan.points.size();
   runner.done = plan.points.size() - todo.size();
+  runner.point_timeout_seconds = options.point_timeout_seconds;
   const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
     const size_t i = todo[job];
     nlohmann::json record = point_record(plan, plan.points[i], engine, outcome);
@@ -269,6 +294,15 @@ void run_sweep(const SweepOptions& options) {
                                         finished, plan.points.size(), options.file, out));
 }
 
+void run_sweep(const SweepOptions& options) {
+  hold_stop_signals();
+  try {
+    run_sweep_unguarded(options);
+  } catch (const std::filesystem::filesystem_error& error) {
+    throw CommandError(kExitBadInput, fmt::format("cannot use {}: {}", error.path1().string(), error.code().message()));
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
@@ -280,6 +314,12 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--jobs", options->jobs, "Points run at once (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
   command->add_flag("--resume", options->resume, "Keep the finished points in --out and run only the others");
+  command
+      ->add_option("--point-timeout", options->point_timeout_seconds,
+                   "Seconds a point may run before it is killed and recorded as timed out (exit code 124); 0 = no "
+                   "limit")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   command->add_option("--engine", options->engine, "Override the sweep file's engine")
       ->check(CLI::IsMember(engine_names()));
   command->callback([options] { run_sweep(*options); });
