@@ -97,3 +97,19 @@ TEST_CASE("run refuses a decode past SystemC's time limit before simulating", "[
   // The closed form counts in 64 bits and evaluates it.
   CHECK(run_wafersim(analytic).exit_code == 0);
 }
+
+TEST_CASE("a plan larger than the memory left is refused before compiling, naming the memory", "[cli][limits]") {
+#ifdef __SANITIZE_ADDRESS__
+  // The sanitizer's shadow memory needs far more address space than any such limit allows.
+  SUCCEED("not run under AddressSanitizer");
+  return;
+#endif
+  // 1,000 WSE-3 wafers: 896 million tiles, 7.17 GB of per-tile tables, under a 3 GB address-space limit.
+  const Outcome outcome = run_shell("ulimit -v 3000000; " + shell_quoted(WAFERSIM_BINARY) + " map " +
+                                    shell_quoted(kData + "/good/tiny.yaml") +
+                                    " --quiet --set hardware=wse3 --set hardware.wafers=1000 --set model=llama3.1-8b");
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 3);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("the plan's per-tile tables need 7.17 GB"));
+}
