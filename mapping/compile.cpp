@@ -181,6 +181,9 @@ constexpr uint64_t kBufferGuessCapDivisor = 2;
 // preferred aspect asks for: when tall regions do not pack in the preferred
 // strips, narrower strips often do, without another wafer.
 constexpr uint32_t kMinStripCountsTried = 16;
+// With wafers: auto the compiler stops where hardware.wafers' range ends
+// (models/hardware.cpp): a model needing more is refused, not compiled.
+constexpr uint32_t kMaxWafers = 1024;
 // Layouts tried after the first. Each failed one adds a wafer or grows a
 // region that overflowed, so real models need a handful; the bound turns a
 // region that never stops overflowing into an error instead of a hang.
@@ -212,11 +215,13 @@ class PlanCompiler {
   Plan compile() {
     uint32_t wafers = starting_wafers();
     const RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
-    for (int retry = 0;; ++retry) {
-      if (retry > kMaxLayoutRetries) throw std::logic_error("the compiler found no layout that fits every tile");
+    for (int retry = 0;;) {
       const Layout layout = place(wafers);
       if (layout.boxes.empty()) {
         if (hw().wafers > 0) does_not_fit(wafers);
+        // More wafers help only while every region fits a wafer at some strip width.
+        if (!every_region_fits_a_strip()) region_taller_than_a_wafer();
+        if (wafers >= kMaxWafers) more_wafers_than_allowed(wafers + 1);
         ++wafers;
         continue;
       }
@@ -224,6 +229,7 @@ class PlanCompiler {
         plan_.strips = layout.strips;
         break;
       }
+      if (++retry > kMaxLayoutRetries) throw std::logic_error("the compiler found no layout that fits every tile");
       plan_.sram_peak_bytes = 0;
     }
     plan_.hw.wafers = wafers;
@@ -264,6 +270,7 @@ class PlanCompiler {
     check_layer_grid();
     at_least_ = wafers_needed(sized_for(hw().grid_width), hw(), 1);
     if (at_least_ == 0) does_not_fit(std::max<uint32_t>(hw().wafers, 1));
+    if (at_least_ > kMaxWafers) more_wafers_than_allowed(at_least_);
     const uint32_t wafers = hw().wafers > 0 ? hw().wafers : at_least_;
     if (wafers < at_least_) does_not_fit(wafers);
     return wafers;
@@ -308,6 +315,9 @@ class PlanCompiler {
         region = build_region(context, needs_[r].kind, needs_[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, "too few rows for its experts");
+        overflow_ = fmt::format("; in the last layout tried, {} had too few rows ({}) for its experts",
+                                region_label(needs_[r]), box.height_y());
+        overflow_of_[r] = overflow_;
         needs_[r].min_tiles_at_width[layout.strip_width] = one_row_more(box);
         grown = true;
         continue;
@@ -318,6 +328,7 @@ class PlanCompiler {
       if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
         needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);
+        overflow_of_[r] = overflow_;
         grown = true;
         continue;
       }
@@ -367,6 +378,83 @@ class PlanCompiler {
         uint64_t(wafers) * hw.tiles_per_wafer(), usable_, fit, overflow_));
   }
 
+  // True when some strip width tried holds every region within a wafer's rows.
+  bool every_region_fits_a_strip() const {
+    for (uint32_t strips : strip_candidates(1)) {
+      const std::vector<RegionNeed> sized = sized_for(strip_width(hw(), plan_.options, strips));
+      if (std::all_of(sized.begin(), sized.end(),
+                      [&](const RegionNeed& need) { return need.min_height <= hw().grid_height; }))
+        return true;
+    }
+    return false;
+  }
+
+  // A region needs more rows than a wafer has at every strip width tried:
+  // named with the reason its last build gave.
+  [[noreturn]] void region_taller_than_a_wafer() const {
+    const std::vector<uint32_t> candidates = strip_candidates(1);
+    const uint32_t width = strip_width(hw(), plan_.options, candidates.front());
+    const std::vector<RegionNeed> sized = sized_for(width);
+    size_t tallest = 0;
+    for (size_t r = 0; r < sized.size(); ++r)
+      if (sized[r].min_height > sized[tallest].min_height) tallest = r;
+    const std::string strips = candidates.size() == 1
+                                   ? fmt::format("in {} strip(s) of {} tiles", candidates.front(), width)
+                                   : fmt::format("in strips of any width from 1 to {} strip(s) per wafer",
+                                                 *std::max_element(candidates.begin(), candidates.end()));
+    const auto built = overflow_of_.find(tallest);
+    const std::string reason = built != overflow_of_.end()
+                                   ? built->second
+                                   : fmt::format("; its weights and KV cache ({}) alone need {} rows",
+                                                 bytes_text(sized[tallest].bytes), sized[tallest].min_height);
+    throw DoesNotFitError(
+        fmt::format("{}: {} needs more than the {} rows of a {} wafer {}, and more wafers do not "
+                    "help (a region lies on one wafer){}{}",
+                    plan_.model.name, region_label(sized[tallest]), hw().grid_height, hw().name, strips, reason,
+                    default_mapping_hint()));
+  }
+
+  [[noreturn]] void more_wafers_than_allowed(uint32_t wafers) const {
+    throw DoesNotFitError(
+        fmt::format("{} needs at least {} wafers of {} (weights {} + KV cache {} at {} tokens), more than the {} an "
+                    "experiment may join",
+                    plan_.model.name, wafers, hw().name, bytes_text(weight_bytes_),
+                    bytes_text(total_bytes_ - weight_bytes_), max_context_, kMaxWafers));
+  }
+
+  static std::string region_label(const RegionNeed& need) {
+    if (need.kind == RegionKind::Embedding) return "the embedding";
+    if (need.kind == RegionKind::Head) return "the LM head";
+    return fmt::format("layer {}", need.layer);
+  }
+
+  // What would fit: the same experiment with the layout knobs at their defaults, when any differs.
+  std::string default_mapping_hint() const {
+    const MappingOptions defaults;
+    MappingOptions reset = plan_.options;
+    std::vector<std::string> changed;
+    if (reset.strips != defaults.strips) changed.push_back("mapping.strips: 0"), reset.strips = defaults.strips;
+    if (reset.moe_attention_share != defaults.moe_attention_share) {
+      changed.push_back("mapping.moe_attention_share: 0");
+      reset.moe_attention_share = defaults.moe_attention_share;
+    }
+    if (reset.region_aspect != defaults.region_aspect) {
+      changed.push_back("mapping.region_aspect: 1");
+      reset.region_aspect = defaults.region_aspect;
+    }
+    if (changed.empty()) return "";
+    std::string knobs;
+    for (const std::string& knob : changed) knobs += (knobs.empty() ? "" : " and ") + knob;
+    HardwareSpec any_count = hw();
+    any_count.wafers = 0;
+    try {
+      const Plan plan = compile_plan(any_count, plan_.model, plan_.workload, reset);
+      return fmt::format("; with {} it fits on {} wafer(s)", knobs, plan.hw.wafers);
+    } catch (const DoesNotFitError&) {
+      return fmt::format("; it does not fit with {} either", knobs);
+    }
+  }
+
   // mapping.layer_grid gives every layer region that many tiles, whatever it needs.
   bool fixed_layer(const RegionNeed& need) const { return plan_.options.fixed_layer_grid() && is_layer(need.kind); }
 
@@ -405,8 +493,9 @@ class PlanCompiler {
   std::vector<RegionNeed> needs_;
   uint64_t tile_budget_ = 0;
   uint64_t total_bytes_ = 0, weight_bytes_ = 0;
-  uint32_t at_least_ = 0;  // lower bound on the wafers; 0 when a region is larger than a wafer
-  std::string overflow_;   // the last tile found over capacity, for the messages
+  uint32_t at_least_ = 0;                      // lower bound on the wafers; 0 when a region is larger than a wafer
+  std::string overflow_;                       // the last tile found over capacity, for the messages
+  std::map<size_t, std::string> overflow_of_;  // the same, per region that overflowed
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // the closed-form counterpart of the engine's per-tile path accounting.
 #include <cstdint>
 
+#include "models/cycle_limit.h"
 #include "models/tile_program.h"
 
 namespace wafersim::mapping {
@@ -13,14 +14,14 @@ struct Timed {
 
   Timed after(uint64_t cycles, Category category) const {
     Timed next = *this;
-    next.cycle += cycles;
+    next.cycle = add_cycles(next.cycle, cycles);
     next.path[size_t(category)] += cycles;
     return next;
   }
   // This followed by a span measured from zero.
   Timed then(const Timed& span) const {
     Timed next = *this;
-    next.cycle += span.cycle;
+    next.cycle = add_cycles(next.cycle, span.cycle);
     for (size_t c = 0; c < path.size(); ++c) next.path[c] += span.path[c];
     return next;
   }

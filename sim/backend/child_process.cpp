@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "models/cycle_limit.h"
+
 namespace wafersim::backend {
 
 namespace {
@@ -78,6 +80,9 @@ Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate)
     json reply;
     try {
       reply = {{"evaluation", to_json(evaluate())}};
+    } catch (const CycleLimitError& error) {
+      reply = {{"error", error.what()}, {"cycle_limit", true}};
+      status = 1;
     } catch (const std::exception& error) {
       reply = {{"error", error.what()}};
       status = 1;
@@ -105,6 +110,7 @@ Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate)
                              std::to_string(WTERMSIG(status)));
   const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) throw std::runtime_error("the child process simulating the prefill sent no result");
+  if (reply.contains("cycle_limit")) throw CycleLimitError(reply.at("error").get<std::string>());
   if (reply.contains("error")) throw std::runtime_error(reply.at("error").get<std::string>());
   return from_json(reply.at("evaluation"));
 }

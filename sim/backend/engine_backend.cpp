@@ -1,5 +1,9 @@
 // The SystemC engine as a backend: the plan's programs on every tile, and the
 // timeline read back from its Mark tasks.
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "sim/backend/backend.h"
 #include "sim/backend/child_process.h"
 #include "sim/engine/engine.h"
@@ -28,6 +32,20 @@ mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim
   return timeline;
 }
 
+// The contention-free closed form never takes longer than the simulation, so a
+// decode whose closed form passes SystemC's time limit is refused before the
+// mesh is built (the engine itself stops at the limit should contention pass it).
+void check_time_limit(const mapping::Plan& plan, const IterationInputs& inputs) {
+  const mapping::DecodeTimeline closed_form = mapping::analytic_timeline(plan, inputs);
+  uint64_t total_cycles = 0;
+  for (uint64_t cycle : closed_form.finish.back()) total_cycles = std::max(total_cycles, cycle);
+  if (total_cycles > sim::max_simulated_cycles())
+    throw CycleLimitError(fmt::format(
+        "the {} takes {} cycles contention-free, more than the {} cycles SystemC can simulate (`analytic` "
+        "evaluates it)",
+        plan.phase == mapping::Phase::Prefill ? "prefill" : "decode", total_cycles, sim::max_simulated_cycles()));
+}
+
 class EngineBackend : public Backend {
  public:
   const char* name() const override { return "sim"; }
@@ -43,6 +61,7 @@ class EngineBackend : public Backend {
         progress({p.final_marks, tokens, plan.hw.cycles_to_us(double(p.cycle)),
                   p.seconds > 0 ? double(p.events) / p.seconds : 0.0, p.seconds});
       };
+    check_time_limit(plan, inputs);
     const sim::EngineResult result = sim::run_programs(plan.hw, plan.programs, inputs, engine);
     Evaluation evaluation;
     evaluation.timeline = timeline_from_marks(plan, result);

@@ -24,6 +24,16 @@ namespace wafersim::cli {
 
 namespace {
 
+// A decode longer than the backend can count is bad input: blame what the user
+// wrote among the values that make it long.
+[[noreturn]] void refuse_too_long(const Experiment& experiment, const std::string& why) {
+  experiment.config.fail_given(
+      {"workload.decode_tokens", "workload.batch", "hardware.offwafer.latency_cycles", "hardware.wafers"},
+      why +
+          "; fewer tokens (workload.decode_tokens, workload.batch), a shorter hardware.offwafer.latency_cycles or "
+          "fewer hardware.wafers shorten it");
+}
+
 void evaluate_decode(const ExperimentOptions& options, const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
@@ -41,7 +51,13 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
                             eta_text(p.wall_seconds, double(p.tokens_done), double(p.tokens_total))),
                 new_phase);
     };
-  const Report report = decode_report(experiment, plan, backend_name, progress, begin);
+  Report report;
+  try {
+    report = decode_report(experiment, plan, backend_name, progress, begin);
+  } catch (const CycleLimitError& error) {
+    line.end();
+    refuse_too_long(experiment, error.what());
+  }
   line.end();
   if (!options.common.quiet) {
     for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";

@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -35,6 +36,11 @@ namespace {
 
 using namespace sweep;
 
+// A point still running after a day is taken to be stuck: a simulated point of
+// Llama 3.1 8B on a WSE-3 runs about 0.85 s per token, so a day holds some
+// 100,000 tokens.
+constexpr double kDefaultPointTimeoutSeconds = 86400;
+
 struct SweepOptions {
   std::string file;
   std::string out_dir;
@@ -47,6 +53,7 @@ struct SweepOptions {
   bool wait = false;      // follow the Slurm array until it ends
   bool collect = false;   // only build results.csv from what has finished
   std::string emit_jobs;  // write one command line per point to this file instead of running them
+  double point_timeout_seconds = kDefaultPointTimeoutSeconds;
 };
 
 // Holds DIR/sweep.lock while the sweep writes DIR, so two sweeps never share a folder.
@@ -201,6 +208,23 @@ std::string sweep_source(const std::string& out, const std::string& file, bool r
                                         "; resume it with that file or choose another --out");
 }
 
+// A stop signal sent while the sweep starts (before its runner watches them)
+// stays pending until the runner takes it, so the sweep still ends with exit
+// 130 and the resume hint instead of dying on the spot.
+void hold_stop_signals() {
+  sigset_t stop_signals;
+  ::sigemptyset(&stop_signals);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_signals, signal);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+}
+
+// A point whose run was killed from outside (the out-of-memory killer, kill -9)
+// did not fail on its own input: --resume runs it again. Runs end by their own
+// exit code below 128; the runner records 128 + N for a run ended by signal N.
+bool died_by_signal(const nlohmann::json& record) {
+  return record.value("status", "") == "failed" && record.value("exit_code", 0) > 128;
+}
+
 // Everything every backend needs in DIR before a point runs.
 struct PreparedSweep {
   std::string out;  // absolute for the Slurm backend and --emit-jobs: their jobs may start elsewhere
@@ -267,7 +291,7 @@ PreparedSweep prepare(const SweepOptions& options, std::optional<FolderLock>& lo
     write_text_atomically(base + ".yaml", plan.points[i].yaml);
     // A result of another engine is not this sweep's result: it runs again.
     std::optional<nlohmann::json> record = read_point_record(base + ".json");
-    if (continuing && record && (*record)["engine"] == prepared.engine)
+    if (continuing && record && (*record)["engine"] == prepared.engine && !died_by_signal(*record))
       prepared.records[i] = std::move(record);
     else
       prepared.todo.push_back(i);
@@ -302,6 +326,7 @@ void run_local(const SweepOptions& options, PreparedSweep& prepared) {
   runner.jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   runner.total = plan.points.size();
   runner.done = plan.points.size() - prepared.todo.size();
+  runner.point_timeout_seconds = options.point_timeout_seconds;
   const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
     const size_t i = prepared.todo[job];
     nlohmann::json record = write_point_record(prepared.points_dir, plan, plan.points[i], prepared.engine, outcome);
@@ -511,7 +536,7 @@ void check_flags(const SweepOptions& options) {
     throw CommandError(kExitBadInput, "--collect gathers what has finished; --wait belongs to a submission");
 }
 
-void run_sweep(const SweepOptions& options) {
+void run_sweep_unguarded(const SweepOptions& options) {
   check_flags(options);
   std::optional<FolderLock> lock;
   PreparedSweep prepared = prepare(options, lock);
@@ -526,6 +551,15 @@ void run_sweep(const SweepOptions& options) {
     run_local(options, prepared);
 }
 
+void run_sweep(const SweepOptions& options) {
+  hold_stop_signals();
+  try {
+    run_sweep_unguarded(options);
+  } catch (const std::filesystem::filesystem_error& error) {
+    throw CommandError(kExitBadInput, fmt::format("cannot use {}: {}", error.path1().string(), error.code().message()));
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
@@ -538,6 +572,12 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--jobs", options->jobs, "Points run at once (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
   command->add_flag("--resume", options->resume, "Keep the finished points in --out and run only the others");
+  command
+      ->add_option("--point-timeout", options->point_timeout_seconds,
+                   "Seconds a point may run before it is killed and recorded as timed out (exit code 124); 0 = no "
+                   "limit")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   command->add_option("--engine", options->engine, "Override the sweep file's engine")
       ->check(CLI::IsMember(engine_names()));
   command->add_option("--backend", options->backend, "Where the points run: local (default) or slurm (one job array)")

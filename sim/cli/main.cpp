@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -67,6 +68,13 @@ extern "C" int sc_main(int argc, char* argv[]) {
   } catch (const cli::CommandError& e) {
     report("error", e.what());
     return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    // The experiment asked for more memory than this process can take: the
+    // machine, not the input, is too small (exit 3, as a model too large).
+    report("does not fit",
+           "this process ran out of memory (the plan or the simulation is larger than the memory "
+           "available to it; fewer wafers or a smaller model need less)");
+    return cli::kExitDoesNotFit;
   } catch (const std::exception& e) {
     report("internal error", e.what());
     return cli::kExitInternal;

@@ -73,8 +73,18 @@ void Band::schedule(uint64_t cycle, uint32_t event) {
   if (!running_ && cycle < scheduled_) {
     const uint64_t now = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
     scheduled_ = cycle;
-    wake_event_.notify(sc_core::sc_time::from_value((cycle - now) * ticks_per_cycle_));
+    wake_at(cycle, now);
   }
+}
+
+// SystemC counts time in 64-bit ticks: a wake-up past that horizon would wrap
+// around, so the band stays asleep and the run reports where it stopped.
+void Band::wake_at(uint64_t cycle, uint64_t now) {
+  if (cycle > max_simulated_cycles()) {
+    world_.past_time_limit = true;
+    return;
+  }
+  wake_event_.notify(sc_core::sc_time::from_value((cycle - now) * ticks_per_cycle_));
 }
 
 void Band::wake() {
@@ -99,7 +109,7 @@ void Band::wake() {
   uint64_t next = 0;
   if (wheel_.next_time(&next)) {
     scheduled_ = next;
-    wake_event_.notify(sc_core::sc_time::from_value((next - cycle) * ticks_per_cycle_));
+    wake_at(next, cycle);
   }
   if (world_.options.progress && world_.events >= world_.next_progress_check) report_progress(cycle);
 }

@@ -56,6 +56,7 @@ class Band : public sc_core::sc_module, public MessageSink {
   void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
   void post(const Message& message, uint64_t arrival);
   void schedule(uint64_t cycle, uint32_t event);
+  void wake_at(uint64_t cycle, uint64_t now);
   uint32_t allocate(const Message& message);
   void release(uint32_t message_index);
   void report_progress(uint64_t cycle);

@@ -78,6 +78,11 @@ void collect_busy(const World& world, EngineResult& result) {
 
 }  // namespace
 
+uint64_t max_simulated_cycles() {
+  static const uint64_t cycles = UINT64_MAX / sc_core::sc_time(1, sc_core::SC_NS).value() - 1;
+  return cycles;
+}
+
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options) {
   const auto build_start = std::chrono::steady_clock::now();
@@ -122,6 +127,9 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   sc_core::sc_start();
   result.run_seconds = seconds_since(world->run_start);
 
+  if (world->past_time_limit)
+    throw CycleLimitError(
+        fmt::format("the simulation passes SystemC's time limit of {} cycles", max_simulated_cycles()));
   report_deadlock(*world);
   result.end_cycle = world->end_cycle;
   result.events = world->events;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/cycle_limit.h"
 #include "models/hardware.h"
 #include "models/tile_program.h"
 
@@ -56,6 +57,10 @@ class EngineError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The last cycle SystemC can reach (its 64-bit time at the engine's 1 ns per
+// cycle, about 1.8e16 cycles). A run that would pass it stops with CycleLimitError.
+uint64_t max_simulated_cycles();
 
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options);

@@ -103,6 +103,7 @@ struct World {
   uint64_t tiles_active = 0, tiles_finished = 0;
   uint64_t final_marks = 0;  // Mark tasks reached in the highest slot
   uint64_t end_cycle = 0;
+  bool past_time_limit = false;  // an event fell beyond max_simulated_cycles() and was never run
 
   std::chrono::steady_clock::time_point run_start, last_progress;
   uint64_t next_progress_check = 0;  // events count at which to look at the clock again

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "models/config/value_text.h"
 #include "models/hardware.h"
+#include "sim/experiment/process_memory.h"
 #include "sim/experiment/sim_options.h"
 #include "workloads/hf_config.h"
 #include "workloads/model_spec.h"
@@ -111,6 +115,10 @@ Experiment experiment_from_config(const config::Config& config) {
     config.fail_given({"mapping.layer_grid.columns", "hardware.grid_width"},
                       "a layer region of " + std::to_string(mapping.layer_columns) + " columns is wider than the " +
                           std::to_string(hw.grid_width) + "-tile " + hw.name + " wafer");
+  if (mapping.strips > hw.grid_width)
+    config.fail_given({"mapping.strips", "hardware.grid_width"},
+                      std::to_string(mapping.strips) + " strips of at least one column do not fit the " +
+                          std::to_string(hw.grid_width) + "-column " + hw.name + " wafer");
   if (mapping.layer_rows > hw.grid_height)
     config.fail_given({"mapping.layer_grid.rows", "hardware.grid_height"},
                       "a layer region of " + std::to_string(mapping.layer_rows) + " rows is taller than the " +
@@ -127,8 +135,40 @@ Experiment load_experiment_text(const std::string& yaml_text, const std::string&
   return experiment_from_config(load_experiment_text_config(yaml_text, name, overrides));
 }
 
+namespace {
+
+std::string gigabytes(uint64_t bytes) { return fmt::format("{:.2f} GB", double(bytes) / 1e9); }
+
+// The plan keeps a program index and a parameter for every tile of every wafer:
+// what grows with the wafer count, and what a plan of 1,000 WSE-3 wafers spends
+// its 7 GB on. The programs themselves are shared and small.
+uint64_t plan_table_bytes(const HardwareSpec& hw, uint32_t wafers) {
+  const uint64_t per_tile =
+      sizeof(decltype(ProgramSet::tile_program)::value_type) + sizeof(decltype(ProgramSet::tile_param)::value_type);
+  return uint64_t(wafers) * hw.tiles_per_wafer() * per_tile;
+}
+
+[[noreturn]] void out_of_memory(const Experiment& experiment, const std::string& needed) {
+  throw mapping::DoesNotFitError(fmt::format(
+      "{} on {} wafer(s) of {}: {}, more than the {} this process can still take (MemAvailable, ulimit, cgroup)",
+      experiment.model.name, experiment.hardware.wafers > 0 ? std::to_string(experiment.hardware.wafers) : "auto",
+      experiment.hardware.name, needed, gigabytes(memory_available_bytes())));
+}
+
+}  // namespace
+
 mapping::Plan compile_plan(const Experiment& experiment) {
-  return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  // A fixed wafer count sets the plan's size before anything is compiled.
+  if (const uint32_t wafers = experiment.hardware.wafers; wafers > 0) {
+    const uint64_t needed = plan_table_bytes(experiment.hardware, wafers);
+    if (needed > memory_available_bytes())
+      out_of_memory(experiment, "the plan's per-tile tables need " + gigabytes(needed));
+  }
+  try {
+    return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  } catch (const std::bad_alloc&) {
+    out_of_memory(experiment, "compiling the plan ran out of memory");
+  }
 }
 
 }  // namespace wafersim

@@ -35,6 +35,10 @@ class SignalWatch {
     ::sigemptyset(&watched_);
     for (int signal : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&watched_, signal);
     ::sigprocmask(SIG_BLOCK, &watched_, &previous_mask_);
+    // The sweep may have blocked the stop signals before (so that one sent while it
+    // starts is not lost); its runs must still take them.
+    child_mask_ = previous_mask_;
+    for (int signal : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigdelset(&child_mask_, signal);
     // An ignored SIGCHLD would let the kernel reap the children before we read their status.
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
@@ -56,11 +60,12 @@ class SignalWatch {
     const int signal = ::sigtimedwait(&watched_, nullptr, &timeout);
     return signal < 0 ? 0 : signal;
   }
-  const sigset_t& previous_mask() const { return previous_mask_; }
+  const sigset_t& child_mask() const { return child_mask_; }
 
  private:
   sigset_t watched_;
   sigset_t previous_mask_;
+  sigset_t child_mask_;
   struct sigaction previous_chld_ {};
 };
 
@@ -185,7 +190,18 @@ struct Running {
   pid_t pid;
   size_t index;
   Clock::time_point start;
+  bool timed_out = false;
 };
+
+// A run killed by the point timeout failed, whatever signal ended it: it is
+// not retried by --resume (it would only time out again).
+Outcome timed_out(Outcome outcome, double timeout_seconds) {
+  outcome.status = "failed";
+  outcome.exit_code = kExitTimedOut;
+  outcome.error = fmt::format("timed out after {} (--point-timeout)", duration_text(timeout_seconds));
+  outcome.result = nullptr;
+  return outcome;
+}
 
 }  // namespace
 
@@ -207,9 +223,10 @@ RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& option
   };
 
   progress.show(0, true);
+  if (is_stop_signal(signals.wait(0))) stop();  // sent while the sweep was starting
   while (true) {
     while (!stopping && next < jobs.size() && running.size() < std::max(1u, options.jobs)) {
-      running.push_back({spawn(program, jobs[next], signals.previous_mask()), next, Clock::now()});
+      running.push_back({spawn(program, jobs[next], signals.child_mask()), next, Clock::now(), false});
       ++next;
     }
     if (running.empty()) break;
@@ -231,7 +248,8 @@ RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& option
         stop();
         continue;
       }
-      const Outcome outcome = outcome_of(pid > 0 ? status : (127 << 8), job, seconds_since(run.start));
+      Outcome outcome = outcome_of(pid > 0 ? status : (127 << 8), job, seconds_since(run.start));
+      if (run.timed_out) outcome = timed_out(outcome, options.point_timeout_seconds);
       if (outcome.status == "ok")
         ++summary.ok;
       else if (outcome.status == "does_not_fit")
@@ -241,6 +259,12 @@ RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& option
       finished(run.index, outcome);
       progress.finished(outcome, job.label, summary);
     }
+    for (Running& run : running)
+      if (options.point_timeout_seconds > 0 && !run.timed_out &&
+          seconds_since(run.start) > options.point_timeout_seconds) {
+        ::kill(run.pid, SIGKILL);
+        run.timed_out = true;
+      }
     if (stopping && seconds_since(stop_time) > 5)
       for (const Running& run : running) ::kill(run.pid, SIGKILL);
     if (is_stop_signal(signals.wait(reaped ? 0 : 0.5))) stop();

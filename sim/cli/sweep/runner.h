@@ -18,10 +18,14 @@ struct Job {
 
 struct RunnerOptions {
   unsigned jobs = 1;
-  size_t total = 0;           // points in the sweep, counting those already finished
-  size_t done = 0;            // of which finished before this run
-  bool show_progress = true;  // the progress line and one line per point that fails, on stderr
+  size_t total = 0;                  // points in the sweep, counting those already finished
+  size_t done = 0;                   // of which finished before this run
+  bool show_progress = true;         // the progress line and one line per point that fails, on stderr
+  double point_timeout_seconds = 0;  // a run still going after this long is killed and recorded as timed out; 0 = never
 };
+
+// The exit code recorded for a run stopped by the point timeout (as timeout(1) exits).
+constexpr int kExitTimedOut = 124;
 
 struct RunnerSummary {
   size_t ok = 0, does_not_fit = 0, failed = 0;
