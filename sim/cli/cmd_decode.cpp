@@ -34,7 +34,7 @@ namespace {
           "fewer hardware.wafers shorten it");
 }
 
-void evaluate_decode(const ExperimentOptions& options, const std::string& backend_name) {
+void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
@@ -53,7 +53,8 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
     };
   Report report;
   try {
-    report = decode_report(experiment, plan, backend_name, progress, begin);
+    report =
+        decode_report(experiment, plan, backend_name, progress, begin, trace.path.empty() ? nullptr : &trace.window);
   } catch (const CycleLimitError& error) {
     line.end();
     refuse_too_long(experiment, error.what());
@@ -63,15 +64,18 @@ void evaluate_decode(const ExperimentOptions& options, const std::string& backen
     for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
     options.common.table_out() << report.table;
   }
+  if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,
                         const std::string& description) {
   auto options = std::make_shared<ExperimentOptions>();
+  auto trace = std::make_shared<TraceOptions>();
   CLI::App* command = app.add_subcommand(name, description);
   add_experiment_options(*command, *options);
-  command->callback([options, backend_name] { evaluate_decode(*options, backend_name); });
+  add_trace_options(*command, *trace);
+  command->callback([options, trace, backend_name] { evaluate_decode(*options, *trace, backend_name); });
 }
 
 }  // namespace
@@ -114,7 +118,8 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
 }  // namespace
 
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
-                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin) {
+                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
+                     const TraceWindow* trace) {
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   std::vector<std::string> notes;
   const auto prefill = evaluate_prefill(experiment, plan, *backend, progress, notes);
@@ -133,8 +138,14 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
       figures.link_hops += prefill_evaluation.figures.link_hops;
     }
   }
+  nlohmann::json trace_document = nullptr;
+  if (trace) {
+    TracedPhase prefill_phase;
+    if (prefill) prefill_phase = {&prefill->first, &prefill->second.timeline};
+    trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name());
+  }
   return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-          std::move(notes)};
+          std::move(notes), std::move(trace_document)};
 }
 
 void add_run_command(CLI::App& app) {

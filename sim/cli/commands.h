@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sim/cli/exit_codes.h"
+#include "sim/cli/timeline_trace.h"
 
 namespace wafersim::cli {
 
@@ -29,6 +30,13 @@ struct ExperimentOptions {
   CommonOptions common;
 };
 void add_experiment_options(CLI::App& command, ExperimentOptions& options);
+
+// --trace FILE and --trace-tokens A:B: run and analytic (docs/OBSERVABILITY.md).
+struct TraceOptions {
+  std::string path;  // empty: no trace
+  TraceWindow window;
+};
+void add_trace_options(CLI::App& command, TraceOptions& options);
 
 // A command's failure with the exit code to use (kExitBadInput, kExitDoesNotFit).
 class CommandError : public std::runtime_error {

@@ -16,4 +16,27 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
   add_common_options(command, options.common);
 }
 
+void add_trace_options(CLI::App& command, TraceOptions& options) {
+  CLI::Option* trace =
+      command
+          .add_option("--trace", options.path,
+                      "Write the timeline (prefill, then decode) to FILE as a Chrome JSON trace for the Perfetto UI")
+          ->check([](const std::string& path) {
+            return path.empty() || path == "-" ? std::string("needs a file name, got '" + path + "'") : "";
+          });
+  command
+      .add_option_function<std::string>(
+          "--trace-tokens",
+          [&options](const std::string& text) {
+            // The check below has already refused what does not parse.
+            parse_trace_window(text, options.window);
+          },
+          "Trace only decode iterations A to B - 1 (A:B; either side may be empty)")
+      ->check([](const std::string& text) {
+        TraceWindow ignored;
+        return parse_trace_window(text, ignored);
+      })
+      ->needs(trace);
+}
+
 }  // namespace wafersim::cli

@@ -12,6 +12,7 @@
 
 #include "mapping/plan.h"
 #include "sim/backend/backend.h"
+#include "sim/cli/timeline_trace.h"
 #include "sim/experiment/experiment.h"
 
 namespace wafersim::cli {
@@ -20,12 +21,15 @@ struct Report {
   nlohmann::json document;              // what --json writes
   std::string table;                    // what the command prints
   std::vector<std::string> notes = {};  // said on stderr unless --quiet (e.g. a phase that was not timed)
+  nlohmann::json trace = nullptr;       // what --trace writes, when asked for (timeline_trace.h)
 };
 
 // `run` (backend "sim") or `analytic` (backend "analytic") of a compiled plan.
 // `begin` is when the command started: the wall time counts loading and compiling.
+// With a `trace` window, Report::trace holds the timeline trace of that window.
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
-                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin);
+                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
+                     const TraceWindow* trace = nullptr);
 
 // `map`: the plan, compiled in `compile_seconds`.
 Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds);
