@@ -142,7 +142,8 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
   if (trace) {
     TracedPhase prefill_phase;
     if (prefill) prefill_phase = {&prefill->first, &prefill->second.timeline};
-    trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name());
+    trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name(),
+                                    figures.first_token_steps);
   }
   return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
           std::move(notes), std::move(trace_document)};

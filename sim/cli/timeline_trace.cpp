@@ -71,9 +71,8 @@ void add_phase(json& events, const TracedPhase& phase, int pid, const char* proc
   std::vector<uint64_t> done(timeline.finish.back().begin(), timeline.finish.back().begin() + iterations);
   std::sort(done.begin(), done.end());
   const uint64_t window_begin = first < end ? timeline.start.front()[first] : 0;
-  const uint64_t window_end = first < end ? *std::max_element(timeline.finish.back().begin() + first,
-                                                              timeline.finish.back().begin() + end)
-                                          : 0;
+  const uint64_t window_end =
+      first < end ? *std::max_element(timeline.finish.back().begin() + first, timeline.finish.back().begin() + end) : 0;
   uint64_t count = 0;
   auto sample = [&](uint64_t cycle) {
     events.push_back(
@@ -83,6 +82,31 @@ void add_phase(json& events, const TracedPhase& phase, int pid, const char* proc
   for (uint64_t cycle : done) {
     ++count;
     if (first < end && cycle >= window_begin && cycle <= window_end) sample(cycle);
+  }
+}
+
+// The closed form's steps of iteration 0, one after the other inside the
+// region's first span; clipped to it, as a viewer nests spans by containment.
+void add_first_token_steps(json& events, const TracedPhase& decode, uint64_t offset_cycles,
+                           const std::vector<backend::StepCycles>& steps) {
+  const mapping::Plan& plan = *decode.plan;
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const uint64_t start = decode.timeline->start[r][0], finish = decode.timeline->finish[r][0];
+    uint64_t at = start;
+    for (const backend::StepCycles& step : steps) {
+      if (step.region != plan.regions[r].name) continue;
+      const uint64_t end = std::min(finish, at + step.cycles);
+      const double begin_us = plan.hw.cycles_to_us(double(offset_cycles + at));
+      events.push_back({{"name", step.step},
+                        {"cat", "steps"},
+                        {"ph", "X"},
+                        {"pid", kDecodePid},
+                        {"tid", int(r) + 1},
+                        {"ts", begin_us},
+                        {"dur", plan.hw.cycles_to_us(double(offset_cycles + end)) - begin_us},
+                        {"args", {{"cycles", step.cycles}}}});
+      at = end;
+    }
   }
 }
 
@@ -102,7 +126,7 @@ std::string parse_trace_window(const std::string& text, TraceWindow& window) {
 }
 
 json timeline_trace(const TracedPhase& prefill, const TracedPhase& decode, const TraceWindow& window,
-                    const std::string& backend) {
+                    const std::string& backend, const std::vector<backend::StepCycles>& first_token_steps) {
   json events = json::array();
   uint64_t prefill_cycles = 0;
   if (prefill.plan) {
@@ -113,6 +137,8 @@ json timeline_trace(const TracedPhase& prefill, const TracedPhase& decode, const
   }
   add_phase(events, decode, kDecodePid, "decode", "token", "tokens completed", prefill_cycles, window.first,
             window.end);
+  if (window.first == 0 && decode.plan->programs.iterations > 0)
+    add_first_token_steps(events, decode, prefill_cycles, first_token_steps);
   const mapping::Plan& plan = *decode.plan;
   const uint64_t iterations = plan.programs.iterations;
   return {{"traceEvents", std::move(events)},

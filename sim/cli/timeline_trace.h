@@ -11,6 +11,7 @@
 
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
+#include "sim/backend/backend.h"
 
 namespace wafersim::cli {
 
@@ -32,8 +33,11 @@ struct TracedPhase {
 
 // `prefill` may have no plan (no prefill timed). Decode spans start after the
 // prefill's last chunk, so the trace reads as one timeline. `backend` goes
-// into the trace's metadata only.
+// into the trace's metadata only. `first_token_steps` (the closed form's, for
+// one region of each kind) become spans nested in those regions' first decode
+// span, category "steps", when the window holds iteration 0.
 nlohmann::json timeline_trace(const TracedPhase& prefill, const TracedPhase& decode, const TraceWindow& window,
-                              const std::string& backend);
+                              const std::string& backend,
+                              const std::vector<backend::StepCycles>& first_token_steps = {});
 
 }  // namespace wafersim::cli

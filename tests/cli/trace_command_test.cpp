@@ -38,7 +38,8 @@ Traced run_traced(const std::string& command, std::vector<std::string> extra = {
 std::map<int, std::vector<json>> spans_by_track(const json& trace, int pid) {
   std::map<int, std::vector<json>> tracks;
   for (const json& event : trace["traceEvents"])
-    if (event["ph"] == "X" && event["pid"] == pid) tracks[event["tid"].get<int>()].push_back(event);
+    if (event["ph"] == "X" && event["pid"] == pid && event["cat"] != "steps")
+      tracks[event["tid"].get<int>()].push_back(event);
   for (auto& [tid, spans] : tracks)
     std::sort(spans.begin(), spans.end(),
               [](const json& a, const json& b) { return a["ts"].get<double>() < b["ts"].get<double>(); });
@@ -77,7 +78,13 @@ void check_phase(const json& trace, int pid, const json& per_layer, const char* 
   }
 }
 
-json without_metadata(const json& trace) { return trace["traceEvents"]; }
+// The events both backends produce: the closed form's step spans are analytic's own.
+json without_metadata(const json& trace) {
+  json events = json::array();
+  for (const json& event : trace["traceEvents"])
+    if (event.value("cat", "") != "steps") events.push_back(event);
+  return events;
+}
 
 }  // namespace
 
@@ -120,6 +127,25 @@ TEST_CASE("run and analytic traces agree without contention", "[cli][trace]") {
   CHECK(without_metadata(run.trace) == without_metadata(analytic.trace));
   // And the trace of one backend is deterministic byte for byte.
   CHECK(run_traced("analytic", {"--set", "sim.contention=false"}).trace == analytic.trace);
+}
+
+TEST_CASE("analytic nests the closed form's steps of the first token in its first spans", "[cli][trace]") {
+  const Traced traced = run_traced("analytic");
+  std::map<int, json> first_span;
+  for (const auto& [tid, spans] : spans_by_track(traced.trace, 2)) first_span[tid] = spans.front();
+  size_t steps = 0;
+  for (const json& event : traced.trace["traceEvents"]) {
+    if (event.value("cat", "") != "steps") continue;
+    ++steps;
+    const json& parent = first_span.at(event["tid"].get<int>());
+    CHECK(event["ts"].get<double>() >= parent["ts"].get<double>() - 1e-9);
+    CHECK(event["ts"].get<double>() + event["dur"].get<double>() <=
+          parent["ts"].get<double>() + parent["dur"].get<double>() + 1e-9);
+  }
+  size_t offered = 0;
+  for (const json& region : traced.result["metrics"]["steps"]) offered += region.size();
+  CHECK(offered > 0);
+  CHECK(steps == offered);
 }
 
 TEST_CASE("trace-tokens limits the decode spans and leaves the prefill whole", "[cli][trace]") {
