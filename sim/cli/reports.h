@@ -17,9 +17,8 @@
 namespace wafersim::cli {
 
 struct Report {
-  nlohmann::json document;              // what --json writes
-  std::string table;                    // what the command prints
-  std::vector<std::string> notes = {};  // said on stderr unless --quiet (e.g. a phase that was not timed)
+  nlohmann::json document;  // what --json writes
+  std::string table;        // what the command prints
 };
 
 // `run` (backend "sim") or `analytic` (backend "analytic") of a compiled plan.

@@ -65,8 +65,14 @@ TEST_CASE("prefill, contention off: sliding windows, sinks and biases agree to t
                       with(kChunks, {kDistributed, "model.sliding_window=32", "model.sliding_window_every=2",
                                      "model.attention_sinks=true", "model.qkv_bias=true", "model.n_kv_heads=4"}));
 }
+TEST_CASE("prefill, contention off: MoE layers on two wafers agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-moe", with(kChunks, {"workload.batch=2"}));
+}
 TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
+}
+TEST_CASE("prefill, contention on: MoE layers within 10 percent", "[regression][contention][prefill]") {
+  require_within_ten_percent("tiny-moe", kChunks);
 }
 TEST_CASE("prefill, contention on: root dataflow, batch of two within 10 percent",
           "[regression][contention][prefill]") {
