@@ -3,17 +3,12 @@
 // times a chunk as its tokens passing each step back to back: a step starts
 // once the whole chunk has reached it, so tokens of one chunk do not overlap
 // across steps (chunks overlap across regions, in the layer pipeline).
-#include <stdexcept>
-
 #include "mapping/plan.h"
 #include "mapping/programs.h"
 
 namespace wafersim::mapping {
 
 Plan compile_prefill_plan(const Plan& decode) {
-  for (const Region& region : decode.regions)
-    if (region.kind == RegionKind::Moe)
-      throw std::invalid_argument("the prefill of a mixture-of-experts model is not modelled yet");
   Plan plan;
   plan.phase = Phase::Prefill;
   plan.tokens_per_iteration = uint32_t(decode.workload.prefill_chunk_size());

@@ -332,6 +332,13 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint16_t dispatch_tag = uint16_t(return_tag + 1);
   const uint16_t expert_first_tag = uint16_t(return_tag + 2);
   const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
+  // A prefill chunk (context.tokens > 1) goes to every expert, each taking an
+  // even share of its tokens' top-k choices (routing imbalance is not modelled);
+  // a shared expert takes every token. One decode token reaches top_k experts.
+  const uint32_t chunk = context.tokens;
+  const uint32_t routed_tokens = uint32_t(ceil_div(uint64_t(chunk) * m.moe.top_k, routed));
+  const uint32_t routed_results = chunk > 1 ? routed : m.moe.top_k;
+  const uint64_t chunk_bytes = vector_bytes * chunk;
 
   // Expert blocks, row by row; the first block of each row is its dispatch head.
   std::vector<Task> head_sends;  // to the first row's head only: the others hear it down the first column
@@ -351,12 +358,15 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert.geo.cols = right - left;
       expert.expert = e < routed ? int32_t(e) : -1;
       expert.moe_layer = layer;
-      expert.dispatch_bytes = vector_bytes;
+      expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
       expert.dispatch_tag = dispatch_tag;
       expert.on_dispatch_column = b == 0;
       expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;
       expert.dispatch_column_tiles = b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
-      ChainBuilder expert_chain(context, expert, uint16_t(layer), expert_first_tag);
+      RegionContext expert_context = context;
+      expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
+      const uint64_t result_bytes = vector_bytes * expert_context.tokens;
+      ChainBuilder expert_chain(expert_context, expert, uint16_t(layer), expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows, expert.geo.cols,
               dispatch_tag);
       if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
@@ -364,15 +374,18 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
           return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
                                    m.activation_dtype, Category::Compute);
         });
-      const Task back = root_to_root(expert.geo, main.geo).bytes(vector_bytes).tag(return_tag).layer(uint16_t(layer));
+      const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
       expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
         head_sends.push_back(
             root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
       const uint32_t column_hops = row * expert_height;
+      // head_sends carry one token's vector: the Dispatch step's emit scales them with the chunk.
+      Task head_send = head_sends.front();
+      head_send.bytes = uint32_t(chunk_bytes);
       const uint64_t head_arrival =
-          send_cycles(*context.hw, head_sends.front()) +
-          (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, vector_bytes));
+          send_cycles(*context.hw, head_send) +
+          (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
       // Contention-free time from dispatch to this expert's result at the layer root.
       Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols)};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
@@ -380,7 +393,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
         front.at[j] =
             Timed{}
                 .after(head_arrival, Category::Fabric)
-                .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, vector_bytes), Category::Fabric);
+                .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
       }
       for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
       experts.push_back({expert.expert, front.root.after(send_cycles(*context.hw, back), Category::Fabric)});
@@ -391,7 +404,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint64_t results = m.moe.top_k + m.moe.n_shared_experts;
   const Work combine{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
-    return std::make_unique<Dispatch>(env, head_sends, experts, layer, m.moe.top_k + m.moe.n_shared_experts, combine);
+    return std::make_unique<Dispatch>(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts,
+                                      combine);
   });
   chain.add("residual", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);

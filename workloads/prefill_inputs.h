@@ -15,8 +15,8 @@ class PrefillInputs : public IterationInputs {
  public:
   explicit PrefillInputs(const WorkloadSpec& workload) : workload_(workload) {}
   uint64_t context(uint64_t iteration) const override;
-  // Dense models only: the compiler builds no prefill plan with experts.
-  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return false; }
+  // A chunk's tokens reach every expert (the prefill plan gives each an even share).
+  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
 
  private:
   WorkloadSpec workload_;

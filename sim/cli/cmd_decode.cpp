@@ -60,10 +60,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     refuse_too_long(experiment, error.what());
   }
   line.end();
-  if (!options.common.quiet) {
-    for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
-    options.common.table_out() << report.table;
-  }
+  if (!options.common.quiet) options.common.table_out() << report.table;
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
@@ -82,21 +79,13 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 
 namespace {
 
-// The prefill of `plan`, when the workload asks for one and the model has a
-// prefill mapping; the engine runs it in a child process.
+// The prefill of `plan`, when the workload asks for one; the engine runs it in a child process.
 std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(const Experiment& experiment,
                                                                               const mapping::Plan& plan,
                                                                               const backend::Backend& backend,
-                                                                              const backend::ProgressFn& progress,
-                                                                              std::vector<std::string>& notes) {
+                                                                              const backend::ProgressFn& progress) {
   if (!experiment.workload.prefill) return std::nullopt;
-  std::optional<mapping::Plan> prefill_plan;
-  try {
-    prefill_plan = mapping::compile_prefill_plan(plan);
-  } catch (const std::invalid_argument& unsupported) {
-    notes.push_back(std::string("prefill not timed (") + unsupported.what() + "); set workload.prefill: false");
-    return std::nullopt;
-  }
+  mapping::Plan prefill_plan = mapping::compile_prefill_plan(plan);
   backend::ProgressFn chunks;
   if (progress)
     chunks = [&progress](backend::Progress p) {
@@ -105,14 +94,14 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
     };
   const auto begin = std::chrono::steady_clock::now();
   const workloads::PrefillInputs inputs(experiment.workload);
-  backend::Evaluation evaluation = backend.evaluate_in_child(*prefill_plan, inputs, experiment.sim, chunks);
+  backend::Evaluation evaluation = backend.evaluate_in_child(prefill_plan, inputs, experiment.sim, chunks);
   // The child's progress lines were its own: show where the prefill ended from here.
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (chunks && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
-    const uint64_t total = prefill_plan->programs.iterations;
+    const uint64_t total = prefill_plan.programs.iterations;
     chunks({total, total, 0, 0, seconds});
   }
-  return std::make_pair(std::move(*prefill_plan), std::move(evaluation));
+  return std::make_pair(std::move(prefill_plan), std::move(evaluation));
 }
 
 }  // namespace
@@ -121,8 +110,7 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
                      const TraceWindow* trace) {
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
-  std::vector<std::string> notes;
-  const auto prefill = evaluate_prefill(experiment, plan, *backend, progress, notes);
+  const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
   backend::Evaluation evaluation = backend->evaluate(plan, inputs, experiment.sim, progress);
   DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
@@ -146,7 +134,7 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
                                     figures.first_token_steps);
   }
   return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-          std::move(notes), std::move(trace_document)};
+          std::move(trace_document)};
 }
 
 void add_run_command(CLI::App& app) {

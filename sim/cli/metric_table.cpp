@@ -180,8 +180,8 @@ std::vector<Metric> build_table() {
       });
   add("sim.wall_seconds", "s", "wall time of the whole command, loading and compiling included", kMachineDependent,
       TableRow{"wall time", "s", 1, 2}, [](const DecodeResult& r) { return r.figures.wall_seconds; });
-  add("sim.wall_seconds_per_token", "s", "wall_seconds over tokens generated", kMachineDependent,
-      TableRow{"wall time per token", "s", 1, 3},
+  add("sim.wall_seconds_per_token", "s", "wall_seconds (the prefill's included) over the tokens decoded",
+      kMachineDependent, TableRow{"wall time per token", "s", 1, 3},
       [](const DecodeResult& r) { return r.figures.wall_seconds / double(std::max<uint64_t>(r.metrics.tokens, 1)); });
   add("sim.peak_rss_bytes", "bytes", "peak resident memory of the process", kMachineDependent,
       TableRow{"peak memory", "MB", 1e-6, 0}, [](const DecodeResult& r) { return r.figures.peak_rss_bytes; });

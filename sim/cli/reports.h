@@ -18,10 +18,9 @@
 namespace wafersim::cli {
 
 struct Report {
-  nlohmann::json document;              // what --json writes
-  std::string table;                    // what the command prints
-  std::vector<std::string> notes = {};  // said on stderr unless --quiet (e.g. a phase that was not timed)
-  nlohmann::json trace = nullptr;       // what --trace writes, when asked for (timeline_trace.h)
+  nlohmann::json document;         // what --json writes
+  std::string table;               // what the command prints
+  nlohmann::json trace = nullptr;  // what --trace writes, when asked for (timeline_trace.h)
 };
 
 // `run` (backend "sim") or `analytic` (backend "analytic") of a compiled plan.

@@ -13,29 +13,11 @@ using namespace wafersim::testing;
 
 namespace {
 
-void require_same_cycles(const std::string& experiment, std::vector<std::string> overrides) {
-  overrides.push_back("sim.contention=false");
-  const BothTimings both = decode_both_ways(experiment, overrides);
-  const mapping::DecodeTimeline& simulated = both.simulated.timeline;
-  REQUIRE(simulated.finish.size() == both.analytic.finish.size());
-  for (size_t r = 0; r < both.analytic.finish.size(); ++r) {
-    INFO("region " << both.plan.regions[r].name);
-    CHECK(simulated.start[r] == both.analytic.start[r]);
-    CHECK(simulated.finish[r] == both.analytic.finish[r]);
-  }
-  CHECK(simulated.critical_path == both.analytic.critical_path);
-  CHECK(both.simulated.figures.tiles_simulated == both.plan.tiles_total);
+void require_same_cycles(const std::string& experiment, const std::vector<std::string>& overrides) {
+  testing::require_same_cycles(mapping::Phase::Decode, experiment, overrides);
 }
-
-void require_within_ten_percent(const std::string& experiment, std::vector<std::string> overrides) {
-  overrides.push_back("sim.contention=true");
-  const BothTimings both = decode_both_ways(experiment, overrides);
-  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
-  INFO("simulated " << simulated << " cycles, analytic " << analytic << " cycles");
-  CHECK(simulated >= analytic);
-  CHECK(double(simulated) <= 1.10 * double(analytic));
-  for (size_t n = 0; n < both.analytic.finish.back().size(); ++n)
-    CHECK(both.simulated.timeline.finish.back()[n] >= both.analytic.finish.back()[n]);
+void require_within_ten_percent(const std::string& experiment, const std::vector<std::string>& overrides) {
+  testing::require_within_ten_percent(mapping::Phase::Decode, experiment, overrides);
 }
 
 }  // namespace

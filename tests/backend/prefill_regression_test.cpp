@@ -10,27 +10,11 @@ using namespace wafersim::testing;
 
 namespace {
 
-void require_same_cycles(const std::string& experiment, std::vector<std::string> overrides) {
-  overrides.push_back("sim.contention=false");
-  const BothTimings both = prefill_both_ways(experiment, overrides);
-  const mapping::DecodeTimeline& simulated = both.simulated.timeline;
-  REQUIRE(simulated.finish.size() == both.analytic.finish.size());
-  REQUIRE(both.plan.programs.iterations > 1);
-  for (size_t r = 0; r < both.analytic.finish.size(); ++r) {
-    INFO("region " << both.plan.regions[r].name);
-    CHECK(simulated.start[r] == both.analytic.start[r]);
-    CHECK(simulated.finish[r] == both.analytic.finish[r]);
-  }
-  CHECK(simulated.critical_path == both.analytic.critical_path);
+void require_same_cycles(const std::string& experiment, const std::vector<std::string>& overrides) {
+  testing::require_same_cycles(mapping::Phase::Prefill, experiment, overrides);
 }
-
-void require_within_ten_percent(const std::string& experiment, std::vector<std::string> overrides) {
-  overrides.push_back("sim.contention=true");
-  const BothTimings both = prefill_both_ways(experiment, overrides);
-  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
-  INFO("simulated " << simulated << " cycles, analytic " << analytic << " cycles");
-  CHECK(simulated >= analytic);
-  CHECK(double(simulated) <= 1.10 * double(analytic));
+void require_within_ten_percent(const std::string& experiment, const std::vector<std::string>& overrides) {
+  testing::require_within_ten_percent(mapping::Phase::Prefill, experiment, overrides);
 }
 
 const std::string kRoot = "mapping.dataflow=root";
@@ -65,8 +49,14 @@ TEST_CASE("prefill, contention off: sliding windows, sinks and biases agree to t
                       with(kChunks, {kDistributed, "model.sliding_window=32", "model.sliding_window_every=2",
                                      "model.attention_sinks=true", "model.qkv_bias=true", "model.n_kv_heads=4"}));
 }
+TEST_CASE("prefill, contention off: MoE layers on two wafers agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-moe", with(kChunks, {"workload.batch=2"}));
+}
 TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
+}
+TEST_CASE("prefill, contention on: MoE layers within 10 percent", "[regression][contention][prefill]") {
+  require_within_ten_percent("tiny-moe", kChunks);
 }
 TEST_CASE("prefill, contention on: root dataflow, batch of two within 10 percent",
           "[regression][contention][prefill]") {
