@@ -3,12 +3,13 @@
 // grows. Here every iteration's span from the table must equal the region's
 // chain evaluated for that iteration directly: a step whose span could fall
 // with more context, or a bisection that skips a change, fails here.
+#include "mapping/region_spans.h"
+
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "mapping/region_spans.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/decode_inputs.h"
 #include "workloads/prefill_inputs.h"
@@ -55,8 +56,8 @@ TEST_CASE("a region's span table equals its chain at every iteration", "[mapping
     std::string label;
     for (const std::string& o : overrides) label += o + " ";
     INFO(label);
-    const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny", 20, 120), "spans.yaml",
-                                                       overrides);
+    const Experiment experiment =
+        load_experiment_text(zoo_experiment("tiny-dense", "tiny", 20, 120), "spans.yaml", overrides);
     const mapping::Plan plan = compile(experiment);
     require_table_matches_chain(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
     const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
@@ -66,9 +67,9 @@ TEST_CASE("a region's span table equals its chain at every iteration", "[mapping
 
 TEST_CASE("regions share a span table only when their chains time alike", "[mapping][closed form]") {
   // Layers with and without a sliding window, and MoE layers (timed every iteration).
-  const Experiment windowed = load_experiment_text(
-      zoo_experiment("tiny-dense", "tiny", 30, 60), "spans.yaml",
-      {"model.sliding_window=24", "model.sliding_window_every=3", "model.n_layers=6"});
+  const Experiment windowed =
+      load_experiment_text(zoo_experiment("tiny-dense", "tiny", 30, 60), "spans.yaml",
+                           {"model.sliding_window=24", "model.sliding_window_every=3", "model.n_layers=6"});
   require_table_matches_chain(compile(windowed), workloads::DecodeInputs(windowed.model, windowed.workload));
   const Experiment moe = load_experiment_text(zoo_experiment("tiny-moe", "tiny", 30, 40), "spans.yaml", {});
   require_table_matches_chain(compile(moe), workloads::DecodeInputs(moe.model, moe.workload));
