@@ -102,7 +102,8 @@ def draw(index, array_info, wafer, values, out_path, width_inches, dpi, pool):
         axes.text(region["x"] + region["width_tiles"] / 2, region["y"] + region["height_tiles"] / 2, short,
                   ha="center", va="center", fontsize=6, color="white",
                   bbox={"facecolor": "black", "alpha": 0.35, "pad": 0.5, "linewidth": 0})
-    source = "simulated decode" if index["source"] == "run" else "plan"
+    measured = quantity.startswith(("compute_", "link_"))  # the rest is the plan's, also in a run's folder
+    source = "simulated decode" if measured else "plan"
     blocks = f", {pool} of {factor} x {factor} tiles per pixel" if factor > 1 and quantity != "region_id" else ""
     axes.set_title(f"{index['model']} on {index['hardware']}, wafer {wafer}\n{quantity} ({source}{blocks})",
                    fontsize=9)

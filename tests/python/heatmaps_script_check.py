@@ -22,7 +22,7 @@ class HeatmapsScript(unittest.TestCase):
             arrays = os.path.join(scratch, "maps")
             subprocess.run([WAFERSIM, command, config, "--quiet", "--heatmaps", arrays] + extra, check=True)
             pictures = os.path.join(scratch, "png")
-            done = subprocess.run(["/usr/bin/python3", SCRIPT, arrays, "--out", pictures, "--width", "3"],
+            done = subprocess.run(["/usr/bin/python3", SCRIPT, arrays, "--out", pictures, "--width", "3", "--dpi", "50"],
                                   capture_output=True, text=True)
             self.assertEqual(done.returncode, 0, done.stderr)
             with open(os.path.join(arrays, "heatmaps.json")) as handle:
