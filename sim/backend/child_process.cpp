@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mapping/does_not_fit.h"
 #include "models/cycle_limit.h"
 
 namespace wafersim::backend {
@@ -81,7 +83,13 @@ Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate)
     try {
       reply = {{"evaluation", to_json(evaluate())}};
     } catch (const CycleLimitError& error) {
-      reply = {{"error", error.what()}, {"cycle_limit", true}};
+      reply = {{"error", error.what()}, {"kind", "cycle_limit"}};
+      status = 1;
+    } catch (const mapping::DoesNotFitError& error) {
+      reply = {{"error", error.what()}, {"kind", "does_not_fit"}};
+      status = 1;
+    } catch (const std::bad_alloc& error) {
+      reply = {{"error", error.what()}, {"kind", "out_of_memory"}};
       status = 1;
     } catch (const std::exception& error) {
       reply = {{"error", error.what()}};
@@ -110,8 +118,14 @@ Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate)
                              std::to_string(WTERMSIG(status)));
   const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) throw std::runtime_error("the child process simulating the prefill sent no result");
-  if (reply.contains("cycle_limit")) throw CycleLimitError(reply.at("error").get<std::string>());
-  if (reply.contains("error")) throw std::runtime_error(reply.at("error").get<std::string>());
+  // The parent rethrows what the child caught, so each keeps its exit code.
+  if (reply.contains("error")) {
+    const std::string kind = reply.value("kind", ""), error = reply.at("error").get<std::string>();
+    if (kind == "cycle_limit") throw CycleLimitError(error);
+    if (kind == "does_not_fit") throw mapping::DoesNotFitError(error);
+    if (kind == "out_of_memory") throw std::bad_alloc();
+    throw std::runtime_error(error);
+  }
   return from_json(reply.at("evaluation"));
 }
 
