@@ -12,6 +12,7 @@
 #include "mapping/layout.h"
 #include "mapping/plan.h"
 #include "mapping/programs.h"
+#include "mapping/tile_sram.h"
 #include "models/config/error.h"
 #include "models/field_list.h"
 #include "models/sram_ledger.h"
@@ -48,23 +49,6 @@ std::string bytes_text(uint64_t bytes) {
   if (bytes >= 1000000000) return fmt::format("{:.2f} GB", double(bytes) / 1e9);
   if (bytes >= 1000000) return fmt::format("{:.2f} MB", double(bytes) / 1e6);
   return fmt::format("{} bytes", bytes);
-}
-
-struct TileSram {
-  uint64_t weight_elements = 0, weights = 0, kv = 0, activations = 0;
-};
-
-TileSram tile_sram(const Block& block, uint32_t i, uint32_t j, uint64_t max_context, uint64_t stream_buffer) {
-  TileSram sram;
-  for (const auto& step : block.steps) {
-    const uint64_t elements = step->weight_elements(i, j), biases = step->bias_elements(i, j);
-    sram.weight_elements += elements + biases;
-    sram.weights += dtype_bytes(step->weight_dtype(), elements) + dtype_bytes(step->bias_dtype(), biases);
-    sram.kv += step->kv_bytes(i, j, max_context);
-    sram.activations = std::max(sram.activations, step->activation_bytes(i, j));
-  }
-  if (i == 0 && j == 0) sram.activations += stream_buffer;
-  return sram;
 }
 
 // Weight bytes of a region, each step's weights and biases in their formats.

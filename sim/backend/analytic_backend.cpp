@@ -20,6 +20,14 @@ std::vector<StepCycles> first_token_steps(const mapping::Plan& plan, const Itera
   return steps;
 }
 
+// Every region's steps for the first token: the per-step table of --csv and metrics.steps_per_region.
+std::vector<StepCycles> region_steps(const mapping::Plan& plan, const IterationInputs& inputs) {
+  std::vector<StepCycles> steps;
+  for (const mapping::Region& region : plan.regions)
+    for (const auto& [label, cycles] : region.step_cycles(inputs, 0)) steps.push_back({region.name, label, cycles});
+  return steps;
+}
+
 class AnalyticBackend : public Backend {
  public:
   const char* name() const override { return "analytic"; }
@@ -29,6 +37,7 @@ class AnalyticBackend : public Backend {
     evaluation.timeline = mapping::analytic_timeline(plan, inputs);
     evaluation.figures.backend = name();
     evaluation.figures.first_token_steps = first_token_steps(plan, inputs);
+    evaluation.figures.region_steps = region_steps(plan, inputs);
     return evaluation;
   }
 };

@@ -3,6 +3,7 @@
 // the timeline every metric is computed from, with figures about its own run.
 // `run`, `analytic` and every sweep point reach the backends through this
 // interface, chosen by name; a new timing model plugs in here.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,6 +36,14 @@ struct StepCycles {
   uint64_t cycles = 0;
 };
 
+// Busy cycles of every tile and directed link over a simulated run, in tile id
+// order ((wafer * height + y) * width + x); a link is indexed by its source router.
+struct TileFigures {
+  uint64_t end_cycle = 0;  // the last tile finished: busy fractions are cycles over this
+  std::vector<uint64_t> compute_busy_cycles;
+  std::array<std::vector<uint64_t>, 4> link_busy_cycles;  // east, west, south, north; empty without contention
+};
+
 // What the backend measured about its own run. Figures it cannot measure stay unset (`measured` false).
 struct RunFigures {
   std::string backend;    // "sim" or "analytic"
@@ -45,6 +54,8 @@ struct RunFigures {
   uint64_t events = 0;
   uint64_t link_hops = 0;
   std::vector<StepCycles> first_token_steps;  // the closed form's account of the first token, where offered
+  std::vector<StepCycles> region_steps;       // the same for every region (analytic)
+  std::shared_ptr<const TileFigures> tiles;   // engine, only when SimOptions::tile_figures asks
   // The whole command, loading and compiling included; filled by the caller. Not byte-stable.
   double wall_seconds = 0;
   uint64_t peak_rss_bytes = 0;

@@ -68,6 +68,7 @@ class EngineBackend : public Backend {
     engine.contention = options.contention;
     engine.bands = options.bands;
     engine.progress_seconds = options.progress_seconds;
+    engine.keep_tile_busy = options.tile_figures;
     const uint64_t tokens = plan.programs.iterations;
     if (progress)
       engine.progress = [&](const sim::Progress& p) {
@@ -89,6 +90,13 @@ class EngineBackend : public Backend {
     figures.tiles_simulated = result.tiles_simulated;
     figures.events = result.events;
     figures.link_hops = result.link_hops;
+    if (options.tile_figures) {
+      auto tiles = std::make_shared<TileFigures>();
+      tiles->end_cycle = result.end_cycle;
+      tiles->compute_busy_cycles = result.tile_busy.compute_cycles;
+      tiles->link_busy_cycles = result.tile_busy.link_cycles;
+      figures.tiles = std::move(tiles);
+    }
     return evaluation;
   }
   Evaluation evaluate_in_child(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,

@@ -10,7 +10,9 @@
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
+#include "sim/cli/csv_tables.h"
 #include "sim/cli/decode_report.h"
+#include "sim/cli/heatmaps.h"
 #include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
 #include "sim/cli/reports.h"
@@ -34,9 +36,24 @@ namespace {
           "fewer hardware.wafers shorten it");
 }
 
-void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const std::string& backend_name) {
+// Folders of output files besides --json and --trace.
+struct OutputFolders {
+  std::string csv, heatmaps;
+};
+
+// Every output path, before an hour of simulation could end in a write that fails.
+void check_outputs(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders) {
+  if (!options.common.json_path.empty()) check_writable(options.common.json_path);
+  if (!trace.path.empty()) check_writable(trace.path);
+  if (!folders.csv.empty()) check_writable_folder(folders.csv);
+  if (!folders.heatmaps.empty()) check_writable_folder(folders.heatmaps);
+}
+
+void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
+                     const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
+  check_outputs(options, trace, folders);
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
 
   ProgressLine line;
@@ -53,8 +70,8 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     };
   Report report;
   try {
-    report =
-        decode_report(experiment, plan, backend_name, progress, begin, trace.path.empty() ? nullptr : &trace.window);
+    report = decode_report(experiment, plan, backend_name, progress, begin,
+                           trace.path.empty() ? nullptr : &trace.window, !folders.heatmaps.empty());
   } catch (const CycleLimitError& error) {
     line.end();
     refuse_too_long(experiment, error.what());
@@ -62,6 +79,8 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   line.end();
   if (!options.common.quiet) options.common.table_out() << report.table;
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
+  if (!folders.heatmaps.empty()) write_heatmaps(folders.heatmaps, plan, report.tiles.get());
+  if (!folders.csv.empty()) write_csv_tables(folders.csv, report.document);
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
@@ -69,10 +88,17 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
                         const std::string& description) {
   auto options = std::make_shared<ExperimentOptions>();
   auto trace = std::make_shared<TraceOptions>();
+  auto folders = std::make_shared<OutputFolders>();
   CLI::App* command = app.add_subcommand(name, description);
   add_experiment_options(*command, *options);
   add_trace_options(*command, *trace);
-  command->callback([options, trace, backend_name] { evaluate_decode(*options, *trace, backend_name); });
+  add_folder_option(*command, "--csv", folders->csv,
+                    "Write the per-token, per-layer and per-step tables as CSV to DIR");
+  if (backend_name == "sim")
+    add_folder_option(*command, "--heatmaps", folders->heatmaps,
+                      "Write per-tile and per-link arrays of every wafer as .npy files to DIR");
+  command->callback(
+      [options, trace, folders, backend_name] { evaluate_decode(*options, *trace, *folders, backend_name); });
 }
 
 }  // namespace
@@ -108,11 +134,13 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
 
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
-                     const TraceWindow* trace) {
+                     const TraceWindow* trace, bool tile_figures) {
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
-  backend::Evaluation evaluation = backend->evaluate(plan, inputs, experiment.sim, progress);
+  SimOptions decode_options = experiment.sim;
+  decode_options.tile_figures = tile_figures;
+  backend::Evaluation evaluation = backend->evaluate(plan, inputs, decode_options, progress);
   DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
   backend::RunFigures& figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -134,7 +162,7 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
                                     figures.first_token_steps);
   }
   return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-          std::move(trace_document)};
+          std::move(trace_document), figures.tiles};
 }
 
 void add_run_command(CLI::App& app) {

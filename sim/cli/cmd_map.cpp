@@ -11,6 +11,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
 #include "sim/cli/config_json.h"
+#include "sim/cli/heatmaps.h"
 #include "sim/cli/output.h"
 #include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
@@ -138,13 +139,15 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   return out.str();
 }
 
-void map(const ExperimentOptions& options) {
+void map(const ExperimentOptions& options, const std::string& heatmaps) {
   const Experiment experiment = load_experiment(options.file, options.common.sets);
+  if (!heatmaps.empty()) check_writable_folder(heatmaps);
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   const Report report = map_report(experiment, plan, seconds);
   if (!options.common.quiet) options.common.table_out() << report.table;
+  if (!heatmaps.empty()) write_heatmaps(heatmaps, plan, nullptr);
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
 }
 
@@ -157,8 +160,11 @@ Report map_report(const Experiment& experiment, const mapping::Plan& plan, doubl
 void add_map_command(CLI::App& app) {
   auto options = std::make_shared<ExperimentOptions>();
   CLI::App* command = app.add_subcommand("map", "Compile an experiment onto the wafer(s) and report the plan");
+  auto heatmaps = std::make_shared<std::string>();
   add_experiment_options(*command, *options);
-  command->callback([options] { map(*options); });
+  add_folder_option(*command, "--heatmaps", *heatmaps,
+                    "Write the plan's per-tile arrays (SRAM, region ids) of every wafer as .npy files to DIR");
+  command->callback([options, heatmaps] { map(*options, *heatmaps); });
 }
 
 }  // namespace wafersim::cli

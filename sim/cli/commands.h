@@ -38,6 +38,9 @@ struct TraceOptions {
 };
 void add_trace_options(CLI::App& command, TraceOptions& options);
 
+// A folder of output files: --csv DIR (run, analytic), --heatmaps DIR (run, map); docs/OBSERVABILITY.md.
+void add_folder_option(CLI::App& command, const std::string& flag, std::string& folder, const std::string& description);
+
 // A command's failure with the exit code to use (kExitBadInput, kExitDoesNotFit).
 class CommandError : public std::runtime_error {
  public:

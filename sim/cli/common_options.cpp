@@ -39,4 +39,11 @@ void add_trace_options(CLI::App& command, TraceOptions& options) {
       ->needs(trace);
 }
 
+void add_folder_option(CLI::App& command, const std::string& flag, std::string& folder,
+                       const std::string& description) {
+  command.add_option(flag, folder, description)->check([](const std::string& path) {
+    return path.empty() ? std::string("needs a folder name, got an empty one") : "";
+  });
+}
+
 }  // namespace wafersim::cli

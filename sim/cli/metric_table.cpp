@@ -101,6 +101,19 @@ std::vector<Metric> build_table() {
         return steps;
       });
 
+  add("metrics.per_token", "us",
+      "latency of every iteration in order (iteration n: token n / batch of sequence n % batch), the values "
+      "per_token_latency_us summarises",
+      0, std::nullopt, [](const DecodeResult& r) { return r.metrics.token_latencies_us; });
+  add("metrics.steps_per_region", "cycles",
+      "every region's steps of the first token in closed form: [{region, step, cycles}] (analytic only)", 0,
+      std::nullopt, [](const DecodeResult& r) {
+        nlohmann::json steps;  // null, and so left out, when the backend offers none
+        for (const backend::StepCycles& step : r.figures.region_steps)
+          steps.push_back({{"region", step.region}, {"step", step.step}, {"cycles", step.cycles}});
+        return steps;
+      });
+
   // The prefill's figures: left out (and "—" in the table) when it was not timed.
   auto prefill = [](auto field) {
     return [field](const DecodeResult& r) -> nlohmann::json {

@@ -86,6 +86,66 @@ void write_text_atomically(const std::string& path_given, const std::string& tex
   }
 }
 
+namespace {
+
+// Creates and removes a temporary file named after `stem`: what a write next to it will need.
+void probe(const std::string& stem, const std::string& named) {
+  std::string temporary = stem + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) cannot_write(named, errno);
+  ::close(fd);
+  ::unlink(temporary.c_str());
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+  if (path.empty()) throw CommandError(kExitBadInput, "cannot write to an empty file name");
+  if (path == "-") return;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) cannot_write(path, EISDIR);
+    if (!S_ISREG(status.st_mode)) return;  // a device or FIFO is written through, and opening it may block
+    char* target = ::realpath(path.c_str(), nullptr);
+    if (!target) cannot_write(path, errno);
+    const std::string resolved = target;
+    std::free(target);
+    probe(resolved, path);
+    return;
+  }
+  if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode))
+    throw CommandError(kExitBadInput, "cannot write " + path + ": it is a symbolic link to nothing");
+  probe(path, path);
+}
+
+void check_writable_folder(const std::string& folder) {
+  if (folder.empty()) throw CommandError(kExitBadInput, "cannot write to an empty folder name");
+  struct stat status {};
+  if (::stat(folder.c_str(), &status) == 0) {
+    if (!S_ISDIR(status.st_mode)) cannot_write(folder, ENOTDIR);
+    probe(folder + "/.wafersim", folder);
+    return;
+  }
+  const std::string parent = parent_of(folder);
+  if (::stat(parent.c_str(), &status) != 0) cannot_write(folder, errno);
+  if (!S_ISDIR(status.st_mode)) cannot_write(folder, ENOTDIR);
+  probe(folder, folder);
+}
+
+void make_folder(const std::string& folder) {
+  if (::mkdir(folder.c_str(), 0755) == 0) return;
+  const int error = errno;
+  struct stat status {};
+  if (error == EEXIST && ::stat(folder.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) return;
+  cannot_write(folder, error == EEXIST ? ENOTDIR : error);
+}
+
 void append_text(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) cannot_write(path, errno);

@@ -16,6 +16,16 @@ void write_json(const std::string& path, const nlohmann::json& document);
 // The same for any text: a temporary file named "<path>.tmp-XXXXXX" in the same
 // folder, then a rename. A killed writer leaves the old file or the new one, never half.
 void write_text_atomically(const std::string& path, const std::string& text);
+// Checks, before any long work, that write_text_atomically(path, ...) can
+// succeed: a folder that is missing or read-only, or a path that is a folder,
+// throws CommandError (exit 2) naming the path; nothing is left behind.
+void check_writable(const std::string& path);
+// The same for a folder of output files (--csv, --heatmaps): it exists or its
+// parent does (it is then created when written), and a file can be created in it.
+void check_writable_folder(const std::string& folder);
+// Creates `folder` if it does not exist (its parent must); CommandError otherwise.
+void make_folder(const std::string& folder);
+
 // Appends `text` with one write, so a line is never interleaved with another writer's.
 void append_text(const std::string& path, const std::string& text);
 

@@ -5,6 +5,7 @@
 // always agree key for key.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,16 @@ struct Report {
   nlohmann::json document;         // what --json writes
   std::string table;               // what the command prints
   nlohmann::json trace = nullptr;  // what --trace writes, when asked for (timeline_trace.h)
+  std::shared_ptr<const backend::TileFigures> tiles = nullptr;  // what --heatmaps draws, when asked for (engine only)
 };
 
 // `run` (backend "sim") or `analytic` (backend "analytic") of a compiled plan.
 // `begin` is when the command started: the wall time counts loading and compiling.
-// With a `trace` window, Report::trace holds the timeline trace of that window.
+// With a `trace` window, Report::trace holds the timeline trace of that window;
+// with `tile_figures`, Report::tiles the decode's busy cycles of every tile and link (engine only).
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
-                     const TraceWindow* trace = nullptr);
+                     const TraceWindow* trace = nullptr, bool tile_figures = false);
 
 // `map`: the plan, compiled in `compile_seconds`.
 Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds);

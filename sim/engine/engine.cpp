@@ -76,6 +76,26 @@ void collect_busy(const World& world, EngineResult& result) {
   result.link_busy_peak = double(link_peak) / end;
 }
 
+// The per-tile and per-link counters behind the means, copied once after the
+// run: the simulation itself counts them either way, so asking costs no event.
+TileBusy tile_busy(const World& world) {
+  TileBusy busy;
+  busy.compute_cycles = world.compute_busy;
+  if (!world.options.contention) return busy;
+  const size_t tiles = world.compute_busy.size();
+  auto by_tile = [&](const std::vector<LinkState>& links, bool column_major) {
+    std::vector<uint64_t> cycles(tiles);
+    for (size_t tile = 0; tile < tiles; ++tile) {
+      const size_t row = tile / world.width, x = tile % world.width;
+      cycles[tile] = links[column_major ? x * world.rows + row : tile].busy_cycles;
+    }
+    return cycles;
+  };
+  busy.link_cycles = {by_tile(world.east, false), by_tile(world.west, false), by_tile(world.south, true),
+                      by_tile(world.north, true)};
+  return busy;
+}
+
 }  // namespace
 
 uint64_t max_simulated_cycles() {
@@ -145,6 +165,7 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   result.tiles_active = world->tiles_active;
   result.marks = world->marks;
   collect_busy(*world, result);
+  if (options.keep_tile_busy) result.tile_busy = tile_busy(*world);
   return result;
 }
 

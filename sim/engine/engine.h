@@ -2,6 +2,7 @@
 // The SystemC mesh engine: runs a ProgramSet on every tile of the wafer(s).
 // One simulation per process: SystemC elaborates once, so run_programs may be
 // called only once in a process (a second call throws EngineError).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,6 +30,15 @@ struct EngineOptions {
   uint32_t bands = 0;      // SystemC band modules; 0 = chosen from the grid
   std::function<void(const Progress&)> progress;
   double progress_seconds = 2.0;
+  bool keep_tile_busy = false;  // fill EngineResult::tile_busy (heatmaps); off, the run keeps only means and peaks
+};
+
+// Busy cycles of every tile and every directed link, in tile id order
+// ((wafer * height + y) * width + x). A link is indexed by its source router;
+// links off the grid's edge stay 0.
+struct TileBusy {
+  std::vector<uint64_t> compute_cycles;
+  std::array<std::vector<uint64_t>, 4> link_cycles;  // east, west, south, north; empty without contention
 };
 
 // Where a tile reached a Mark: the cycle and its critical-path breakdown.
@@ -49,6 +59,7 @@ struct EngineResult {
   double compute_busy_mean = 0, compute_busy_peak = 0;  // fraction of end_cycle, over active tiles
   double link_busy_mean = 0, link_busy_peak = 0;        // fraction of end_cycle, over all links (contention on)
   double build_seconds = 0, run_seconds = 0;
+  TileBusy tile_busy;  // only with EngineOptions::keep_tile_busy
 };
 
 // A ProgramSet the engine cannot run (a route off the grid, a deadlock, a second

@@ -63,6 +63,7 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
     const double seconds = plan.hw.cycles_to_us(double(metrics.total_cycles)) / 1e6;
     metrics.tokens_per_second = seconds > 0 ? double(iterations) / seconds : 0;
     metrics.tokens_per_second_per_user = metrics.tokens_per_second / double(batch);
+    metrics.token_latencies_us = latencies_us;
     metrics.per_token_latency_us = summarise(std::move(latencies_us));
   }
   metrics.breakdown = fractions(timeline.critical_path);

@@ -42,6 +42,7 @@ struct DecodeMetrics {
   double tokens_per_second = 0;  // all sequences
   double tokens_per_second_per_user = 0;
   LatencySummary per_token_latency_us;                       // from a sequence's previous token to this one
+  std::vector<double> token_latencies_us;                    // the same for every iteration, in order
   double cycles_per_token = 0;                               // mean per-token latency in cycles
   std::array<double, size_t(Category::kCount)> breakdown{};  // fractions of the critical path
   std::vector<LayerCycles> per_layer;

@@ -12,6 +12,8 @@ struct SimOptions {
   bool contention = true;         // link serialisation between messages; off = closed-form timing
   uint32_t bands = 0;             // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
   double progress_seconds = 2.0;  // progress line after this much wall time (stderr)
+  // Not a configuration key: set by --heatmaps, keeps every tile's and link's busy cycles (RunFigures::tiles).
+  bool tile_figures = false;
 };
 
 void declare_sim_params(config::Schema& schema);

@@ -1,0 +1,117 @@
+#include "sim/cli/heatmaps.h"
+
+#include <nlohmann/json.hpp>
+
+#include "mapping/tile_sram.h"
+#include "sim/cli/npy.h"
+#include "sim/cli/output.h"
+
+namespace wafersim::cli {
+
+namespace {
+
+const char* const kDirections[4] = {"east", "west", "south", "north"};
+
+class HeatmapWriter {
+ public:
+  HeatmapWriter(const std::string& folder, const mapping::Plan& plan)
+      : folder_(folder),
+        wafers_(plan.programs.wafers),
+        width_(plan.programs.grid_width),
+        height_(plan.programs.grid_height) {}
+
+  // One file per wafer of `values` (every tile of every wafer, tile id order).
+  template <typename T>
+  void add(const std::string& quantity, const std::string& unit, const std::string& description,
+           const std::vector<T>& values) {
+    nlohmann::json files = nlohmann::json::array();
+    const size_t per_wafer = size_t(width_) * height_;
+    for (uint32_t wafer = 0; wafer < wafers_; ++wafer) {
+      const auto first = values.begin() + std::ptrdiff_t(wafer * per_wafer);
+      const std::vector<T> slice(first, first + std::ptrdiff_t(per_wafer));
+      const std::string name = "wafer" + std::to_string(wafer) + "_" + quantity + ".npy";
+      write_text_atomically(folder_ + "/" + name, npy_bytes(slice, {height_, width_}));
+      files.push_back(name);
+    }
+    arrays_.push_back({{"quantity", quantity}, {"unit", unit}, {"description", description}, {"files", files}});
+  }
+
+  nlohmann::json arrays() const { return arrays_; }
+
+ private:
+  std::string folder_;
+  uint32_t wafers_;
+  uint64_t width_, height_;
+  nlohmann::json arrays_ = nlohmann::json::array();
+};
+
+std::vector<double> fractions(const std::vector<uint64_t>& cycles, uint64_t end_cycle) {
+  std::vector<double> out(cycles.size(), 0.0);
+  if (end_cycle == 0) return out;
+  for (size_t i = 0; i < cycles.size(); ++i) out[i] = double(cycles[i]) / double(end_cycle);
+  return out;
+}
+
+nlohmann::json regions_json(const mapping::Plan& plan) {
+  nlohmann::json regions = nlohmann::json::array();
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::Region& region = plan.regions[r];
+    regions.push_back({{"id", r},
+                       {"name", region.name},
+                       {"wafer", region.box.wafer},
+                       {"x", region.box.x0},
+                       {"y", region.box.y0},
+                       {"width_tiles", region.box.width_x()},
+                       {"height_tiles", region.box.height_y()}});
+  }
+  return regions;
+}
+
+}  // namespace
+
+void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const backend::TileFigures* tiles) {
+  make_folder(folder);
+  HeatmapWriter writer(folder, plan);
+  {
+    mapping::SramGrid sram = mapping::sram_grid(plan);
+    writer.add("region_id", "id", "index of the region in heatmaps.json's regions; -1: a tile no region uses",
+               sram.region);
+    std::vector<uint64_t> used(sram.region.size(), 0);
+    for (size_t tile = 0; tile < used.size(); ++tile)
+      if (sram.region[tile] >= 0)
+        used[tile] = plan.hw.tile.runtime_reserved_bytes + sram.weights[tile] + sram.kv[tile] + sram.activations[tile];
+    writer.add("sram_used_bytes", "bytes",
+               "SRAM in use: runtime reserve, weights, KV cache and buffers (0 on a tile no region uses)", used);
+    used = {};
+    writer.add("sram_weights_bytes", "bytes", "weights and biases, in their formats", sram.weights);
+    writer.add("sram_kv_bytes", "bytes", "KV cache at the workload's largest context (prompt + decoded tokens)",
+               sram.kv);
+    writer.add("sram_buffers_bytes", "bytes", "activation buffers, a region root's stream buffer included",
+               sram.activations);
+  }
+  if (tiles) {
+    writer.add("compute_busy_fraction", "fraction of the run",
+               "cycles the tile computed over the decode's cycles (the last tile's end)",
+               fractions(tiles->compute_busy_cycles, tiles->end_cycle));
+    for (size_t d = 0; d < 4; ++d)
+      if (!tiles->link_busy_cycles[d].empty())
+        writer.add(std::string("link_busy_fraction_") + kDirections[d], "fraction of the run",
+                   std::string("cycles the link from this tile's router to its ") + kDirections[d] +
+                       " neighbour carried a message, over the decode's cycles (0 where no link leaves the wafer)",
+                   fractions(tiles->link_busy_cycles[d], tiles->end_cycle));
+  }
+  const nlohmann::json index = {{"source", tiles ? "run" : "plan"},
+                                {"model", plan.model.name},
+                                {"hardware", plan.hw.name},
+                                {"wafers", plan.programs.wafers},
+                                {"width_tiles", plan.programs.grid_width},
+                                {"height_tiles", plan.programs.grid_height},
+                                {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
+                                {"runtime_reserved_bytes", plan.hw.tile.runtime_reserved_bytes},
+                                {"end_cycle", tiles ? nlohmann::json(tiles->end_cycle) : nlohmann::json(nullptr)},
+                                {"regions", regions_json(plan)},
+                                {"arrays", writer.arrays()}};
+  write_text_atomically(folder + "/heatmaps.json", index.dump(2) + "\n");
+}
+
+}  // namespace wafersim::cli

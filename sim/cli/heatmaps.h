@@ -1,0 +1,17 @@
+#pragma once
+// --heatmaps DIR (docs/OBSERVABILITY.md): per-tile and per-link arrays of the
+// whole grid of every wafer as NumPy .npy files, one per quantity and wafer,
+// and heatmaps.json naming them, their units and the regions, which
+// scripts/heatmaps.py draws.
+#include <string>
+
+#include "mapping/plan.h"
+#include "sim/backend/backend.h"
+
+namespace wafersim::cli {
+
+// The plan's arrays (SRAM by kind, region ids) and, with `tiles`, the busy
+// fractions a simulation measured. Each file is written atomically, the index last.
+void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const backend::TileFigures* tiles);
+
+}  // namespace wafersim::cli
