@@ -69,7 +69,7 @@ Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, con
 // The prefill of a decode plan: the same regions on the same tiles (weights
 // and KV cache stay where decode reads them, so nothing is reshuffled), without
 // the LM head, each step carrying a chunk of workload.prefill_chunk_size()
-// tokens (in an MoE layer every expert takes an even share of the chunk's top-k choices).
+// tokens (in an MoE layer every routed expert takes the busiest expert's load, its tokens routed one by one).
 Plan compile_prefill_plan(const Plan& decode);
 
 }  // namespace wafersim::mapping

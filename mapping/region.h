@@ -24,6 +24,7 @@ struct Block {
   // A routed expert runs only when the router picks it for the iteration.
   int32_t expert = -1;
   uint32_t moe_layer = 0;
+  uint32_t tokens = 1;  // each iteration carries this many tokens through the block's steps
   // Expert blocks: the layer root sends the vector to the first expert row's
   // head, which multicasts it down the expert area's first column to the other
   // rows' heads; every head multicasts it along its row.
@@ -65,6 +66,8 @@ struct RegionContext {
   const MappingOptions* options = nullptr;
   uint32_t colors_available = 0;
   uint32_t tokens = 1;  // per iteration: 1 in decode, the chunk in a prefill (StepEnv::tokens)
+  // Prefill of an MoE layer: tokens each routed expert takes per chunk (0: an even share of the chunk's choices).
+  uint32_t expert_tokens = 0;
 };
 
 // Builds a region filling `box`. Throws std::logic_error when the box is too

@@ -58,6 +58,7 @@ class ChainBuilder {
     env_.activation = context.model->activation_dtype;
     env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
     env_.tokens = context.tokens;
+    block.tokens = context.tokens;
   }
   template <typename Make>
   void add(const char* label, Make make) {
@@ -332,11 +333,12 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint16_t dispatch_tag = uint16_t(return_tag + 1);
   const uint16_t expert_first_tag = uint16_t(return_tag + 2);
   const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
-  // A prefill chunk (context.tokens > 1) goes to every expert, each taking an
-  // even share of its tokens' top-k choices (routing imbalance is not modelled);
-  // a shared expert takes every token. One decode token reaches top_k experts.
+  // A prefill chunk (context.tokens > 1) goes to every expert, each taking
+  // context.expert_tokens of its tokens' top-k choices (by default an even
+  // share); a shared expert takes every token. One decode token reaches top_k experts.
   const uint32_t chunk = context.tokens;
-  const uint32_t routed_tokens = uint32_t(ceil_div(uint64_t(chunk) * m.moe.top_k, routed));
+  const uint32_t routed_tokens =
+      context.expert_tokens > 0 ? context.expert_tokens : uint32_t(ceil_div(uint64_t(chunk) * m.moe.top_k, routed));
   const uint32_t routed_results = chunk > 1 ? routed : m.moe.top_k;
   const uint64_t chunk_bytes = vector_bytes * chunk;
 

@@ -18,7 +18,7 @@ class PrefillInputs : public IterationInputs {
   explicit PrefillInputs(const WorkloadSpec& workload)
       : chunk_size_(workload.prefill_chunk_size()), order_(workload.prefill_order()) {}
   uint64_t context(uint64_t iteration) const override;
-  // A chunk's tokens reach every expert (the prefill plan gives each an even share).
+  // A chunk's tokens reach every expert (the prefill plan gives each the busiest expert's load).
   bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
 
  private:
