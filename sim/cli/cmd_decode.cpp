@@ -11,6 +11,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
 #include "sim/cli/decode_report.h"
+#include "sim/cli/functional_check.h"
 #include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
 #include "sim/cli/reports.h"
@@ -60,9 +61,11 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     refuse_too_long(experiment, error.what());
   }
   line.end();
+  const std::string numbers_diverge = add_functional_check(experiment, plan, report);
   if (!options.common.quiet) options.common.table_out() << report.table;
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
+  if (!numbers_diverge.empty()) throw CommandError(kExitNumbersDiverge, numbers_diverge);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,

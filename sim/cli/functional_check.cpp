@@ -1,0 +1,52 @@
+#include "sim/cli/functional_check.h"
+
+#include <cmath>
+
+#include "sim/functional/check.h"
+
+namespace wafersim::cli {
+
+namespace {
+
+nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nlohmann::json(value) : nullptr; }
+
+}  // namespace
+
+std::string add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+  if (!experiment.sim.functional) return "";
+  const std::string why = functional::unsupported_reason(plan);
+  if (!why.empty()) experiment.config.fail("sim.functional", "the functional check cannot run: " + why);
+  const functional::FunctionalReport result = functional::check_functional(plan);
+  nlohmann::json& out = report.document["functional"];
+  out["max_abs_error"] = finite_or_null(result.max_abs_error);
+  out["max_rel_error"] = finite_or_null(result.max_rel_error);
+  out["argmax_agreement"] = result.argmax_agreement;
+  out["tolerance"] = result.tolerance;
+  out["tokens"] = result.tokens;
+  out["passed"] = result.passed;
+  out["wall_seconds"] = result.wall_seconds;
+  out["weight_bytes"] = result.weight_bytes;
+  out["kv_bytes"] = result.kv_bytes;
+  out["tiles"] = result.tiles;
+  nlohmann::json first = nullptr;
+  if (result.first) {
+    const functional::Divergence& d = *result.first;
+    first = {{"sequence", d.sequence},
+             {"position", d.position},
+             {"region", d.region},
+             {"layer", d.layer},
+             {"step", d.step},
+             {"value", d.value},
+             {"wafer", d.wafer},
+             {"x", d.x},
+             {"y", d.y},
+             {"rel_error", finite_or_null(d.rel_error)},
+             {"error", d.what}};
+  }
+  out["first_divergence"] = first;
+  const std::string summary = functional::functional_summary(result);
+  report.table += summary + "\n";
+  return result.passed ? "" : summary;
+}
+
+}  // namespace wafersim::cli

@@ -1,0 +1,130 @@
+#include "sim/functional/check.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/functional/reference.h"
+
+namespace wafersim::functional {
+
+namespace {
+
+struct Error {
+  double abs = 0, rel = 0;
+  size_t slice = 0;  // with the largest error
+};
+
+Error error_of(const std::vector<TileSlice>& slices, const std::vector<double>& reference) {
+  double scale = 0;
+  for (double v : reference) scale = std::max(scale, std::fabs(v));
+  Error error;
+  for (size_t s = 0; s < slices.size(); ++s)
+    for (size_t k = 0; k < slices[s].index.size(); ++k) {
+      const double d = std::fabs(double(slices[s].value[k]) - reference.at(slices[s].index[k]));
+      if (!(d <= error.abs)) error.abs = std::isnan(d) ? INFINITY : d, error.slice = s;
+    }
+  error.rel = scale > 0 ? error.abs / scale : error.abs;
+  return error;
+}
+
+Error error_of(const std::vector<float>& values, const std::vector<double>& reference) {
+  TileSlice slice;
+  for (uint32_t k = 0; k < values.size(); ++k) slice.index.push_back(k);
+  slice.value = values;
+  return error_of(std::vector<TileSlice>{slice}, reference);
+}
+
+}  // namespace
+
+double functional_tolerance(const workloads::ModelSpec& m) {
+  // Each layer rounds the activations about 8 times (norm, q/k/v, KV entry,
+  // attention output, residual, norm, activation, residual) and every output
+  // is compared relative to its largest element. Independent roundings of
+  // relative size u add up like a random walk: sqrt(8 L + 4) u for L layers
+  // (+4: embedding, final norm, logits). A factor 8 covers the growth through
+  // softmax and the norms (the largest error measured on the tiny models is
+  // within a factor 4 of sqrt(8 L + 4) u, docs/VALIDATION.md).
+  const double u = std::max({unit_roundoff(m.activation_dtype), unit_roundoff(m.kv_dtype)});
+  return 8.0 * u * std::sqrt(8.0 * m.n_layers + 4.0);
+}
+
+FunctionalReport check_functional(const mapping::Plan& plan, std::vector<DroppedPartialSum> faults) {
+  const auto begin = std::chrono::steady_clock::now();
+  const workloads::ModelSpec& m = plan.model;
+  const workloads::WorkloadSpec& workload = plan.workload;
+  const ModelWeights weights(m, workload.seed);
+  Evaluator evaluator(plan, weights, workload.batch, std::move(faults));
+  Reference reference(weights, workload.batch);
+  FunctionalReport report;
+  report.tolerance = functional_tolerance(m);
+  uint64_t agree = 0;
+  const uint64_t positions = workload.prompt_tokens + workload.decode_tokens;
+  for (uint32_t sequence = 0; sequence < workload.batch; ++sequence) {
+    uint32_t token = prompt_token(workload.seed, sequence, 0, m.vocab_size);
+    for (uint64_t position = 0; position < positions; ++position) {
+      const ReferenceToken expected = reference.step(sequence, token, position);
+      auto observe = [&](const StepOutput& output) {
+        if (report.first) return;
+        const int32_t layer = output.region->layer;
+        const std::vector<double>& want =
+            layer >= 0 ? expected.layers[size_t(layer)].at(output.value) : expected.outer.at(output.value);
+        const Error error = error_of(output.slices, want);
+        if (error.rel <= report.tolerance) return;
+        const TileSlice& worst = output.slices[error.slice];
+        report.first =
+            Divergence{sequence, position, output.region->name, output.step, output.value, layer, worst.wafer,
+                       worst.x,  worst.y,  error.rel,           ""};
+      };
+      TokenResult got;
+      try {
+        got = evaluator.step(sequence, token, position, observe);
+      } catch (const FunctionalError& error) {  // the plan lost or misplaced a slice
+        if (!report.first)
+          report.first = Divergence{sequence, position, "", "", "", -1, 0, 0, 0, INFINITY, error.what()};
+        report.max_abs_error = report.max_rel_error = INFINITY;
+        break;
+      }
+      ++report.tokens;
+      for (const auto& [values, name] :
+           {std::pair{&got.final_hidden, "final_hidden"}, std::pair{&got.logits, "logits"}}) {
+        const Error error = error_of(*values, expected.outer.at(name));
+        report.max_abs_error = std::max(report.max_abs_error, error.abs);
+        report.max_rel_error = std::max(report.max_rel_error, error.rel);
+      }
+      agree += got.argmax == expected.argmax;
+      token = position + 1 < workload.prompt_tokens ? prompt_token(workload.seed, sequence, position + 1, m.vocab_size)
+                                                    : got.argmax;
+    }
+    if (report.first && !report.first->what.empty()) break;
+  }
+  report.argmax_agreement = report.tokens ? double(agree) / double(report.tokens) : 0;
+  report.passed = !report.first && report.max_rel_error <= report.tolerance;
+  report.tiles = evaluator.tiles_holding_weights();
+  report.weight_bytes = 4 * evaluator.weight_floats();
+  report.kv_bytes = 4 * evaluator.kv_floats();
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return report;
+}
+
+std::string functional_summary(const FunctionalReport& r) {
+  std::string text = fmt::format(
+      "functional: {} ({} tokens, max rel error {:.3g} vs tolerance {:.3g}, max abs error {:.3g}, argmax agreement "
+      "{:.3f}, {:.2f} s)",
+      r.passed ? "numbers match the reference" : "numbers DIVERGE", r.tokens, r.max_rel_error, r.tolerance,
+      r.max_abs_error, r.argmax_agreement, r.wall_seconds);
+  if (r.first) {
+    const Divergence& d = *r.first;
+    if (!d.what.empty())
+      text += fmt::format("\n  first divergence: sequence {} position {}: {}", d.sequence, d.position, d.what);
+    else
+      text += fmt::format(
+          "\n  first divergence: sequence {} position {}, {} (layer {}), step {} ({}), tile (wafer {}, x {}, y {}): "
+          "relative error {:.3g}",
+          d.sequence, d.position, d.region, d.layer, d.step, d.value, d.wafer, d.x, d.y, d.rel_error);
+  }
+  return text;
+}
+
+}  // namespace wafersim::functional

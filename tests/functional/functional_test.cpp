@@ -1,0 +1,94 @@
+// sim.functional: the plan evaluated on real numbers must match the Eigen
+// forward pass of the same model and weights, under every dataflow and
+// reduction fan-in, and a plan that loses one partial sum must be caught and
+// named.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "sim/functional/check.h"
+#include "sim/functional/numbers.h"
+#include "tests/mapping/mapping_fixture.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+using functional::check_functional;
+using functional::FunctionalReport;
+
+namespace {
+
+// A tiny model on the tiny wafer: a short prompt and a few decoded tokens.
+mapping::Plan tiny_plan(const std::string& model, std::vector<std::string> overrides, uint64_t prompt = 6,
+                        uint64_t decode = 3) {
+  return compile(load_experiment_text(zoo_experiment(model, "tiny", prompt, decode), model + ".yaml", overrides));
+}
+
+void require_match(const FunctionalReport& report, uint64_t tokens) {
+  INFO(functional::functional_summary(report));
+  REQUIRE(report.tokens == tokens);
+  REQUIRE(!report.first);
+  REQUIRE(report.passed);
+  REQUIRE(report.max_rel_error <= report.tolerance);
+  REQUIRE(report.max_rel_error > 0);  // bf16 rounding leaves a trace: the comparison sees the numbers
+  REQUIRE(report.argmax_agreement >= 0.75);
+}
+
+}  // namespace
+
+TEST_CASE("functional: bf16 and fp16 rounding is to nearest, ties to even", "[functional]") {
+  using functional::round_to;
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 1.0f / 256) == 1.0f);               // a tie: to even
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);  // a tie: to even (up)
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 1.0f / 256 + 1e-4f) == 1.0f + 2.0f / 256);
+  REQUIRE(round_to(Dtype::FP16, 1.0f + 1.0f / 2048) == 1.0f);
+  REQUIRE(round_to(Dtype::FP16, 1.0f + 3.0f / 2048) == 1.0f + 4.0f / 2048);
+  REQUIRE(round_to(Dtype::FP16, 70000.0f) == INFINITY);
+  REQUIRE(round_to(Dtype::FP32, 1.2345678f) == 1.2345678f);
+}
+
+TEST_CASE("functional: weights depend on the seed and the parameter, not on the mapping", "[functional]") {
+  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny"), "w.yaml");
+  const functional::ModelWeights a(experiment.model, 1), b(experiment.model, 1), c(experiment.model, 2);
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) == b.matrix(functional::Tensor::Q, 1, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != c.matrix(functional::Tensor::Q, 1, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != a.matrix(functional::Tensor::Q, 0, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != a.matrix(functional::Tensor::K, 1, 7, 9));
+}
+
+TEST_CASE("functional: dense GQA, distributed dataflow, matches the reference", "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-dense", {"mapping.dataflow=distributed"})), 9);
+}
+
+TEST_CASE("functional: dense GQA, root dataflow, matches the reference", "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-dense", {"mapping.dataflow=root"})), 9);
+}
+
+TEST_CASE("functional: every reduction fan-in and multicast axis matches", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"})
+    for (const char* fanin : {"2", "3", "5"})
+      for (const char* axis : {"x", "y"}) {
+        INFO(dataflow << " fan-in " << fanin << " axis " << axis);
+        require_match(check_functional(tiny_plan(
+                          "tiny-dense",
+                          {std::string("mapping.dataflow=") + dataflow, std::string("mapping.reduce_fanin=") + fanin,
+                           std::string("mapping.multicast_axis=") + axis},
+                          3, 2)),
+                      5);
+      }
+}
+
+TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    INFO(dataflow);
+    const mapping::Plan plan = tiny_plan("tiny-dense", {std::string("mapping.dataflow=") + dataflow});
+    const FunctionalReport report = check_functional(plan, {{"layer 1", "o_proj", 0, 1}});
+    INFO(functional::functional_summary(report));
+    REQUIRE(!report.passed);
+    REQUIRE(report.first);
+    REQUIRE(report.first->region == "layer 1");
+    REQUIRE(report.first->layer == 1);
+    REQUIRE(report.first->step == "o_proj");
+    REQUIRE(report.first->position == 0);
+  }
+}
