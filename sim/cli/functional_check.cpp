@@ -46,7 +46,10 @@ std::string add_functional_check(const Experiment& experiment, const mapping::Pl
   out["first_divergence"] = first;
   const std::string summary = functional::functional_summary(result);
   report.table += summary + "\n";
-  return result.passed ? "" : summary;
+  if (result.passed) return "";
+  // One line for stderr: the verdict and where it went wrong first.
+  return summary.substr(0, summary.find('\n')) +
+         (result.first ? "; " + summary.substr(summary.find("first divergence")) : std::string());
 }
 
 }  // namespace wafersim::cli

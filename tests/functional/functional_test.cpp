@@ -92,3 +92,73 @@ TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]
     REQUIRE(report.first->position == 0);
   }
 }
+
+TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddings and windows match", "[functional]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned"},
+      {"model.sliding_window=4", "model.sliding_window_every=2"},  // layer 0 windowed, layer 1 full
+      {"model.sliding_window=4"},                                  // every layer windowed
+      {"model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true", "model.tied_embeddings=true"},
+  };
+  for (const char* dataflow : {"root", "distributed"})
+    for (std::vector<std::string> variant : variants) {
+      variant.push_back(std::string("mapping.dataflow=") + dataflow);
+      INFO(dataflow << " " << variant.front());
+      require_match(check_functional(tiny_plan("tiny-dense", variant)), 9);
+    }
+}
+
+TEST_CASE("functional: a window that reads the wrong positions is caught", "[functional]") {
+  // The plan's attention says every layer attends to 4 positions; a reference
+  // that attends to all of them differs once the context passes 4.
+  mapping::Plan windowed = tiny_plan("tiny-dense", {"model.sliding_window=4"});
+  mapping::Plan full = tiny_plan("tiny-dense", {});
+  // The windowed plan's regions under the model without a window, which the reference runs.
+  full.regions.swap(windowed.regions);
+  const FunctionalReport report = check_functional(full);
+  INFO(functional::functional_summary(report));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->step == "attention");
+  REQUIRE(report.first->layer == 0);
+  REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
+}
+
+TEST_CASE("functional: batch > 1, two wafers, fp16 and fp32 formats match", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    const std::string flow = std::string("mapping.dataflow=") + dataflow;
+    INFO(dataflow);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "workload.batch=3"})), 27);
+    const mapping::Plan two = tiny_plan("tiny-dense", {flow, "hardware.wafers=2"});
+    REQUIRE(two.hw.wafers == 2);
+    require_match(check_functional(two), 9);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "model.weight_dtype=fp16", "model.kv_dtype=fp16",
+                                                            "model.activation_dtype=fp16"})),
+                  9);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "model.weight_dtype=fp32", "model.kv_dtype=fp32",
+                                                            "model.activation_dtype=fp32"})),
+                  9);
+  }
+}
+
+TEST_CASE("functional: q/k norm needs whole heads on a tile, which the root dataflow's slices do not give",
+          "[functional]") {
+  // Distributed: each column of a KV-head group holds whole heads here, so the
+  // per-head norm is local and the numbers match.
+  require_match(check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"})), 9);
+  // Root: the root column's 12 slices cut heads, so a tile cannot normalise
+  // its heads alone; the plan would need a reduction it does not have.
+  const FunctionalReport report =
+      check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=root"}));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->what.find("layer 0, step rotary: q/k norm of a head split across tiles") != std::string::npos);
+}
+
+TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-moe", {})).find("MoE") != std::string::npos);
+  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-moe", {})), functional::FunctionalError);
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.weight_dtype=fp8"})).find("fp8") !=
+          std::string::npos);
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {})).empty());
+}
