@@ -28,6 +28,7 @@ std::string add_functional_check(const Experiment& experiment, const mapping::Pl
   out["weight_bytes"] = result.weight_bytes;
   out["kv_bytes"] = result.kv_bytes;
   out["tiles"] = result.tiles;
+  out["router_near_ties"] = result.router_near_ties;
   nlohmann::json first = nullptr;
   if (result.first) {
     const functional::Divergence& d = *result.first;

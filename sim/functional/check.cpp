@@ -70,27 +70,31 @@ FunctionalReport check_functional(const mapping::Plan& plan, std::vector<Dropped
   for (uint32_t sequence = 0; sequence < workload.batch; ++sequence) {
     uint32_t token = prompt_token(workload.seed, sequence, 0, m.vocab_size);
     for (uint64_t position = 0; position < positions; ++position) {
-      const ReferenceToken expected = reference.step(sequence, token, position);
-      auto observe = [&](const StepOutput& output) {
-        if (report.first) return;
-        const int32_t layer = output.region->layer;
-        const std::vector<double>& want =
-            layer >= 0 ? expected.layers[size_t(layer)].at(output.value) : expected.outer.at(output.value);
-        const Error error = error_of(output.slices, want);
-        if (error.rel <= report.tolerance) return;
-        const TileSlice& worst = output.slices[error.slice];
-        report.first =
-            Divergence{sequence, position, output.region->name, output.step, output.value, layer, worst.wafer,
-                       worst.x,  worst.y,  error.rel,           ""};
-      };
+      // The plan first, its step outputs kept; then the reference, following
+      // the plan's expert choices where they are a near tie (reference.h).
+      std::vector<StepOutput> outputs;
       TokenResult got;
       try {
-        got = evaluator.step(sequence, token, position, observe);
+        got = evaluator.step(sequence, token, position, [&](const StepOutput& output) { outputs.push_back(output); });
       } catch (const FunctionalError& error) {  // the plan lost or misplaced a slice
         if (!report.first)
           report.first = Divergence{sequence, position, "", "", "", -1, 0, 0, 0, INFINITY, error.what()};
         report.max_abs_error = report.max_rel_error = INFINITY;
         break;
+      }
+      const ReferenceToken expected = reference.step(sequence, token, position, got.routed, report.tolerance);
+      report.router_near_ties += expected.near_ties_followed;
+      for (const StepOutput& output : outputs) {
+        if (report.first) break;
+        const int32_t layer = output.region->layer;
+        const std::vector<double>& want =
+            layer >= 0 ? expected.layers[size_t(layer)].at(output.value) : expected.outer.at(output.value);
+        const Error error = error_of(output.slices, want);
+        if (error.rel <= report.tolerance) continue;
+        const TileSlice& worst = output.slices[error.slice];
+        report.first =
+            Divergence{sequence, position, output.region->name, output.step, output.value, layer, worst.wafer,
+                       worst.x,  worst.y,  error.rel,           ""};
       }
       ++report.tokens;
       for (const auto& [values, name] :

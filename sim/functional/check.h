@@ -24,11 +24,12 @@ struct Divergence {
 };
 
 struct FunctionalReport {
-  uint64_t tokens = 0;          // evaluated: every prompt and decoded position of every sequence
-  double max_abs_error = 0;     // over the final hidden states and logits of every token
-  double max_rel_error = 0;     // the same, each divided by the largest |reference| of its vector
-  double argmax_agreement = 0;  // fraction of tokens whose argmax matches the reference's
-  double tolerance = 0;         // on max_rel_error, and on every step's relative error
+  uint64_t tokens = 0;            // evaluated: every prompt and decoded position of every sequence
+  double max_abs_error = 0;       // over the final hidden states and logits of every token
+  double max_rel_error = 0;       // the same, each divided by the largest |reference| of its vector
+  double argmax_agreement = 0;    // fraction of tokens whose argmax matches the reference's
+  double tolerance = 0;           // on max_rel_error, and on every step's relative error
+  uint64_t router_near_ties = 0;  // MoE choices rounding flipped within the tolerance, followed by the reference
   std::optional<Divergence> first;
   bool passed = false;
   double wall_seconds = 0;

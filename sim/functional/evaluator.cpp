@@ -120,7 +120,10 @@ const char* reference_name(const char* label, bool learned_positions) {
                                                            {"gather_residual", "layer_out"},
                                                            {"position_add", "embed"},
                                                            {"final_norm", "final_hidden"},
-                                                           {"lm_head_proj", "logits"}};
+                                                           {"lm_head_proj", "logits"},
+                                                           {"router", "router"},
+                                                           {"gather_logits", "router"},
+                                                           {"experts", "moe"}};
   if (std::strcmp(label, "lookup") == 0) return learned_positions ? "" : "embed";
   const auto found = names.find(label);
   return found == names.end() ? "" : found->second;
@@ -131,9 +134,9 @@ const char* reference_name(const char* label, bool learned_positions) {
 std::string unsupported_reason(const mapping::Plan& plan) {
   const ModelSpec& m = plan.model;
   if (plan.phase != mapping::Phase::Decode) return "only decode plans are evaluated (the prefill plan is not)";
-  if (m.moe.n_experts > 0) return "MoE layers are not evaluated yet";
   if (m.attention_sinks) return "attention sinks are not evaluated yet";
-  for (Dtype dtype : {m.weight_dtype, m.kv_dtype, m.activation_dtype})
+  for (Dtype dtype :
+       {m.weight_dtype, m.kv_dtype, m.activation_dtype, m.moe.n_experts ? m.moe_weight_dtype : Dtype::BF16})
     if (!supported_dtype(dtype))
       return fmt::format("{} numbers are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
   for (const Region& region : plan.regions)
@@ -150,7 +153,8 @@ struct Evaluator::State {
   const ModelSpec& m;
   Dtype act, kv;
   std::vector<DroppedPartialSum> faults;
-  std::map<std::tuple<size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;  // weight blocks
+  // Weight blocks by (region, block, step, i, j).
+  std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
   // KV entries per sequence, per (region, i, j)
   std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t>, std::vector<KvEntry>>> kv_of;
 
@@ -160,10 +164,13 @@ struct Evaluator::State {
   TokenResult result;
 
   // The step being evaluated.
-  size_t r = 0, s = 0;
+  size_t r = 0, b = 0, s = 0;
   const Region* region = nullptr;
+  const mapping::Block* block = nullptr;  // b: 0 the region's main block, then its experts
   const Step* step = nullptr;
-  Data stream;  // the residual stream of a layer region: at the root, or as root-column slices
+  std::vector<float> normed;          // an MoE layer's MLP input, which its experts take
+  std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
+  Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
 
   State(const mapping::Plan& p, const ModelWeights& weights, uint32_t sequences, std::vector<DroppedPartialSum> f)
       : plan(p),
@@ -229,20 +236,33 @@ struct Evaluator::State {
   }
 
   // --- GEMV ----------------------------------------------------------------
-  // The weight tensor and row behind output element `o` of this step's matrix.
-  std::pair<Tensor, uint64_t> matrix_row(uint64_t o) const {
+  // The weight tensor, row and expert behind output element `o` of this step's matrix.
+  struct MatrixRow {
+    Tensor tensor;
+    uint64_t row;
+    int32_t expert = -1;
+  };
+  MatrixRow matrix_row(uint64_t o) const {
     const std::string label = step->label();
     const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
+    const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
+    if (b > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
+      const int32_t expert = int32_t(b - 1);
+      if (label == "gate_up_proj")
+        return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
+                      : MatrixRow{Tensor::ExpertUp, o, expert};
+      if (label == "down_proj") return {Tensor::ExpertDown, o, expert};
+    }
     if (label == "qkv_proj")
-      return o < nq         ? std::pair{Tensor::Q, o}
-             : o < nq + nkv ? std::pair{Tensor::K, o - nq}
-                            : std::pair{Tensor::V, o - nq - nkv};
+      return o < nq         ? MatrixRow{Tensor::Q, o}
+             : o < nq + nkv ? MatrixRow{Tensor::K, o - nq}
+                            : MatrixRow{Tensor::V, o - nq - nkv};
     if (label == "gate_up_proj")
-      return m.mlp == workloads::MlpKind::SwiGLU ? std::pair{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2}
-                                                 : std::pair{Tensor::Up, o};
+      return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
     if (label == "o_proj") return {Tensor::O, o};
     if (label == "down_proj") return {Tensor::Down, o};
     if (label == "lm_head_proj") return {Tensor::LmHead, o};
+    if (label == "router") return {Tensor::Router, o};
     fail("no matrix is known for this step");
   }
   // Query, key and value heads with each rotary pair (e, e + head_dim / 2) adjacent.
@@ -267,7 +287,7 @@ struct Evaluator::State {
   }
   const StepDataflow* next_attention() const {
     static thread_local StepDataflow found;
-    const auto& steps = region->blocks[0].steps;
+    const auto& steps = block->steps;
     for (size_t t = s + 1; t < steps.size(); ++t)
       if (steps[t]->dataflow().kind == StepKind::Attention) return &(found = steps[t]->dataflow());
     return nullptr;
@@ -292,7 +312,7 @@ struct Evaluator::State {
       return out;
     }
     if (label == "gate_up_proj") {
-      const auto elements = split(iota(0, m.ffn_dim), parts);
+      const auto elements = split(iota(0, b > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
       std::vector<std::vector<uint32_t>> out(parts);
       for (uint32_t p = 0; p < parts; ++p)
         for (uint32_t e : elements[p]) {
@@ -301,17 +321,17 @@ struct Evaluator::State {
         }
       return out;
     }
-    const uint64_t n = label == "lm_head_proj" ? m.vocab_size : m.d_model;
+    const uint64_t n = label == "lm_head_proj" ? m.vocab_size : label == "router" ? m.moe.n_experts : m.d_model;
     return split(iota(0, n), parts);
   }
   const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
                                          const std::vector<uint32_t>& columns) {
-    auto [it, fresh] = blocks.try_emplace({r, s, i, j});
+    auto [it, fresh] = blocks.try_emplace({r, b, s, i, j});
     if (fresh) {
       it->second.reserve(rows.size() * columns.size());
       for (uint32_t o : rows) {
-        const auto [tensor, row] = matrix_row(o);
-        for (uint32_t c : columns) it->second.push_back(w.matrix(tensor, region->layer, row, c));
+        const MatrixRow at = matrix_row(o);
+        for (uint32_t c : columns) it->second.push_back(w.matrix(at.tensor, region->layer, at.row, c, at.expert));
       }
     }
     if (it->second.size() != rows.size() * columns.size()) fail("a tile's weight block changed shape");
@@ -327,8 +347,8 @@ struct Evaluator::State {
       float sum = 0;
       for (size_t c = 0; c < x.value.size(); ++c) sum += block[o * x.value.size() + c] * x.value[c];
       if (with_bias) {
-        const auto [tensor, row] = matrix_row(rows[o]);
-        sum += w.bias(tensor, region->layer, row);
+        const MatrixRow at = matrix_row(rows[o]);
+        sum += w.bias(at.tensor, region->layer, at.row, at.expert);
       }
       y[o] = sum;
     }
@@ -340,7 +360,7 @@ struct Evaluator::State {
   Data gemv_to_column(const Data& in, const StepDataflow& df) {
     const BlockGeometry& g = geo();
     std::vector<Piece> x(g.cols);
-    if (df.input_on_row) {
+    if (df.input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
       if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the input is not on the root row");
       x = in.at;
     } else {  // the root's vector, multicast along the root row: column j keeps slice j
@@ -470,6 +490,7 @@ struct Evaluator::State {
   uint64_t gathered_size() const {
     const std::string label = step->label();
     if (label == "gather_qkv") return qkv_size(m);
+    if (label == "gather_logits") return m.moe.n_experts;
     return m.d_model;
   }
   Data gather(const Data& in, const StepDataflow& df) {
@@ -487,9 +508,11 @@ struct Evaluator::State {
     }
     // Concatenation: the slices travel in the activation format.
     std::vector<std::vector<Piece>> parts;
+    const bool fp32 = label == "gather_logits";  // the router's logits travel as fp32
     for (const Piece& piece : in.at) {
       Piece sent = piece;
-      for (float& v : sent.value) v = rounded(v);
+      if (!fp32)
+        for (float& v : sent.value) v = rounded(v);
       parts.push_back({std::move(sent)});
     }
     auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
@@ -673,7 +696,24 @@ struct Evaluator::State {
     }
     if (label == "residual_norm") {
       stream.at[0] = add(stream.at[0], in.at[0]);
-      return root_norm(stream, Tensor::MlpNorm);
+      Data out = root_norm(stream, Tensor::MlpNorm);
+      normed = out.at[0].value;
+      return out;
+    }
+    if (label == "top_k") {  // the router's choice; the vector the experts take stays at the root
+      routing.clear();
+      const std::vector<double> logits(in.at[0].value.begin(), in.at[0].value.end());
+      for (const auto& [expert, weight] : pick_experts(logits, m.moe.top_k)) {
+        routing[expert] = float(weight);
+        result.routed[region->layer].push_back(expert);
+      }
+      return at_root(normed);
+    }
+    if (label == "expert_scale") {
+      Data out = in;
+      const float weight = routing.at(uint32_t(b - 1));
+      for (float& v : out.at[0].value) v = rounded(v * weight);
+      return out;
     }
     if (label == "residual") return Data{FrontKind::Root, {add(stream.at[0], in.at[0])}};
     if (label == "final_norm") return root_norm(in, Tensor::FinalNorm);
@@ -701,12 +741,13 @@ struct Evaluator::State {
       case StepKind::Broadcast: return broadcast(in);
       case StepKind::Gather: return gather(in, df);
       case StepKind::Attention: return attention(in, df);
+      case StepKind::Dispatch: return dispatch(in);
       default: fail("no functional meaning is declared for this step");
     }
   }
   void observe_step(const Data& data, const StepObserver& observe) const {
     const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
-    if (!observe || !*name) return;
+    if (!observe || !*name || b > 0) return;  // expert blocks: their combined output is compared
     StepOutput output{region, step->label(), name, {}};
     const BlockGeometry& g = geo();
     for (size_t p = 0; p < data.at.size(); ++p) {
@@ -716,15 +757,34 @@ struct Evaluator::State {
     }
     observe(output);
   }
-  Data run_region(size_t index, Data in, const StepObserver& observe) {
-    r = index;
-    region = &plan.regions[index];
-    const auto& steps = region->blocks[0].steps;
+  // The experts the router picked and the shared ones, each on its block, summed at the layer root.
+  Data dispatch(const Data& in) {
+    const size_t saved_s = s;
+    const Step* saved_step = step;
+    std::vector<float> sum(m.d_model, 0.0f);
+    for (size_t expert_block = 1; expert_block < region->blocks.size(); ++expert_block) {
+      const int32_t expert = region->blocks[expert_block].expert;
+      if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;  // not routed: its block skips the token
+      const Data result = run_block(expert_block, in, nullptr);
+      for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(result.at[0].value[k]);  // sent in activations
+    }
+    b = 0;
+    block = &region->blocks[0];
+    s = saved_s;
+    step = saved_step;
+    for (float& v : sum) v = rounded(v);
+    return at_root(std::move(sum));
+  }
+  Data run_block(size_t index, Data in, const StepObserver* observe) {
+    b = index;
+    block = &region->blocks[index];
+    const auto& steps = block->steps;
     for (s = 0; s < steps.size(); ++s) {
       step = steps[s].get();
       in = apply(in);
-      observe_step(in, observe);
+      if (observe) observe_step(in, *observe);
       const std::string label = step->label();
+      if (b > 0) continue;
       if (label == "final_norm") result.final_hidden = in.at[0].value;
       if (label == "lm_head_proj") {
         result.logits.assign(m.vocab_size, NAN);
@@ -733,9 +793,15 @@ struct Evaluator::State {
       }
       if (label == "sample") result.argmax = uint32_t(in.at[0].value.at(1));
     }
-    if (in.kind != FrontKind::Root) fail("the region's chain does not end at its root");
-    for (float& v : in.at[0].value) v = rounded(v);  // sent on in the activation format
+    if (in.kind != FrontKind::Root) fail("the block's chain does not end at its root");
     return in;
+  }
+  Data run_region(size_t index, Data in, const StepObserver& observe) {
+    r = index;
+    region = &plan.regions[index];
+    Data out = run_block(0, std::move(in), &observe);
+    for (float& v : out.at[0].value) v = rounded(v);  // sent on in the activation format
+    return out;
   }
 };
 
@@ -773,8 +839,9 @@ uint64_t Evaluator::kv_floats() const {
 }
 
 uint64_t Evaluator::tiles_holding_weights() const {
-  std::map<std::tuple<size_t, uint32_t, uint32_t>, bool> tiles;
-  for (const auto& [key, block] : state_->blocks) tiles[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}] = true;
+  std::map<std::tuple<size_t, size_t, uint32_t, uint32_t>, bool> tiles;
+  for (const auto& [key, block] : state_->blocks)
+    tiles[{std::get<0>(key), std::get<1>(key), std::get<3>(key), std::get<4>(key)}] = true;
   return tiles.size();
 }
 

@@ -5,6 +5,7 @@
 // "Numbers": what is and is not checked).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,7 @@ using StepObserver = std::function<void(const StepOutput&)>;
 struct TokenResult {
   std::vector<float> final_hidden, logits;
   uint32_t argmax = 0;
+  std::map<int32_t, std::vector<uint32_t>> routed;  // per MoE layer: the experts the router picked
 };
 
 class Evaluator {

@@ -62,8 +62,10 @@ double unit_roundoff(Dtype dtype) {
 
 ModelWeights::ModelWeights(const workloads::ModelSpec& model, uint64_t seed) : model_(model), seed_(seed) {}
 
-float ModelWeights::draw(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, uint64_t salt) const {
+float ModelWeights::draw(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, uint64_t salt,
+                         int32_t expert) const {
   uint64_t h = mix(seed_ ^ mix(uint64_t(tensor) + 64 * uint64_t(int64_t(layer) + 1) + (salt << 40)));
+  if (expert >= 0) h = mix(h ^ (uint64_t(expert) + 1));
   h = mix(h ^ row);
   h = mix(h ^ col);
   return float(uniform(h));
@@ -73,16 +75,19 @@ uint64_t ModelWeights::columns(Tensor tensor) const {
   switch (tensor) {
     case Tensor::O: return uint64_t(model_.n_heads) * model_.head_dim;
     case Tensor::Down: return model_.ffn_dim;
+    case Tensor::ExpertDown: return model_.moe.expert_ffn_dim;
     default: return model_.d_model;
   }
 }
 
-float ModelWeights::matrix(Tensor tensor, int32_t layer, uint64_t row, uint64_t col) const {
+float ModelWeights::matrix(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, int32_t expert) const {
   if (tensor == Tensor::LmHead && model_.tied_embeddings) tensor = Tensor::Embedding, layer = -1;
   // Tables have unit entries; a projection keeps unit variance (uniform of variance 1/d_in).
   const bool table = tensor == Tensor::Embedding || tensor == Tensor::Positions;
   const double scale = table ? 1.0 : std::sqrt(3.0 / double(columns(tensor)));
-  return round_to(model_.weight_dtype, float(scale * draw(tensor, layer, row, col, 0)));
+  const bool in_expert = tensor == Tensor::ExpertGate || tensor == Tensor::ExpertUp || tensor == Tensor::ExpertDown;
+  return round_to(in_expert ? model_.moe_weight_dtype : model_.weight_dtype,
+                  float(scale * draw(tensor, layer, row, col, 0, expert)));
 }
 
 bool ModelWeights::has_bias(Tensor tensor) const {
@@ -93,14 +98,18 @@ bool ModelWeights::has_bias(Tensor tensor) const {
     case Tensor::O: return model_.o_bias;
     case Tensor::Gate:
     case Tensor::Up:
-    case Tensor::Down: return model_.mlp_bias;
+    case Tensor::Down:
+    case Tensor::ExpertGate:
+    case Tensor::ExpertUp:
+    case Tensor::ExpertDown: return model_.mlp_bias;
+    case Tensor::Router: return model_.moe.router_bias;
     default: return false;
   }
 }
 
-float ModelWeights::bias(Tensor tensor, int32_t layer, uint64_t row) const {
+float ModelWeights::bias(Tensor tensor, int32_t layer, uint64_t row, int32_t expert) const {
   if (!has_bias(tensor)) return 0;
-  return round_to(model_.weight_dtype, float(0.1 * draw(tensor, layer, row, 0, 1)));
+  return round_to(model_.weight_dtype, float(0.1 * draw(tensor, layer, row, 0, 1, expert)));
 }
 
 float ModelWeights::norm(Tensor tensor, int32_t layer, uint64_t index, bool shift) const {

@@ -28,11 +28,16 @@ enum class Tensor : uint8_t {
   Up,
   Down,
   LmHead,    // vocab x d_model (the embedding table when tied)
-  AttnNorm,  // norm gains (and, as NormBias, LayerNorm shifts)
+  AttnNorm,  // norm gains (and LayerNorm shifts: ModelWeights::norm)
   MlpNorm,
   FinalNorm,
   QNorm,
-  KNorm,  // per-head RMSNorm gains over head_dim
+  KNorm,   // per-head RMSNorm gains over head_dim
+  Router,  // n_experts x d_model
+  // Of expert `expert`: the routed ones 0..n_experts-1, then the shared ones.
+  ExpertGate,
+  ExpertUp,
+  ExpertDown,
 };
 
 // The parameters of one model, drawn from a seed.
@@ -42,16 +47,16 @@ class ModelWeights {
   const workloads::ModelSpec& model() const { return model_; }
 
   // Element (row, col) of a matrix, in the format it is stored in.
-  float matrix(Tensor tensor, int32_t layer, uint64_t row, uint64_t col) const;
+  float matrix(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, int32_t expert = -1) const;
   // Bias element of a matrix's output `row` (0 when the model has no such bias).
-  float bias(Tensor tensor, int32_t layer, uint64_t row) const;
+  float bias(Tensor tensor, int32_t layer, uint64_t row, int32_t expert = -1) const;
   // Norm gain (shift = false) or LayerNorm shift of element `index`.
   float norm(Tensor tensor, int32_t layer, uint64_t index, bool shift = false) const;
   bool has_bias(Tensor tensor) const;
   uint64_t columns(Tensor tensor) const;  // d_in of a matrix
 
  private:
-  float draw(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, uint64_t salt) const;
+  float draw(Tensor tensor, int32_t layer, uint64_t row, uint64_t col, uint64_t salt, int32_t expert = -1) const;
   workloads::ModelSpec model_;
   uint64_t seed_;
 };

@@ -22,20 +22,69 @@ float activation(const ModelSpec& m, float gate, float up) {
   return m.mlp == workloads::MlpKind::SwiGLU ? float(silu(gate) * up) : float(gelu(up));
 }
 
+std::vector<std::pair<uint32_t, double>> pick_experts(const std::vector<double>& logits, uint32_t top_k) {
+  std::vector<uint32_t> order(logits.size());
+  for (uint32_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return logits[a] > logits[b]; });
+  order.resize(std::min<size_t>(top_k, order.size()));
+  return weigh_experts(logits, order);
+}
+
+std::vector<std::pair<uint32_t, double>> weigh_experts(const std::vector<double>& logits,
+                                                       const std::vector<uint32_t>& experts) {
+  double top = -INFINITY, sum = 0;
+  for (uint32_t e : experts) top = std::max(top, logits[e]);
+  std::vector<std::pair<uint32_t, double>> picked;
+  for (uint32_t e : experts) picked.emplace_back(e, std::exp(logits[e] - top)), sum += picked.back().second;
+  for (auto& [e, weight] : picked) weight /= sum;
+  return picked;
+}
+
 namespace {
 
 std::vector<double> to_std(const VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
-MatrixXd matrix_of(const ModelWeights& w, Tensor tensor, int32_t layer, uint64_t rows) {
+MatrixXd matrix_of(const ModelWeights& w, Tensor tensor, int32_t layer, uint64_t rows, int32_t expert = -1) {
   MatrixXd out(rows, w.columns(tensor));
   for (uint64_t r = 0; r < rows; ++r)
-    for (uint64_t c = 0; c < w.columns(tensor); ++c) out(long(r), long(c)) = w.matrix(tensor, layer, r, c);
+    for (uint64_t c = 0; c < w.columns(tensor); ++c) out(long(r), long(c)) = w.matrix(tensor, layer, r, c, expert);
   return out;
 }
-VectorXd bias_of(const ModelWeights& w, Tensor tensor, int32_t layer, uint64_t rows) {
+VectorXd bias_of(const ModelWeights& w, Tensor tensor, int32_t layer, uint64_t rows, int32_t expert = -1) {
   VectorXd out(rows);
-  for (uint64_t r = 0; r < rows; ++r) out(long(r)) = w.bias(tensor, layer, r);
+  for (uint64_t r = 0; r < rows; ++r) out(long(r)) = w.bias(tensor, layer, r, expert);
   return out;
+}
+
+// One feed-forward network: up (and gate), activation, down.
+struct Ffn {
+  MatrixXd gate, up, down;
+  VectorXd bgate, bup, bdown;
+};
+Ffn expert_of(const ModelWeights& w, int32_t layer, int32_t expert) {
+  const ModelSpec& m = w.model();
+  const uint64_t f = m.moe.expert_ffn_dim;
+  Ffn ffn;
+  if (m.mlp == workloads::MlpKind::SwiGLU) {
+    ffn.gate = matrix_of(w, Tensor::ExpertGate, layer, f, expert);
+    ffn.bgate = bias_of(w, Tensor::ExpertGate, layer, f, expert);
+  }
+  ffn.up = matrix_of(w, Tensor::ExpertUp, layer, f, expert);
+  ffn.bup = bias_of(w, Tensor::ExpertUp, layer, f, expert);
+  ffn.down = matrix_of(w, Tensor::ExpertDown, layer, m.d_model, expert);
+  ffn.bdown = bias_of(w, Tensor::ExpertDown, layer, m.d_model, expert);
+  return ffn;
+}
+VectorXd run_ffn(const ModelSpec& m, const Ffn& ffn, const VectorXd& x) {
+  const VectorXd up = ffn.up * x + ffn.bup;
+  VectorXd act(up.size());
+  if (m.mlp == workloads::MlpKind::SwiGLU) {
+    const VectorXd gate = ffn.gate * x + ffn.bgate;
+    for (long e = 0; e < up.size(); ++e) act(e) = silu(gate(e)) * up(e);
+  } else {
+    for (long e = 0; e < up.size(); ++e) act(e) = gelu(up(e));
+  }
+  return ffn.down * act + ffn.bdown;
 }
 VectorXd norm_of(const ModelWeights& w, Tensor tensor, int32_t layer, uint64_t n, bool shift) {
   VectorXd out(n);
@@ -47,6 +96,9 @@ struct Layer {
   MatrixXd q, k, v, o, gate, up, down;
   VectorXd bq, bk, bv, bo, bgate, bup, bdown;
   VectorXd attn_g, attn_b, mlp_g, mlp_b, q_g, k_g;
+  MatrixXd router;
+  VectorXd brouter;
+  std::vector<Ffn> experts;  // routed, then shared
 };
 
 }  // namespace
@@ -105,14 +157,21 @@ Reference::Reference(const ModelWeights& weights, uint32_t sequences) : state_(s
     L.bk = bias_of(weights, Tensor::K, layer, kv);
     L.bv = bias_of(weights, Tensor::V, layer, kv);
     L.bo = bias_of(weights, Tensor::O, layer, m.d_model);
-    if (m.mlp == workloads::MlpKind::SwiGLU) {
-      L.gate = matrix_of(weights, Tensor::Gate, layer, m.ffn_dim);
-      L.bgate = bias_of(weights, Tensor::Gate, layer, m.ffn_dim);
+    if (m.is_moe_layer(l)) {
+      L.router = matrix_of(weights, Tensor::Router, layer, m.moe.n_experts);
+      L.brouter = bias_of(weights, Tensor::Router, layer, m.moe.n_experts);
+      for (uint32_t e = 0; e < m.moe.n_experts + m.moe.n_shared_experts; ++e)
+        L.experts.push_back(expert_of(weights, layer, int32_t(e)));
+    } else {
+      if (m.mlp == workloads::MlpKind::SwiGLU) {
+        L.gate = matrix_of(weights, Tensor::Gate, layer, m.ffn_dim);
+        L.bgate = bias_of(weights, Tensor::Gate, layer, m.ffn_dim);
+      }
+      L.up = matrix_of(weights, Tensor::Up, layer, m.ffn_dim);
+      L.bup = bias_of(weights, Tensor::Up, layer, m.ffn_dim);
+      L.down = matrix_of(weights, Tensor::Down, layer, m.d_model);
+      L.bdown = bias_of(weights, Tensor::Down, layer, m.d_model);
     }
-    L.up = matrix_of(weights, Tensor::Up, layer, m.ffn_dim);
-    L.bup = bias_of(weights, Tensor::Up, layer, m.ffn_dim);
-    L.down = matrix_of(weights, Tensor::Down, layer, m.d_model);
-    L.bdown = bias_of(weights, Tensor::Down, layer, m.d_model);
     L.attn_g = norm_of(weights, Tensor::AttnNorm, layer, m.d_model, false);
     L.attn_b = norm_of(weights, Tensor::AttnNorm, layer, m.d_model, true);
     L.mlp_g = norm_of(weights, Tensor::MlpNorm, layer, m.d_model, false);
@@ -130,7 +189,8 @@ Reference::Reference(const ModelWeights& weights, uint32_t sequences) : state_(s
 
 Reference::~Reference() = default;
 
-ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t position) {
+ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t position,
+                               const std::map<int32_t, std::vector<uint32_t>>& routed, double tie) {
   State& s = *state_;
   const ModelSpec& m = s.m;
   const long hd = long(m.head_dim), nq = long(m.n_heads) * hd, nkv = long(m.n_kv_heads) * hd;
@@ -178,6 +238,33 @@ ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t posit
     v["h_mid"] = to_std(x);
     const VectorXd b = s.norm(x, L.mlp_g, L.mlp_b);
     v["mlp_norm"] = to_std(b);
+    if (m.is_moe_layer(l)) {
+      const VectorXd logits = L.router * b + L.brouter;
+      v["router"] = to_std(logits);
+      VectorXd moe = VectorXd::Zero(long(m.d_model));
+      const std::vector<double> all = to_std(logits);
+      std::vector<std::pair<uint32_t, double>> picked = pick_experts(all, m.moe.top_k);
+      const auto given = routed.find(int32_t(l));
+      if (given != routed.end() && given->second.size() == picked.size()) {
+        const double kth = all[picked.back().first], scale = logits.cwiseAbs().maxCoeff();
+        bool near = true;
+        for (uint32_t e : given->second) near = near && e < all.size() && all[e] >= kth - tie * scale;
+        std::vector<uint32_t> own, theirs = given->second;
+        for (const auto& [e, weight] : picked) own.push_back(e);
+        std::sort(own.begin(), own.end());
+        std::sort(theirs.begin(), theirs.end());
+        if (near && theirs != own) {
+          picked = weigh_experts(all, given->second);
+          ++out.near_ties_followed;
+        }
+      }
+      for (const auto& [e, weight] : picked) moe += weight * run_ffn(m, L.experts[e], b);
+      for (uint32_t e = m.moe.n_experts; e < L.experts.size(); ++e) moe += run_ffn(m, L.experts[e], b);
+      v["moe"] = to_std(moe);
+      x += moe;
+      v["layer_out"] = to_std(x);
+      continue;
+    }
     const VectorXd up = L.up * b + L.bup;
     VectorXd gate_up(long(gate_up_size(m))), act(long(m.ffn_dim));
     if (m.mlp == workloads::MlpKind::SwiGLU) {

@@ -12,7 +12,6 @@ using nlohmann::json;
 namespace {
 
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
-const std::string kTinyMoe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
 
 json run_json(std::vector<std::string> args, int expected_exit, Outcome* outcome_out = nullptr) {
   Scratch scratch;
@@ -54,8 +53,9 @@ TEST_CASE("run with sim.functional exits 1 naming the first diverging layer, ste
 }
 
 TEST_CASE("run with sim.functional refuses a plan it cannot evaluate as bad input", "[cli][functional]") {
-  const Outcome outcome = run_wafersim({"run", kTinyMoe, "--quiet", "--set", "sim.functional=true"});
+  const Outcome outcome =
+      run_wafersim({"run", kTinyDense, "--quiet", "--set", "sim.functional=true", "--set", "model.weight_dtype=fp8"});
   CHECK(outcome.exit_code == 2);
   CHECK(outcome.err.find("sim.functional") != std::string::npos);
-  CHECK(outcome.err.find("MoE") != std::string::npos);
+  CHECK(outcome.err.find("fp8") != std::string::npos);
 }

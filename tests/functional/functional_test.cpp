@@ -156,9 +156,29 @@ TEST_CASE("functional: q/k norm needs whole heads on a tile, which the root data
 }
 
 TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {
-  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-moe", {})).find("MoE") != std::string::npos);
-  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-moe", {})), functional::FunctionalError);
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.attention_sinks=true"})).find("sinks") !=
+          std::string::npos);
+  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-dense", {"model.attention_sinks=true"})),
+                    functional::FunctionalError);
   REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.weight_dtype=fp8"})).find("fp8") !=
           std::string::npos);
   REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {})).empty());
+}
+
+TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expert partial sum is caught",
+          "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-moe", {})), 9);
+  require_match(check_functional(tiny_plan("tiny-moe", {"model.moe.n_shared_experts=1", "mapping.reduce_fanin=3"})), 9);
+  // The router's logits of row 0 lose column 1's partial sum.
+  const FunctionalReport router = check_functional(tiny_plan("tiny-moe", {}), {{"layer 0", "router", 0, 1}});
+  INFO(functional::functional_summary(router));
+  REQUIRE(router.first);
+  REQUIRE(router.first->step == "router");
+  REQUIRE(router.first->layer == 0);
+  // Every expert's gate/up sums of row 0 lose column 1's partial: the combined expert output diverges.
+  const FunctionalReport experts = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "gate_up_proj", 0, 1}});
+  INFO(functional::functional_summary(experts));
+  REQUIRE(experts.first);
+  REQUIRE(experts.first->step == "experts");
+  REQUIRE(experts.first->layer == 1);
 }
