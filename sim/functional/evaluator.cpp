@@ -135,10 +135,12 @@ std::string unsupported_reason(const mapping::Plan& plan) {
   const ModelSpec& m = plan.model;
   if (plan.phase != mapping::Phase::Decode) return "only decode plans are evaluated (the prefill plan is not)";
   if (m.attention_sinks) return "attention sinks are not evaluated yet";
-  for (Dtype dtype :
-       {m.weight_dtype, m.kv_dtype, m.activation_dtype, m.moe.n_experts ? m.moe_weight_dtype : Dtype::BF16})
+  for (Dtype dtype : {m.kv_dtype, m.activation_dtype})
     if (!supported_dtype(dtype))
-      return fmt::format("{} numbers are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
+      return fmt::format("{} activations or KV entries are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
+  for (Dtype dtype : {m.weight_dtype, m.moe.n_experts ? m.moe_weight_dtype : Dtype::BF16})
+    if (!supported_weight_dtype(dtype))
+      return fmt::format("{} weights are not emulated (fp32, fp16, bf16 and mxfp4 are)", to_string(dtype));
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
       for (const auto& step : block.steps)

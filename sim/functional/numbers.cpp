@@ -40,9 +40,22 @@ float round_fp16(float value) {
   return float(value < 0 ? -r : r);
 }
 
+// MXFP4 (OCP microscaling): blocks of 32 elements along a row share a power
+// of two scale; each element is an e2m1 number (0, 0.5, 1, 1.5, 2, 3, 4, 6).
+constexpr uint32_t kMxBlock = 32;
+float e2m1(float x) {
+  static const float levels[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float a = std::min(std::fabs(x), 6.0f);
+  float best = 0;
+  for (float level : levels)
+    if (std::fabs(a - level) < std::fabs(a - best)) best = level;  // ties keep the smaller (even) level
+  return x < 0 ? -best : best;
+}
+
 }  // namespace
 
 bool supported_dtype(Dtype dtype) { return dtype == Dtype::FP32 || dtype == Dtype::FP16 || dtype == Dtype::BF16; }
+bool supported_weight_dtype(Dtype dtype) { return supported_dtype(dtype) || dtype == Dtype::MXFP4; }
 
 float round_to(Dtype dtype, float value) {
   switch (dtype) {
@@ -86,8 +99,17 @@ float ModelWeights::matrix(Tensor tensor, int32_t layer, uint64_t row, uint64_t 
   const bool table = tensor == Tensor::Embedding || tensor == Tensor::Positions;
   const double scale = table ? 1.0 : std::sqrt(3.0 / double(columns(tensor)));
   const bool in_expert = tensor == Tensor::ExpertGate || tensor == Tensor::ExpertUp || tensor == Tensor::ExpertDown;
-  return round_to(in_expert ? model_.moe_weight_dtype : model_.weight_dtype,
-                  float(scale * draw(tensor, layer, row, col, 0, expert)));
+  const Dtype dtype = in_expert ? model_.moe_weight_dtype : model_.weight_dtype;
+  const float value = float(scale * draw(tensor, layer, row, col, 0, expert));
+  if (dtype != Dtype::MXFP4) return round_to(dtype, value);
+  // The block's shared scale: 2^(floor(log2(max |w|)) - 2), e2m1's largest exponent being 2.
+  float largest = 0;
+  const uint64_t first = col - col % kMxBlock;
+  for (uint64_t c = first; c < std::min(first + kMxBlock, columns(tensor)); ++c)
+    largest = std::max(largest, std::fabs(float(scale * draw(tensor, layer, row, c, 0, expert))));
+  if (largest == 0) return 0;
+  const float block_scale = std::ldexp(1.0f, int(std::floor(std::log2(largest))) - 2);
+  return e2m1(value / block_scale) * block_scale;
 }
 
 bool ModelWeights::has_bias(Tensor tensor) const {

@@ -13,6 +13,8 @@ namespace wafersim::functional {
 // returned as is. Only FP32, FP16 and BF16 are emulated (supported_dtype).
 float round_to(Dtype dtype, float value);
 bool supported_dtype(Dtype dtype);
+// Weights may also be MXFP4 (ModelWeights quantises each block of 32 along a row).
+bool supported_weight_dtype(Dtype dtype);
 // Unit roundoff of a format: half the gap between 1 and the next number.
 double unit_roundoff(Dtype dtype);
 

@@ -2,6 +2,8 @@
 // forward pass of the same model and weights, under every dataflow and
 // reduction fan-in, and a plan that loses one partial sum must be caught and
 // named.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -124,7 +126,34 @@ TEST_CASE("functional: a window that reads the wrong positions is caught", "[fun
   REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
 }
 
-TEST_CASE("functional: batch > 1, two wafers, fp16 and fp32 formats match", "[functional]") {
+TEST_CASE("functional: MXFP4 weights share a power-of-two scale per block of 32 and take e2m1 values", "[functional]") {
+  const Experiment experiment =
+      load_experiment_text(zoo_experiment("tiny-moe", "tiny"), "w.yaml", {"model.moe_weight_dtype=mxfp4"});
+  const functional::ModelWeights w(experiment.model, 1);
+  std::vector<float> block;
+  for (uint64_t c = 32; c < 64; ++c) block.push_back(w.matrix(functional::Tensor::ExpertUp, 0, 3, c, 5));
+  float largest = 0;
+  for (float v : block) largest = std::max(largest, std::fabs(v));
+  // The largest element's level is 4 or 6 (its exponent sets the scale), so the scale is largest / 4 or / 6.
+  const float scale = std::fabs(largest / 4 - std::ldexp(1.0f, int(std::floor(std::log2(largest / 4))))) == 0
+                          ? largest / 4
+                          : largest / 6;
+  std::vector<float> levels_used;
+  for (float v : block) {
+    const float level = std::fabs(v) / scale;
+    INFO(v << " at scale " << scale);
+    REQUIRE((level == 0 || level == 0.5f || level == 1 || level == 1.5f || level == 2 || level == 3 || level == 4 ||
+             level == 6));
+    if (std::find(levels_used.begin(), levels_used.end(), level) == levels_used.end()) levels_used.push_back(level);
+  }
+  REQUIRE(levels_used.size() >= 4);
+}
+
+TEST_CASE("functional: batch > 1, two wafers, relays, fp16 and fp32 formats match", "[functional]") {
+  // Six colours: some routing patterns go through relays (the golden dense-relays configuration).
+  const mapping::Plan relayed = tiny_plan("tiny-dense", {"hardware.fabric.colors=6", "mapping.dataflow=root"});
+  REQUIRE(relayed.relays > 0);
+  require_match(check_functional(relayed), 9);
   for (const char* dataflow : {"root", "distributed"}) {
     const std::string flow = std::string("mapping.dataflow=") + dataflow;
     INFO(dataflow);
@@ -169,6 +198,7 @@ TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expe
           "[functional]") {
   require_match(check_functional(tiny_plan("tiny-moe", {})), 9);
   require_match(check_functional(tiny_plan("tiny-moe", {"model.moe.n_shared_experts=1", "mapping.reduce_fanin=3"})), 9);
+  require_match(check_functional(tiny_plan("tiny-moe", {"model.moe_weight_dtype=mxfp4", "workload.batch=2"})), 18);
   // The router's logits of row 0 lose column 1's partial sum.
   const FunctionalReport router = check_functional(tiny_plan("tiny-moe", {}), {{"layer 0", "router", 0, 1}});
   INFO(functional::functional_summary(router));
