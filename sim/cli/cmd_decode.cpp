@@ -61,10 +61,10 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     refuse_too_long(experiment, error.what());
   }
   line.end();
-  const std::string numbers_diverge = add_functional_check(experiment, plan, report);
   if (!options.common.quiet) options.common.table_out() << report.table;
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
+  const std::string numbers_diverge = functional_failure(report);
   if (!numbers_diverge.empty()) throw CommandError(kExitNumbersDiverge, numbers_diverge);
 }
 
@@ -136,8 +136,10 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
     trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name(),
                                     figures.first_token_steps);
   }
-  return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-          std::move(trace_document)};
+  Report report{decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
+                std::move(trace_document)};
+  add_functional_check(experiment, plan, report);
+  return report;
 }
 
 void add_run_command(CLI::App& app) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/functional/check.h"
 
 namespace wafersim::cli {
@@ -12,8 +14,8 @@ nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nloh
 
 }  // namespace
 
-std::string add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
-  if (!experiment.sim.functional) return "";
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+  if (!experiment.sim.functional) return;
   const std::string why = functional::unsupported_reason(plan);
   if (!why.empty()) experiment.config.fail("sim.functional", "the functional check cannot run: " + why);
   const functional::FunctionalReport result = functional::check_functional(plan);
@@ -47,10 +49,26 @@ std::string add_functional_check(const Experiment& experiment, const mapping::Pl
   out["first_divergence"] = first;
   const std::string summary = functional::functional_summary(result);
   report.table += summary + "\n";
-  if (result.passed) return "";
-  // One line for stderr: the verdict and where it went wrong first.
-  return summary.substr(0, summary.find('\n')) +
-         (result.first ? "; " + summary.substr(summary.find("first divergence")) : std::string());
+}
+
+std::string functional_failure(const Report& report) {
+  const auto found = report.document.find("functional");
+  if (found == report.document.end() || found->value("passed", true)) return "";
+  const nlohmann::json& f = *found;
+  std::string message =
+      fmt::format("functional: the numbers diverge from the reference (max rel error {} vs tolerance {})",
+                  f["max_rel_error"].dump(), f["tolerance"].dump());
+  const nlohmann::json& d = f["first_divergence"];
+  if (d.is_null()) return message;
+  if (!d["error"].get<std::string>().empty())
+    return message + fmt::format("; first divergence: sequence {} position {}: {}", d["sequence"].dump(),
+                                 d["position"].dump(), d["error"].get<std::string>());
+  return message + fmt::format(
+                       "; first divergence: sequence {} position {}, {} (layer {}), step {}, tile (wafer {}, x "
+                       "{}, y {}): relative error {}",
+                       d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
+                       d["step"].get<std::string>(), d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
+                       d["rel_error"].dump());
 }
 
 }  // namespace wafersim::cli

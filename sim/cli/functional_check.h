@@ -11,9 +11,12 @@ namespace wafersim::cli {
 constexpr int kExitNumbersDiverge = 1;
 
 // Runs the check when the experiment asks for it and adds its figures to
-// `report`; returns the message to fail with ("" when the numbers match or
-// the check was not asked for). A plan the check cannot evaluate is refused as
-// bad input at sim.functional.
-std::string add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report);
+// `report` (the "functional" object and one table line). A plan the check
+// cannot evaluate is refused as bad input at sim.functional.
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report);
+
+// The one-line message to fail with when the report's numbers diverged; ""
+// when they match or were not checked.
+std::string functional_failure(const Report& report);
 
 }  // namespace wafersim::cli

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -166,9 +167,9 @@ struct Evaluator::State {
   TokenResult result;
 
   // The step being evaluated.
-  size_t r = 0, b = 0, s = 0;
+  size_t r = 0, block_index = 0, s = 0;
   const Region* region = nullptr;
-  const mapping::Block* block = nullptr;  // b: 0 the region's main block, then its experts
+  const mapping::Block* block = nullptr;  // block_index 0: the region's main block, then its experts
   const Step* step = nullptr;
   std::vector<float> normed;          // an MoE layer's MLP input, which its experts take
   std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
@@ -230,10 +231,10 @@ struct Evaluator::State {
   Data root_norm(const Data& in, Tensor tensor) const {
     return Data{FrontKind::Root, {scale(in.at[0], statistics(in.at[0].value), tensor)}};
   }
-  Piece add(const Piece& a, const Piece& b) const {
-    if (a.index != b.index) fail("the residual stream and the branch are not sliced alike");
-    Piece out = a;
-    for (size_t k = 0; k < out.value.size(); ++k) out.value[k] = rounded(a.value[k] + b.value[k]);
+  Piece add(const Piece& stream_slice, const Piece& branch) const {
+    if (stream_slice.index != branch.index) fail("the residual stream and the branch are not sliced alike");
+    Piece out = stream_slice;
+    for (size_t k = 0; k < out.value.size(); ++k) out.value[k] = rounded(stream_slice.value[k] + branch.value[k]);
     return out;
   }
 
@@ -248,8 +249,8 @@ struct Evaluator::State {
     const std::string label = step->label();
     const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
     const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
-    if (b > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
-      const int32_t expert = int32_t(b - 1);
+    if (block_index > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
+      const int32_t expert = int32_t(block_index - 1);
       if (label == "gate_up_proj")
         return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
                       : MatrixRow{Tensor::ExpertUp, o, expert};
@@ -287,18 +288,16 @@ struct Evaluator::State {
     append_heads(list, nq + nkv + first * hd, last - first);
     return list;
   }
-  const StepDataflow* next_attention() const {
-    static thread_local StepDataflow found;
-    const auto& steps = block->steps;
-    for (size_t t = s + 1; t < steps.size(); ++t)
-      if (steps[t]->dataflow().kind == StepKind::Attention) return &(found = steps[t]->dataflow());
-    return nullptr;
+  std::optional<StepDataflow> next_attention() const {
+    for (size_t t = s + 1; t < block->steps.size(); ++t)
+      if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
+    return std::nullopt;
   }
   // Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
   std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const {
     const std::string label = step->label();
     if (label == "qkv_proj") {
-      const StepDataflow* attention = next_attention();
+      const std::optional<StepDataflow> attention = next_attention();
       if (!attention) fail("no attention step follows");
       if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
       // Each KV-head group's columns hold that group's queries, keys and values.
@@ -314,7 +313,7 @@ struct Evaluator::State {
       return out;
     }
     if (label == "gate_up_proj") {
-      const auto elements = split(iota(0, b > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
+      const auto elements = split(iota(0, block_index > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
       std::vector<std::vector<uint32_t>> out(parts);
       for (uint32_t p = 0; p < parts; ++p)
         for (uint32_t e : elements[p]) {
@@ -328,7 +327,7 @@ struct Evaluator::State {
   }
   const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
                                          const std::vector<uint32_t>& columns) {
-    auto [it, fresh] = blocks.try_emplace({r, b, s, i, j});
+    auto [it, fresh] = blocks.try_emplace({r, block_index, s, i, j});
     if (fresh) {
       it->second.reserve(rows.size() * columns.size());
       for (uint32_t o : rows) {
@@ -343,11 +342,11 @@ struct Evaluator::State {
   // hold the bias slices add them.
   std::vector<float> block_product(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
                                    bool with_bias) {
-    const std::vector<float>& block = weight_block(i, j, rows, x.index);
+    const std::vector<float>& weights = weight_block(i, j, rows, x.index);
     std::vector<float> y(rows.size(), 0.0f);
     for (size_t o = 0; o < rows.size(); ++o) {
       float sum = 0;
-      for (size_t c = 0; c < x.value.size(); ++c) sum += block[o * x.value.size() + c] * x.value[c];
+      for (size_t c = 0; c < x.value.size(); ++c) sum += weights[o * x.value.size() + c] * x.value[c];
       if (with_bias) {
         const MatrixRow at = matrix_row(rows[o]);
         sum += w.bias(at.tensor, region->layer, at.row, at.expert);
@@ -713,7 +712,7 @@ struct Evaluator::State {
     }
     if (label == "expert_scale") {
       Data out = in;
-      const float weight = routing.at(uint32_t(b - 1));
+      const float weight = routing.at(uint32_t(block_index - 1));
       for (float& v : out.at[0].value) v = rounded(v * weight);
       return out;
     }
@@ -749,7 +748,7 @@ struct Evaluator::State {
   }
   void observe_step(const Data& data, const StepObserver& observe) const {
     const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
-    if (!observe || !*name || b > 0) return;  // expert blocks: their combined output is compared
+    if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
     StepOutput output{region, step->label(), name, {}};
     const BlockGeometry& g = geo();
     for (size_t p = 0; p < data.at.size(); ++p) {
@@ -767,10 +766,10 @@ struct Evaluator::State {
     for (size_t expert_block = 1; expert_block < region->blocks.size(); ++expert_block) {
       const int32_t expert = region->blocks[expert_block].expert;
       if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;  // not routed: its block skips the token
-      const Data result = run_block(expert_block, in, nullptr);
-      for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(result.at[0].value[k]);  // sent in activations
+      const Data expert_result = run_block(expert_block, in, nullptr);
+      for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(expert_result.at[0].value[k]);  // sent in activations
     }
-    b = 0;
+    block_index = 0;
     block = &region->blocks[0];
     s = saved_s;
     step = saved_step;
@@ -778,7 +777,7 @@ struct Evaluator::State {
     return at_root(std::move(sum));
   }
   Data run_block(size_t index, Data in, const StepObserver* observe) {
-    b = index;
+    block_index = index;
     block = &region->blocks[index];
     const auto& steps = block->steps;
     for (s = 0; s < steps.size(); ++s) {
@@ -786,7 +785,7 @@ struct Evaluator::State {
       in = apply(in);
       if (observe) observe_step(in, *observe);
       const std::string label = step->label();
-      if (b > 0) continue;
+      if (block_index > 0) continue;
       if (label == "final_norm") result.final_hidden = in.at[0].value;
       if (label == "lm_head_proj") {
         result.logits.assign(m.vocab_size, NAN);
