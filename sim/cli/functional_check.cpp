@@ -55,9 +55,11 @@ std::string functional_failure(const Report& report) {
   const auto found = report.document.find("functional");
   if (found == report.document.end() || found->value("passed", true)) return "";
   const nlohmann::json& f = *found;
-  std::string message =
-      fmt::format("functional: the numbers diverge from the reference (max rel error {} vs tolerance {})",
-                  f["max_rel_error"].dump(), f["tolerance"].dump());
+  const std::string error = f["max_rel_error"].is_null()
+                                ? "the evaluation stopped"
+                                : fmt::format("max rel error {:.3g}", f["max_rel_error"].get<double>());
+  std::string message = fmt::format("functional: the numbers diverge from the reference ({} vs tolerance {:.3g})",
+                                    error, f["tolerance"].get<double>());
   const nlohmann::json& d = f["first_divergence"];
   if (d.is_null()) return message;
   if (!d["error"].get<std::string>().empty())
@@ -65,10 +67,10 @@ std::string functional_failure(const Report& report) {
                                  d["position"].dump(), d["error"].get<std::string>());
   return message + fmt::format(
                        "; first divergence: sequence {} position {}, {} (layer {}), step {}, tile (wafer {}, x "
-                       "{}, y {}): relative error {}",
+                       "{}, y {}): relative error {:.3g}",
                        d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
                        d["step"].get<std::string>(), d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
-                       d["rel_error"].dump());
+                       d["rel_error"].is_null() ? INFINITY : d["rel_error"].get<double>());
 }
 
 }  // namespace wafersim::cli
