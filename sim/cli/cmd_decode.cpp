@@ -112,6 +112,7 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
                      const TraceWindow* trace) {
+  refuse_impossible_functional_check(experiment, plan);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/experiment/process_memory.h"
 #include "sim/functional/check.h"
 
 namespace wafersim::cli {
@@ -14,10 +15,25 @@ nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nloh
 
 }  // namespace
 
-void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan) {
   if (!experiment.sim.functional) return;
   const std::string why = functional::unsupported_reason(plan);
   if (!why.empty()) experiment.config.fail("sim.functional", "the functional check cannot run: " + why);
+  // Refused before it starts rather than killed halfway: every weight as a float on its tile and as a double in
+  // the reference (12 bytes a parameter, docs/VALIDATION.md), the KV cache the same way.
+  const workloads::ModelSpec& m = experiment.model;
+  const workloads::WorkloadSpec& w = experiment.workload;
+  const double kv_elements = double(w.batch) * double(w.max_context()) * m.n_layers * 2.0 * m.n_kv_heads * m.head_dim;
+  const double needed = 12.0 * double(workloads::count_params(m).total) + 12.0 * kv_elements;
+  const uint64_t available = memory_available_bytes();
+  if (available != UINT64_MAX && needed > double(available))
+    experiment.config.fail("sim.functional", fmt::format("the functional check needs about {:.1f} GB of memory and "
+                                                         "{:.1f} GB are available; a smaller model or workload fits",
+                                                         needed / 1e9, double(available) / 1e9));
+}
+
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+  if (!experiment.sim.functional) return;  // refuse_impossible_functional_check ran before the timing
   const functional::FunctionalReport result = functional::check_functional(plan);
   nlohmann::json& out = report.document["functional"];
   out["max_abs_error"] = finite_or_null(result.max_abs_error);

@@ -10,6 +10,11 @@ namespace wafersim::cli {
 // The exit status when the numbers diverge from the reference.
 constexpr int kExitNumbersDiverge = 1;
 
+// Refuses, as bad input at sim.functional, a check that cannot run (a plan it
+// does not cover, more memory than the process can have): called before the
+// timing so that a long simulation is not wasted.
+void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan);
+
 // Runs the check when the experiment asks for it and adds its figures to
 // `report` (the "functional" object and one table line). A plan the check
 // cannot evaluate is refused as bad input at sim.functional.

@@ -59,3 +59,14 @@ TEST_CASE("run with sim.functional refuses a plan it cannot evaluate as bad inpu
   CHECK(outcome.err.find("sim.functional") != std::string::npos);
   CHECK(outcome.err.find("fp8") != std::string::npos);
 }
+
+TEST_CASE("run with sim.functional refuses a model larger than the memory it can have", "[cli][functional]") {
+  // Llama 3.1 70B: about 70e9 parameters at 12 bytes each is more than this machine's memory.
+  const Outcome outcome =
+      run_wafersim({"analytic", std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml", "--quiet",
+                    "--set", "sim.functional=true", "--set", "model=llama3.1-70b", "--set", "hardware.wafers=auto"});
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 2);
+  CHECK(outcome.err.find("sim.functional") != std::string::npos);
+  CHECK(outcome.err.find("GB of memory") != std::string::npos);
+}
