@@ -65,6 +65,14 @@ FunctionalReport check_functional(const mapping::Plan& plan, std::vector<Dropped
   Reference reference(weights, workload.batch);
   FunctionalReport report;
   report.tolerance = functional_tolerance(m);
+  // The trees the evaluator combines by must be the ones the engine's programs run.
+  const std::string mismatch = program_tree_mismatch(plan);
+  if (!mismatch.empty()) {
+    report.first = Divergence{0, 0, "", "", "", -1, 0, 0, 0, INFINITY, mismatch};
+    report.max_abs_error = report.max_rel_error = INFINITY;
+    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    return report;
+  }
   uint64_t agree = 0;
   const uint64_t positions = workload.prompt_tokens + workload.decode_tokens;
   for (uint32_t sequence = 0; sequence < workload.batch; ++sequence) {

@@ -150,6 +150,73 @@ std::string unsupported_reason(const mapping::Plan& plan) {
   return "";
 }
 
+namespace {
+
+// The reduction sends and the messages awaited of one tile within a step's tags.
+struct TreeTasks {
+  std::vector<const Task*> sends;
+  uint32_t awaited = 0;
+};
+TreeTasks tree_tasks(const mapping::Plan& plan, const BlockGeometry& g, uint32_t i, uint32_t j, uint16_t first_tag,
+                     uint16_t tags) {
+  const ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
+  TreeTasks out;
+  if (set.tile_program[tile] == ProgramSet::kIdle) return out;
+  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
+    if (task.tag < first_tag || task.tag >= first_tag + tags) continue;
+    if (task.op == TaskOp::Send && task.category == Category::Reduce) out.sends.push_back(&task);
+    if (task.op == TaskOp::Wait) out.awaited += task.count;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string program_tree_mismatch(const mapping::Plan& plan) {
+  for (const Region& region : plan.regions)
+    for (const mapping::Block& block : region.blocks)
+      for (const auto& step : block.steps) {
+        const StepDataflow df = step->dataflow();
+        const mapping::StepEnv& env = step->env();
+        const BlockGeometry& g = env.geo;
+        // The tree's line (along a row: positions are columns) and which lines run one.
+        bool along_row = false;
+        uint32_t lines = 1;
+        if (df.kind == StepKind::GemvToColumn)
+          along_row = true, lines = g.rows;
+        else if (df.kind == StepKind::GemvToRow)
+          along_row = false, lines = g.cols;
+        else if (df.kind == StepKind::Gather)
+          along_row = df.along_row, lines = 1;
+        else
+          continue;
+        const uint32_t n = along_row ? g.cols : g.rows;
+        for (uint32_t line = 0; line < lines; ++line)
+          for (uint32_t k = 0; k < n; ++k) {
+            const uint32_t i = along_row ? line : k, j = along_row ? k : line;
+            const mapping::TreeRole role = mapping::tree_role(k, n, env.fanin);
+            const TreeTasks tasks = tree_tasks(plan, g, i, j, env.tag, step->tags_used());
+            uint32_t children = 0;
+            for (uint32_t c : role.children_per_level) children += c;
+            const int32_t back = -int32_t(role.parent_distance);
+            const bool sends_right = role.send_level < 0
+                                         ? tasks.sends.empty()
+                                         : tasks.sends.size() == 1 && tasks.sends[0]->dwafer == 0 &&
+                                               tasks.sends[0]->dx == g.dx(along_row ? 0 : back, along_row ? back : 0) &&
+                                               tasks.sends[0]->dy == g.dy(along_row ? 0 : back, along_row ? back : 0);
+            // Waits in the step also take its inputs (multicasts): at least the children, never fewer.
+            if (!sends_right || tasks.awaited < children)
+              return fmt::format(
+                  "{}, step {}, tile (wafer {}, x {}, y {}): the program's reduction {} its tree's ({} "
+                  "children awaited of {})",
+                  region.name, step->label(), g.wafer, g.x(i, j), g.y(i, j),
+                  sends_right ? "waits differ from" : "send differs from", tasks.awaited, children);
+          }
+      }
+  return "";
+}
+
 struct Evaluator::State {
   const mapping::Plan& plan;
   const ModelWeights& w;

@@ -74,4 +74,11 @@ class Evaluator {
 // Why the evaluator cannot run this plan, or "" when it can.
 std::string unsupported_reason(const mapping::Plan& plan);
 
+// The evaluator combines partial sums by the trees of mapping::tree_role; the
+// engine runs the plan's ProgramSet. For every GEMV and gather step, every
+// tile's reduction sends in the programs the engine runs (after
+// deduplication) must go to the parent that tree gives it, and its waits must
+// count its children. Returns the first tile where they differ ("" when none).
+std::string program_tree_mismatch(const mapping::Plan& plan);
+
 }  // namespace wafersim::functional

@@ -212,3 +212,35 @@ TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expe
   REQUIRE(experts.first->step == "experts");
   REQUIRE(experts.first->layer == 1);
 }
+
+TEST_CASE("functional: a program whose reduction goes elsewhere than the evaluator's tree is caught", "[functional]") {
+  mapping::Plan plan = tiny_plan("tiny-dense", {"mapping.dataflow=root"});
+  REQUIRE(functional::program_tree_mismatch(plan).empty());
+  // Tile (0, 1) of layer 1's o_proj sends its partial sums to (0, 0); the engine's program is made to send them
+  // one tile further along.
+  const mapping::Region& layer = plan.regions[2];
+  REQUIRE(layer.name == "layer 1");
+  const mapping::Step* o_proj = nullptr;
+  for (const auto& step : layer.blocks[0].steps)
+    if (std::string(step->label()) == "o_proj") o_proj = step.get();
+  REQUIRE(o_proj);
+  const mapping::BlockGeometry& g = layer.blocks[0].geo;
+  ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(0, 1)) * set.grid_width + g.x(0, 1);
+  bool corrupted = false;
+  for (Task& task : set.programs[set.tile_program[tile]].tasks)
+    if (task.op == TaskOp::Send && task.category == Category::Reduce && task.tag >= o_proj->env().tag &&
+        task.tag < o_proj->env().tag + o_proj->tags_used()) {
+      task.dx += g.dx(0, -1);
+      task.dy += g.dy(0, -1);
+      corrupted = true;
+    }
+  REQUIRE(corrupted);
+  const std::string mismatch = functional::program_tree_mismatch(plan);
+  INFO(mismatch);
+  REQUIRE(mismatch.find("layer 1, step o_proj, tile (wafer 0,") != std::string::npos);
+  const FunctionalReport report = check_functional(plan);
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->what == mismatch);
+}
