@@ -244,3 +244,19 @@ TEST_CASE("functional: a program whose reduction goes elsewhere than the evaluat
   REQUIRE(report.first);
   REQUIRE(report.first->what == mismatch);
 }
+
+TEST_CASE("functional: uneven KV-head groups, MQA, MHA and other region shapes match", "[functional]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.n_heads=6", "model.n_kv_heads=3"},  // three groups over the columns: unequal widths
+      {"model.n_heads=4", "model.n_kv_heads=1"},  // one group holds every column
+      {"model.n_heads=8", "model.n_kv_heads=8", "model.head_dim=32"},
+      {"mapping.strips=3"},
+      {"mapping.use_all_tiles=false"},
+  };
+  for (const char* dataflow : {"root", "distributed"})
+    for (std::vector<std::string> variant : variants) {
+      variant.push_back(std::string("mapping.dataflow=") + dataflow);
+      INFO(dataflow << " " << variant.front());
+      require_match(check_functional(tiny_plan("tiny-dense", variant, 4, 2)), 6);
+    }
+}
