@@ -259,6 +259,7 @@ class Dispatch : public Step {
         moe_layer_(moe_layer),
         results_(results),
         combine_(combine) {}
+  StepDataflow dataflow() const override { return {StepKind::Dispatch, false, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {

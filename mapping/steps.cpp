@@ -34,6 +34,7 @@ class RootCompute : public Step {
  public:
   RootCompute(const StepEnv& env, const Work& work, Dtype dtype, Category category, uint64_t row_weights, Dtype weight)
       : Step(env), work_(work), dtype_(dtype), category_(category), row_weights_(row_weights), weight_(weight) {}
+  StepDataflow dataflow() const override { return {StepKind::RootCompute, false, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -66,6 +67,7 @@ class Lookup : public Step {
  public:
   Lookup(const StepEnv& env, uint64_t table_elements, Dtype weight, uint64_t row_bytes)
       : Step(env), table_elements_(table_elements), weight_(weight), row_bytes_(row_bytes) {}
+  StepDataflow dataflow() const override { return {StepKind::Lookup, false, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -130,6 +132,9 @@ class GemvToColumn : public Step {
     bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
   FrontKind input() const override { return input_tag_ < 0 && !local_row_ ? FrontKind::Root : FrontKind::Row; }
+  StepDataflow dataflow() const override {
+    return {StepKind::GemvToColumn, false, false, input_tag_ >= 0 || local_row_, false, {}, 0};
+  }
   FrontKind output() const override { return FrontKind::Column; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -219,6 +224,7 @@ class GemvToRow : public Step {
   }
   FrontKind input() const override { return FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Row; }
+  StepDataflow dataflow() const override { return {StepKind::GemvToRow, false, false, false, false, {}, 0}; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
@@ -277,6 +283,7 @@ class ColumnCompute : public Step {
       : Step(env), work_(work), dtype_(dtype), along_row_(along_row), line_weights_(line_weights), weight_(weight) {}
   FrontKind input() const override { return along_row_ ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return input(); }
+  StepDataflow dataflow() const override { return {StepKind::LineCompute, along_row_, false, false, false, {}, 0}; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if ((along_row_ ? i : j) == 0) out.push_back(compute().work(work_).dtype(dtype_));
   }
@@ -313,6 +320,7 @@ class ColumnBroadcast : public Step {
  public:
   ColumnBroadcast(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes)
       : Step(env), bytes_(bytes), keep_bytes_(keep_bytes) {}
+  StepDataflow dataflow() const override { return {StepKind::Broadcast, false, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Column; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -353,6 +361,9 @@ class GatherToRoot : public Step {
   }
   FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Root; }
+  StepDataflow dataflow() const override {
+    return {StepKind::Gather, tree_.along_row, !tree_.gather, false, false, {}, 0};
+  }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (tree_.along_row ? i == 0 : j == 0) emit_tree(tree_, tree_.along_row ? j : i, out);
   }
@@ -469,6 +480,9 @@ class Attention : public Step {
   }
   FrontKind input() const override { return row_io_ ? FrontKind::Row : FrontKind::Root; }
   FrontKind output() const override { return input(); }
+  StepDataflow dataflow() const override {
+    return {StepKind::Attention, false, false, false, row_io_, group_start_, shape_.window};
+  }
 
   uint32_t group_columns(uint32_t group) const { return group_start_[group + 1] - group_start_[group]; }
   uint32_t group_tiles(uint32_t j) const { return group_columns(group_of_[j]) * env_.geo.rows; }

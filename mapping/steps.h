@@ -52,6 +52,32 @@ struct StepEnv {
   uint32_t tokens = 1;
 };
 
+// What a step computes, as the functional evaluator (sim/functional) reads it:
+// which line its data sits on and which trees combine it. The label (StepEnv)
+// says which operation of the model it is; the partitions follow from the
+// geometry (docs/VALIDATION.md, "Numbers"). Timing never reads it.
+enum class StepKind : uint8_t {
+  Other,         // no functional meaning declared (the evaluator refuses the plan)
+  RootCompute,   // on the block root
+  Lookup,        // embedding row to the root
+  GemvToColumn,  // input at the root or on the root row, fp32 sums reduced along each row
+  GemvToRow,     // input on the root column, fp32 sums reduced down each column
+  LineCompute,   // element-wise on the root column (or root row)
+  Broadcast,     // root down the root column
+  Gather,        // root column (or root row) to the root, concatenated or reduced
+  Attention,     // per KV-head group of columns, flash-decoding partials reduced
+  Dispatch,      // MoE experts
+};
+struct StepDataflow {
+  StepKind kind = StepKind::Other;
+  bool along_row = false;             // LineCompute, Gather: the root row (else the root column)
+  bool reduce = false;                // Gather: combined to one payload instead of concatenated
+  bool input_on_row = false;          // GemvToColumn: x already on the root row (no multicast from the root)
+  bool row_io = false;                // Attention: q/k/v in and output out as slices on the root row
+  std::vector<uint32_t> group_start;  // Attention: first column of each KV-head group, then the column count
+  uint32_t window = 0;                // Attention: positions attended (0 = all)
+};
+
 class Step {
  public:
   explicit Step(const StepEnv& env) : env_(env) {}
@@ -94,6 +120,9 @@ class Step {
   virtual uint32_t patterns() const = 0;
   uint32_t relayed_patterns() const;
   virtual uint16_t tags_used() const = 0;
+  // The functional meaning of the step and the environment it was built in.
+  virtual StepDataflow dataflow() const { return {}; }
+  const StepEnv& env() const { return env_; }
 
  protected:
   uint32_t relays(uint32_t pattern) const { return pattern >= env_.colors_available ? 1 : 0; }

@@ -12,6 +12,7 @@
 #include "sim/cli/compile.h"
 #include "sim/cli/csv_tables.h"
 #include "sim/cli/decode_report.h"
+#include "sim/cli/functional_check.h"
 #include "sim/cli/heatmaps.h"
 #include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
@@ -82,6 +83,8 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   if (!folders.heatmaps.empty()) write_heatmaps(folders.heatmaps, plan, report.tiles.get());
   if (!folders.csv.empty()) write_csv_tables(folders.csv, report.document);
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
+  const std::string numbers_diverge = functional_failure(report);
+  if (!numbers_diverge.empty()) throw CommandError(kExitNumbersDiverge, numbers_diverge);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,
@@ -135,6 +138,7 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
                      const TraceWindow* trace, bool tile_figures) {
+  refuse_impossible_functional_check(experiment, plan);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
@@ -161,8 +165,10 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
     trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name(),
                                     figures.first_token_steps);
   }
-  return {decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-          std::move(trace_document), figures.tiles};
+  Report report{decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
+                std::move(trace_document), figures.tiles};
+  add_functional_check(experiment, plan, report);
+  return report;
 }
 
 void add_run_command(CLI::App& app) {

@@ -12,6 +12,7 @@ struct SimOptions {
   bool contention = true;         // link serialisation between messages; off = closed-form timing
   uint32_t bands = 0;             // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
   double progress_seconds = 2.0;  // progress line after this much wall time (stderr)
+  bool functional = false;        // `run` also evaluates the plan on real numbers against a reference
   // Not a configuration key: set by --heatmaps, keeps every tile's and link's busy cycles (RunFigures::tiles).
   bool tile_figures = false;
 };

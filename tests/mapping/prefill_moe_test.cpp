@@ -35,10 +35,9 @@ std::vector<uint32_t> busiest_per_chunk(const workloads::ModelSpec& m, const wor
 }  // namespace
 
 TEST_CASE("an MoE prefill gives every routed expert the busiest expert's load", "[mapping][prefill][moe]") {
-  const Experiment experiment =
-      load_experiment_text(zoo_experiment("tiny-moe", "tiny", 100, 2), "moe.yaml",
-                           {"workload.batch=2", "workload.prompt_tokens=[100, 40]",
-                            "workload.prefill_chunk_tokens=32", "hardware.wafers=2"});
+  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-moe", "tiny", 100, 2), "moe.yaml",
+                                                     {"workload.batch=2", "workload.prompt_tokens=[100, 40]",
+                                                      "workload.prefill_chunk_tokens=32", "hardware.wafers=2"});
   const mapping::Plan prefill = mapping::compile_prefill_plan(compile(experiment));
   const workloads::ModelSpec& m = experiment.model;
   const uint32_t chunk = uint32_t(experiment.workload.prefill_chunk_size());

@@ -1,0 +1,27 @@
+#pragma once
+// sim.functional for run and analytic: the functional check's figures in the
+// result (JSON "functional" object, one table line) and its verdict.
+#include "mapping/plan.h"
+#include "sim/cli/reports.h"
+#include "sim/experiment/experiment.h"
+
+namespace wafersim::cli {
+
+// The exit status when the numbers diverge from the reference.
+constexpr int kExitNumbersDiverge = 1;
+
+// Refuses, as bad input at sim.functional, a check that cannot run (a plan it
+// does not cover, more memory than the process can have): called before the
+// timing so that a long simulation is not wasted.
+void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan);
+
+// Runs the check when the experiment asks for it and adds its figures to
+// `report` (the "functional" object and one table line). A plan the check
+// cannot evaluate is refused as bad input at sim.functional.
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report);
+
+// The one-line message to fail with when the report's numbers diverged; ""
+// when they match or were not checked.
+std::string functional_failure(const Report& report);
+
+}  // namespace wafersim::cli

@@ -1,0 +1,916 @@
+#include "sim/functional/evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "mapping/line_tree.h"
+#include "sim/functional/reference.h"
+
+namespace wafersim::functional {
+
+namespace {
+
+using mapping::BlockGeometry;
+using mapping::FrontKind;
+using mapping::Region;
+using mapping::Step;
+using mapping::StepDataflow;
+using mapping::StepKind;
+using workloads::ModelSpec;
+
+// A slice of a vector on one tile of a line (or the whole vector at the root).
+struct Piece {
+  std::vector<uint32_t> index;
+  std::vector<float> value;
+};
+struct Data {
+  FrontKind kind = FrontKind::Root;
+  std::vector<Piece> at;  // Root: one piece; Column: per row i; Row: per column j
+};
+
+Piece whole(std::vector<float> values) {
+  Piece piece;
+  piece.value = std::move(values);
+  piece.index.resize(piece.value.size());
+  for (uint32_t k = 0; k < piece.index.size(); ++k) piece.index[k] = k;
+  return piece;
+}
+Data at_root(std::vector<float> values) { return Data{FrontKind::Root, {whole(std::move(values))}}; }
+
+uint64_t chunk_begin(uint64_t total, uint64_t parts, uint64_t index) {
+  return index * (total / parts) + std::min(index, total % parts);
+}
+// `list` cut into `parts` near-equal runs of whole `unit`s (the first runs the longer).
+std::vector<std::vector<uint32_t>> split(const std::vector<uint32_t>& list, uint32_t parts, uint32_t unit = 1) {
+  const uint64_t units = (list.size() + unit - 1) / unit;
+  std::vector<std::vector<uint32_t>> out(parts);
+  for (uint32_t p = 0; p < parts; ++p) {
+    const uint64_t begin = std::min<uint64_t>(list.size(), chunk_begin(units, parts, p) * unit);
+    const uint64_t end = std::min<uint64_t>(list.size(), chunk_begin(units, parts, p + 1) * unit);
+    out[p].assign(list.begin() + long(begin), list.begin() + long(end));
+  }
+  return out;
+}
+std::vector<uint32_t> iota(uint64_t begin, uint64_t end) {
+  std::vector<uint32_t> out;
+  for (uint64_t k = begin; k < end; ++k) out.push_back(uint32_t(k));
+  return out;
+}
+
+// Evaluates a reduction tree exactly as tree_role() lays it out for the
+// programs: node k combines, level by level, the subtrees of its children.
+// `drop` (a position) loses that node's message.
+template <typename T, typename Combine>
+T reduce_tree(std::vector<T> parts, uint32_t fanin, Combine combine, int64_t drop) {
+  const uint32_t n = uint32_t(parts.size());
+  std::vector<mapping::TreeRole> roles(n);
+  for (uint32_t k = 0; k < n; ++k) roles[k] = mapping::tree_role(k, n, fanin);
+  uint64_t stride = 1;
+  for (size_t level = 0; stride < n; ++level, stride *= fanin)
+    for (uint32_t k = 0; k < n; ++k) {
+      if (level >= roles[k].children_per_level.size()) continue;
+      for (uint32_t m = 1; m <= roles[k].children_per_level[level]; ++m) {
+        const uint64_t child = k + m * stride;
+        if (int64_t(child) != drop) combine(parts[k], parts[child]);
+      }
+    }
+  return std::move(parts[0]);
+}
+
+// Flash-decoding partial of one query head: running max, sum and weighted values.
+struct Partial {
+  float max = -std::numeric_limits<float>::infinity();
+  float sum = 0;
+  std::vector<float> acc;
+};
+using Partials = std::map<uint32_t, Partial>;  // by query head
+
+struct KvEntry {
+  uint64_t position = 0;
+  uint32_t kv_head = 0;
+  std::vector<float> k, v;
+};
+
+const char* reference_name(const char* label, bool learned_positions) {
+  static const std::map<std::string, const char*> names = {{"scatter", "layer_in"},
+                                                           {"input_norm", "attn_norm"},
+                                                           {"input_norm_scale", "attn_norm"},
+                                                           {"qkv_proj", "qkv_raw"},
+                                                           {"rotary", "qkv"},
+                                                           {"qk_norm", "qkv"},
+                                                           {"qkv_slices", "qkv"},
+                                                           {"gather_qkv", "qkv"},
+                                                           {"attention", "attn"},
+                                                           {"o_proj", "o"},
+                                                           {"gather_o", "o"},
+                                                           {"residual_norm", "mlp_norm"},
+                                                           {"mlp_norm_scale", "mlp_norm"},
+                                                           {"gate_up_proj", "gate_up"},
+                                                           {"activation", "act"},
+                                                           {"down_proj", "down"},
+                                                           {"gather_down", "down"},
+                                                           {"residual", "layer_out"},
+                                                           {"residual_slices", "layer_out"},
+                                                           {"gather_residual", "layer_out"},
+                                                           {"position_add", "embed"},
+                                                           {"final_norm", "final_hidden"},
+                                                           {"lm_head_proj", "logits"},
+                                                           {"router", "router"},
+                                                           {"gather_logits", "router"},
+                                                           {"experts", "moe"}};
+  if (std::strcmp(label, "lookup") == 0) return learned_positions ? "" : "embed";
+  const auto found = names.find(label);
+  return found == names.end() ? "" : found->second;
+}
+
+}  // namespace
+
+std::string unsupported_reason(const mapping::Plan& plan) {
+  const ModelSpec& m = plan.model;
+  if (plan.phase != mapping::Phase::Decode) return "only decode plans are evaluated (the prefill plan is not)";
+  if (m.attention_sinks) return "attention sinks are not evaluated yet";
+  for (Dtype dtype : {m.kv_dtype, m.activation_dtype})
+    if (!supported_dtype(dtype))
+      return fmt::format("{} activations or KV entries are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
+  for (Dtype dtype : {m.weight_dtype, m.moe.n_experts ? m.moe_weight_dtype : Dtype::BF16})
+    if (!supported_weight_dtype(dtype))
+      return fmt::format("{} weights are not emulated (fp32, fp16, bf16 and mxfp4 are)", to_string(dtype));
+  for (const Region& region : plan.regions)
+    for (const mapping::Block& block : region.blocks)
+      for (const auto& step : block.steps)
+        if (step->dataflow().kind == StepKind::Other)
+          return fmt::format("{}: step {} declares no functional meaning", region.name, step->label());
+  return "";
+}
+
+namespace {
+
+// The reduction sends and the messages awaited of one tile within a step's tags.
+struct TreeTasks {
+  std::vector<const Task*> sends;
+  uint32_t awaited = 0;
+};
+TreeTasks tree_tasks(const mapping::Plan& plan, const BlockGeometry& g, uint32_t i, uint32_t j, uint16_t first_tag,
+                     uint16_t tags) {
+  const ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
+  TreeTasks out;
+  if (set.tile_program[tile] == ProgramSet::kIdle) return out;
+  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
+    if (task.tag < first_tag || task.tag >= first_tag + tags) continue;
+    if (task.op == TaskOp::Send && task.category == Category::Reduce) out.sends.push_back(&task);
+    if (task.op == TaskOp::Wait) out.awaited += task.count;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string program_tree_mismatch(const mapping::Plan& plan) {
+  for (const Region& region : plan.regions)
+    for (const mapping::Block& block : region.blocks)
+      for (const auto& step : block.steps) {
+        const StepDataflow df = step->dataflow();
+        const mapping::StepEnv& env = step->env();
+        const BlockGeometry& g = env.geo;
+        // The tree's line (along a row: positions are columns) and which lines run one.
+        bool along_row = false;
+        uint32_t lines = 1;
+        if (df.kind == StepKind::GemvToColumn)
+          along_row = true, lines = g.rows;
+        else if (df.kind == StepKind::GemvToRow)
+          along_row = false, lines = g.cols;
+        else if (df.kind == StepKind::Gather)
+          along_row = df.along_row, lines = 1;
+        else
+          continue;
+        const uint32_t n = along_row ? g.cols : g.rows;
+        for (uint32_t line = 0; line < lines; ++line)
+          for (uint32_t k = 0; k < n; ++k) {
+            const uint32_t i = along_row ? line : k, j = along_row ? k : line;
+            const mapping::TreeRole role = mapping::tree_role(k, n, env.fanin);
+            const TreeTasks tasks = tree_tasks(plan, g, i, j, env.tag, step->tags_used());
+            uint32_t children = 0;
+            for (uint32_t c : role.children_per_level) children += c;
+            const int32_t back = -int32_t(role.parent_distance);
+            const bool sends_right = role.send_level < 0
+                                         ? tasks.sends.empty()
+                                         : tasks.sends.size() == 1 && tasks.sends[0]->dwafer == 0 &&
+                                               tasks.sends[0]->dx == g.dx(along_row ? 0 : back, along_row ? back : 0) &&
+                                               tasks.sends[0]->dy == g.dy(along_row ? 0 : back, along_row ? back : 0);
+            // Waits in the step also take its inputs (multicasts): at least the children, never fewer.
+            if (!sends_right || tasks.awaited < children)
+              return fmt::format(
+                  "{}, step {}, tile (wafer {}, x {}, y {}): the program's reduction {} its tree's ({} "
+                  "children awaited of {})",
+                  region.name, step->label(), g.wafer, g.x(i, j), g.y(i, j),
+                  sends_right ? "waits differ from" : "send differs from", tasks.awaited, children);
+          }
+      }
+  return "";
+}
+
+struct Evaluator::State {
+  const mapping::Plan& plan;
+  const ModelWeights& w;
+  const ModelSpec& m;
+  Dtype act, kv;
+  std::vector<DroppedPartialSum> faults;
+  // Weight blocks by (region, block, step, i, j).
+  std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
+  // KV entries per sequence, per (region, i, j)
+  std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t>, std::vector<KvEntry>>> kv_of;
+
+  // The token being evaluated.
+  uint32_t sequence = 0, token = 0;
+  uint64_t position = 0;
+  TokenResult result;
+
+  // The step being evaluated.
+  size_t r = 0, block_index = 0, s = 0;
+  const Region* region = nullptr;
+  const mapping::Block* block = nullptr;  // block_index 0: the region's main block, then its experts
+  const Step* step = nullptr;
+  std::vector<float> normed;          // an MoE layer's MLP input, which its experts take
+  std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
+  Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
+
+  State(const mapping::Plan& p, const ModelWeights& weights, uint32_t sequences, std::vector<DroppedPartialSum> f)
+      : plan(p),
+        w(weights),
+        m(weights.model()),
+        act(weights.model().activation_dtype),
+        kv(weights.model().kv_dtype),
+        faults(std::move(f)),
+        kv_of(sequences) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FunctionalError(fmt::format("{}, step {}: {}", region->name, step->label(), what));
+  }
+  const BlockGeometry& geo() const { return step->env().geo; }
+  uint32_t fanin() const { return step->env().fanin; }
+  std::string tile_name(uint32_t i, uint32_t j) const {
+    return fmt::format("tile (wafer {}, x {}, y {})", geo().wafer, geo().x(i, j), geo().y(i, j));
+  }
+  int64_t dropped(uint32_t line) const {
+    for (const DroppedPartialSum& f : faults)
+      if (f.region == region->name && f.step == step->label() && f.line == line) return f.position;
+    return -1;
+  }
+  float rounded(float x) const { return round_to(act, x); }
+
+  // --- norms ---------------------------------------------------------------
+  Tensor norm_tensor(const char* label) const {
+    if (std::strncmp(label, "input_norm", 10) == 0) return Tensor::AttnNorm;
+    if (std::strcmp(label, "final_norm") == 0) return Tensor::FinalNorm;
+    return Tensor::MlpNorm;
+  }
+  // fp32 statistics of a slice: RMSNorm the sum of squares; LayerNorm the sum too.
+  std::vector<float> statistics(const std::vector<float>& x) const {
+    float squares = 0, sum = 0;
+    for (float v : x) squares += v * v, sum += v;
+    if (m.norm == workloads::NormKind::RMSNorm) return {squares};
+    return {squares, sum};
+  }
+  // Scales a slice with the whole vector's statistics.
+  Piece scale(const Piece& slice, const std::vector<float>& stats, Tensor tensor) const {
+    const int32_t layer = region->layer;
+    const float n = float(m.d_model);
+    Piece out = slice;
+    const float mean = m.norm == workloads::NormKind::RMSNorm ? 0.0f : stats[1] / n;
+    const float variance = stats[0] / n - mean * mean;
+    const float inverse = 1.0f / std::sqrt(variance + float(kNormEpsilon));
+    for (size_t k = 0; k < out.value.size(); ++k) {
+      const uint32_t c = out.index[k];
+      float y = (out.value[k] - mean) * inverse * w.norm(tensor, layer, c);
+      if (m.norm == workloads::NormKind::LayerNorm) y += w.norm(tensor, layer, c, true);
+      out.value[k] = rounded(y);
+    }
+    return out;
+  }
+  Data root_norm(const Data& in, Tensor tensor) const {
+    return Data{FrontKind::Root, {scale(in.at[0], statistics(in.at[0].value), tensor)}};
+  }
+  Piece add(const Piece& stream_slice, const Piece& branch) const {
+    if (stream_slice.index != branch.index) fail("the residual stream and the branch are not sliced alike");
+    Piece out = stream_slice;
+    for (size_t k = 0; k < out.value.size(); ++k) out.value[k] = rounded(stream_slice.value[k] + branch.value[k]);
+    return out;
+  }
+
+  // --- GEMV ----------------------------------------------------------------
+  // The weight tensor, row and expert behind output element `o` of this step's matrix.
+  struct MatrixRow {
+    Tensor tensor;
+    uint64_t row;
+    int32_t expert = -1;
+  };
+  MatrixRow matrix_row(uint64_t o) const {
+    const std::string label = step->label();
+    const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
+    const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
+    if (block_index > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
+      const int32_t expert = int32_t(block_index - 1);
+      if (label == "gate_up_proj")
+        return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
+                      : MatrixRow{Tensor::ExpertUp, o, expert};
+      if (label == "down_proj") return {Tensor::ExpertDown, o, expert};
+    }
+    if (label == "qkv_proj")
+      return o < nq         ? MatrixRow{Tensor::Q, o}
+             : o < nq + nkv ? MatrixRow{Tensor::K, o - nq}
+                            : MatrixRow{Tensor::V, o - nq - nkv};
+    if (label == "gate_up_proj")
+      return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
+    if (label == "o_proj") return {Tensor::O, o};
+    if (label == "down_proj") return {Tensor::Down, o};
+    if (label == "lm_head_proj") return {Tensor::LmHead, o};
+    if (label == "router") return {Tensor::Router, o};
+    fail("no matrix is known for this step");
+  }
+  // Query, key and value heads with each rotary pair (e, e + head_dim / 2) adjacent.
+  void append_heads(std::vector<uint32_t>& list, uint64_t first, uint64_t heads) const {
+    const uint32_t hd = m.head_dim, half = hd / 2;
+    for (uint64_t h = 0; h < heads; ++h)
+      for (uint32_t e = 0; e < half; ++e) {
+        list.push_back(uint32_t(first + h * hd + e));
+        list.push_back(uint32_t(first + h * hd + e + half));
+      }
+  }
+  // The QKV elements of the KV heads [first, last): their query heads, keys and values.
+  std::vector<uint32_t> qkv_of_kv_heads(uint32_t first, uint32_t last) const {
+    const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
+    std::vector<uint32_t> list;
+    if (first >= last) return list;
+    append_heads(list, uint64_t(first) * q_per_kv * hd, uint64_t(last - first) * q_per_kv);
+    append_heads(list, nq + first * hd, last - first);
+    append_heads(list, nq + nkv + first * hd, last - first);
+    return list;
+  }
+  std::optional<StepDataflow> next_attention() const {
+    for (size_t t = s + 1; t < block->steps.size(); ++t)
+      if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
+    return std::nullopt;
+  }
+  // Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
+  std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const {
+    const std::string label = step->label();
+    if (label == "qkv_proj") {
+      const std::optional<StepDataflow> attention = next_attention();
+      if (!attention) fail("no attention step follows");
+      if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
+      // Each KV-head group's columns hold that group's queries, keys and values.
+      const std::vector<uint32_t>& start = attention->group_start;
+      const uint32_t groups = uint32_t(start.size() - 1);
+      const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
+      std::vector<std::vector<uint32_t>> out(parts);
+      for (uint32_t g = 0; g < groups; ++g) {
+        const uint32_t first = std::min(m.n_kv_heads, g * per_group), last = std::min(m.n_kv_heads, first + per_group);
+        const auto pieces = split(qkv_of_kv_heads(first, last), start[g + 1] - start[g], 2);
+        for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
+      }
+      return out;
+    }
+    if (label == "gate_up_proj") {
+      const auto elements = split(iota(0, block_index > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
+      std::vector<std::vector<uint32_t>> out(parts);
+      for (uint32_t p = 0; p < parts; ++p)
+        for (uint32_t e : elements[p]) {
+          if (m.mlp == workloads::MlpKind::SwiGLU) out[p].push_back(2 * e);
+          out[p].push_back(m.mlp == workloads::MlpKind::SwiGLU ? 2 * e + 1 : e);
+        }
+      return out;
+    }
+    const uint64_t n = label == "lm_head_proj" ? m.vocab_size : label == "router" ? m.moe.n_experts : m.d_model;
+    return split(iota(0, n), parts);
+  }
+  const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
+                                         const std::vector<uint32_t>& columns) {
+    auto [it, fresh] = blocks.try_emplace({r, block_index, s, i, j});
+    if (fresh) {
+      it->second.reserve(rows.size() * columns.size());
+      for (uint32_t o : rows) {
+        const MatrixRow at = matrix_row(o);
+        for (uint32_t c : columns) it->second.push_back(w.matrix(at.tensor, region->layer, at.row, c, at.expert));
+      }
+    }
+    if (it->second.size() != rows.size() * columns.size()) fail("a tile's weight block changed shape");
+    return it->second;
+  }
+  // Tile (i, j) multiplies its block by its input slice in fp32; the tiles that
+  // hold the bias slices add them.
+  std::vector<float> block_product(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
+                                   bool with_bias) {
+    const std::vector<float>& weights = weight_block(i, j, rows, x.index);
+    std::vector<float> y(rows.size(), 0.0f);
+    for (size_t o = 0; o < rows.size(); ++o) {
+      float sum = 0;
+      for (size_t c = 0; c < x.value.size(); ++c) sum += weights[o * x.value.size() + c] * x.value[c];
+      if (with_bias) {
+        const MatrixRow at = matrix_row(rows[o]);
+        sum += w.bias(at.tensor, region->layer, at.row, at.expert);
+      }
+      y[o] = sum;
+    }
+    return y;
+  }
+  static void add_into(std::vector<float>& a, const std::vector<float>& b) {
+    for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
+  }
+  Data gemv_to_column(const Data& in, const StepDataflow& df) {
+    const BlockGeometry& g = geo();
+    std::vector<Piece> x(g.cols);
+    if (df.input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
+      if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the input is not on the root row");
+      x = in.at;
+    } else {  // the root's vector, multicast along the root row: column j keeps slice j
+      const auto cuts = split(in.at[0].index, g.cols);
+      for (uint32_t j = 0; j < g.cols; ++j)
+        for (uint32_t k : cuts[j]) x[j].index.push_back(k), x[j].value.push_back(in.at[0].value[k]);
+    }
+    const auto rows = output_slices(g.rows);
+    Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
+    for (uint32_t i = 0; i < g.rows; ++i) {
+      std::vector<std::vector<float>> partial(g.cols);
+      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = block_product(i, j, rows[i], x[j], j == 0);
+      out.at[i].index = rows[i];
+      out.at[i].value = reduce_tree(std::move(partial), fanin(), add_into, dropped(i));
+    }
+    return out;
+  }
+  Data gemv_to_row(const Data& in) {
+    const BlockGeometry& g = geo();
+    if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
+    const auto columns = output_slices(g.cols);
+    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
+    for (uint32_t j = 0; j < g.cols; ++j) {
+      std::vector<std::vector<float>> partial(g.rows);
+      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = block_product(i, j, columns[j], in.at[i], i == 0);
+      out.at[j].index = columns[j];
+      out.at[j].value = reduce_tree(std::move(partial), fanin(), add_into, dropped(j));
+    }
+    return out;
+  }
+
+  // --- element-wise steps on a line ----------------------------------------------
+  // q/k norm and rotary of the query and key elements a slice holds.
+  Piece head_transform(Piece piece, const std::string& where) const {
+    const uint32_t hd = m.head_dim, half = hd / 2;
+    const uint64_t nq = uint64_t(m.n_heads) * hd, nk = nq + uint64_t(m.n_kv_heads) * hd;
+    std::map<uint32_t, size_t> at;
+    for (size_t k = 0; k < piece.index.size(); ++k) at[piece.index[k]] = k;
+    std::vector<float> out = piece.value;
+    std::map<uint32_t, bool> heads;  // head start -> done
+    for (uint32_t index : piece.index)
+      if (index < nk) heads[index - index % hd] = true;
+    for (const auto& [start, unused] : heads) {
+      const bool query = start < nq;
+      if (m.qk_norm) {
+        float squares = 0;
+        for (uint32_t e = 0; e < hd; ++e) {
+          const auto found = at.find(start + e);
+          if (found == at.end()) fail("q/k norm of a head split across tiles at " + where);
+          squares += piece.value[found->second] * piece.value[found->second];
+        }
+        const float inverse = 1.0f / std::sqrt(squares / float(hd) + float(kNormEpsilon));
+        for (uint32_t e = 0; e < hd; ++e)
+          out[at[start + e]] =
+              piece.value[at[start + e]] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
+      }
+      if (m.positions != workloads::PositionKind::Rotary) continue;
+      for (uint32_t e = 0; e < half; ++e) {
+        const auto a = at.find(start + e), b = at.find(start + e + half);
+        if ((a == at.end()) != (b == at.end())) fail("a rotary pair split across tiles at " + where);
+        if (a == at.end()) continue;
+        const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(e) / double(hd));
+        const float c = float(std::cos(angle)), sn = float(std::sin(angle));
+        const float x = out[a->second], y = out[b->second];
+        out[a->second] = x * c - y * sn;
+        out[b->second] = y * c + x * sn;
+      }
+    }
+    for (float& v : out) v = rounded(v);
+    piece.value = std::move(out);
+    return piece;
+  }
+  Piece activation_of(const Piece& piece) const {
+    Piece out;
+    for (size_t k = 0; k < piece.index.size(); ++k) {
+      if (m.mlp == workloads::MlpKind::SwiGLU) {
+        if (piece.index[k] % 2 != 0) continue;
+        if (k + 1 >= piece.index.size() || piece.index[k + 1] != piece.index[k] + 1)
+          fail("a gate element without its up element on the tile");
+        out.index.push_back(piece.index[k] / 2);
+        out.value.push_back(rounded(activation(m, piece.value[k], piece.value[k + 1])));
+      } else {
+        out.index.push_back(piece.index[k]);
+        out.value.push_back(rounded(activation(m, 0, piece.value[k])));
+      }
+    }
+    return out;
+  }
+  Data line_compute(const Data& in, const StepDataflow& df) {
+    const std::string label = step->label();
+    Data out{in.kind, {}};
+    if (label == "input_norm_stats" || label == "residual_norm_stats") {
+      if (label == "residual_norm_stats")  // the attention branch joins the stream first
+        for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
+      for (const Piece& slice : stream.at) out.at.push_back(whole(statistics(slice.value)));
+      return out;
+    }
+    if (label == "input_norm_scale" || label == "mlp_norm_scale") {
+      const Tensor tensor = norm_tensor(label.c_str());
+      for (size_t i = 0; i < stream.at.size(); ++i) out.at.push_back(scale(stream.at[i], in.at[i].value, tensor));
+      return out;
+    }
+    if (label == "residual_slices") {
+      for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
+      return stream;
+    }
+    for (size_t p = 0; p < in.at.size(); ++p) {
+      const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
+      if (label == "rotary" || label == "qk_norm" || label == "qkv_slices")
+        out.at.push_back(head_transform(in.at[p], where));
+      else if (label == "activation")
+        out.at.push_back(activation_of(in.at[p]));
+      else if (label == "argmax_slice") {
+        const Piece& logits = in.at[p];
+        size_t best = 0;
+        for (size_t k = 1; k < logits.value.size(); ++k)
+          if (logits.value[k] > logits.value[best]) best = k;
+        out.at.push_back(logits.value.empty() ? whole({-INFINITY, 0})
+                                              : whole({logits.value[best], float(logits.index[best])}));
+      } else
+        fail("no element-wise meaning is known for this step");
+    }
+    return out;
+  }
+
+  // --- gathers and broadcasts ----------------------------------------------------
+  uint64_t gathered_size() const {
+    const std::string label = step->label();
+    if (label == "gather_qkv") return qkv_size(m);
+    if (label == "gather_logits") return m.moe.n_experts;
+    return m.d_model;
+  }
+  Data gather(const Data& in, const StepDataflow& df) {
+    const std::string label = step->label();
+    if (df.reduce) {
+      std::vector<std::vector<float>> parts;
+      for (const Piece& piece : in.at) parts.push_back(piece.value);
+      if (label == "argmax") {
+        auto better = [](std::vector<float>& a, const std::vector<float>& b) {
+          if (b[0] > a[0] || (b[0] == a[0] && b[1] < a[1])) a = b;
+        };
+        return at_root(reduce_tree(std::move(parts), fanin(), better, dropped(0)));
+      }
+      return at_root(reduce_tree(std::move(parts), fanin(), add_into, dropped(0)));
+    }
+    // Concatenation: the slices travel in the activation format.
+    std::vector<std::vector<Piece>> parts;
+    const bool fp32 = label == "gather_logits";  // the router's logits travel as fp32
+    for (const Piece& piece : in.at) {
+      Piece sent = piece;
+      if (!fp32)
+        for (float& v : sent.value) v = rounded(v);
+      parts.push_back({std::move(sent)});
+    }
+    auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
+    const std::vector<Piece> all = reduce_tree(std::move(parts), fanin(), append, dropped(0));
+    const uint64_t n = gathered_size();
+    std::vector<float> vector(n, NAN);
+    std::vector<bool> seen(n, false);
+    for (const Piece& piece : all)
+      for (size_t k = 0; k < piece.index.size(); ++k) {
+        if (piece.index[k] >= n || seen[piece.index[k]]) fail("the gathered slices overlap");
+        seen[piece.index[k]] = true;
+        vector[piece.index[k]] = piece.value[k];
+      }
+    for (uint64_t k = 0; k < n; ++k)
+      if (!seen[k]) fail(fmt::format("element {} never reaches the root", k));
+    return at_root(std::move(vector));
+  }
+  Data broadcast(const Data& in) {
+    const BlockGeometry& g = geo();
+    Data out{FrontKind::Column, {}};
+    if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
+      const auto cuts = split(in.at[0].index, g.rows);
+      for (uint32_t i = 0; i < g.rows; ++i) {
+        Piece piece;
+        for (uint32_t k : cuts[i]) piece.index.push_back(k), piece.value.push_back(in.at[0].value[k]);
+        out.at.push_back(std::move(piece));
+      }
+      stream = out;
+      return out;
+    }
+    out.at.assign(g.rows, in.at[0]);
+    return out;
+  }
+
+  // --- attention -----------------------------------------------------------------
+  void merge(Partials& into, const Partials& from) const {
+    for (const auto& [head, sent] : from) {
+      Partial b = sent;
+      for (float& v : b.acc) v = rounded(v);  // the weighted sum travels in the activation format
+      auto [it, fresh] = into.try_emplace(head, b);
+      if (fresh) continue;
+      Partial& a = it->second;
+      const float top = std::max(a.max, b.max);
+      const float fa = std::exp(a.max - top), fb = std::exp(b.max - top);
+      a.sum = a.sum * fa + b.sum * fb;
+      for (size_t e = 0; e < a.acc.size(); ++e) a.acc[e] = a.acc[e] * fa + b.acc[e] * fb;
+      a.max = top;
+    }
+  }
+  // Attention of the KV heads [first, last) on the columns [start, end) of
+  // their group, q/k/v in `qkv` (by qkv index): the new entry stored, every
+  // tile's partials over its positions, reduced down each column.
+  std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last, uint32_t start,
+                                        uint32_t end, const StepDataflow& df) {
+    const BlockGeometry& g = geo();
+    const uint32_t hd = m.head_dim, q_per_kv = m.n_heads / m.n_kv_heads;
+    const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+    const uint64_t group_tiles = uint64_t(end - start) * g.rows;
+    // The new key and value go to the tile whose share holds this position.
+    bool stored = false;
+    for (uint32_t j = start; j < end && !stored; ++j)
+      for (uint32_t i = 0; i < g.rows && !stored; ++i) {
+        if (step->kv_offset(i, j) != position % group_tiles) continue;
+        std::vector<KvEntry>& held = kv_of[sequence][{r, i, j}];
+        for (uint32_t h = first; h < last; ++h) {
+          KvEntry entry{position, h, std::vector<float>(hd), std::vector<float>(hd)};
+          for (uint32_t e = 0; e < hd; ++e) {
+            entry.k[e] = round_to(kv, qkv[nq + h * hd + e]);
+            entry.v[e] = round_to(kv, qkv[nq + nkv + h * hd + e]);
+          }
+          held.push_back(std::move(entry));
+        }
+        stored = true;
+      }
+    if (!stored) fail(fmt::format("no tile of columns {}..{} holds position {}", start, end - 1, position));
+    const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
+    const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
+    std::vector<Partials> columns;
+    for (uint32_t j = start; j < end; ++j) {
+      std::vector<Partials> rows(g.rows);
+      for (uint32_t i = 0; i < g.rows; ++i) {
+        const auto held = kv_of[sequence].find({r, i, j});
+        if (held == kv_of[sequence].end()) continue;
+        for (uint32_t h = first * q_per_kv; h < last * q_per_kv; ++h) {
+          Partial partial;
+          partial.acc.assign(hd, 0.0f);
+          std::vector<std::pair<float, const KvEntry*>> scores;
+          for (const KvEntry& entry : held->second) {
+            if (entry.kv_head != h / q_per_kv || entry.position < oldest || entry.position > position) continue;
+            float dot = 0;
+            for (uint32_t e = 0; e < hd; ++e) dot += qkv[h * hd + e] * entry.k[e];
+            scores.emplace_back(dot * inverse_sqrt, &entry);
+            partial.max = std::max(partial.max, dot * inverse_sqrt);
+          }
+          if (scores.empty()) continue;
+          for (const auto& [score, entry] : scores) {
+            const float p = std::exp(score - partial.max);
+            partial.sum += p;
+            for (uint32_t e = 0; e < hd; ++e) partial.acc[e] += p * entry->v[e];
+          }
+          rows[i][h] = std::move(partial);
+        }
+      }
+      columns.push_back(reduce_tree(std::move(rows), fanin(), merger(), dropped(j)));
+    }
+    return columns;
+  }
+  std::function<void(Partials&, const Partials&)> merger() const {
+    return [this](Partials& a, const Partials& b) { merge(a, b); };
+  }
+  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head) const {
+    const uint32_t hd = m.head_dim;
+    std::vector<float> out;
+    for (uint32_t h = first_head; h < last_head; ++h) {
+      const auto found = partials.find(h);
+      if (found == partials.end()) fail(fmt::format("query head {} has no attention partials", h));
+      for (uint32_t e = 0; e < hd; ++e) out.push_back(rounded(found->second.acc[e] / found->second.sum));
+    }
+    return out;
+  }
+  // Lines of the attention trees for DroppedPartialSum: column j's tree is line
+  // j; the tree along the root row (root input) or along group g is line cols + g.
+  Data attention(const Data& in, const StepDataflow& df) {
+    const BlockGeometry& g = geo();
+    const std::vector<uint32_t>& start = df.group_start;
+    const uint32_t groups = uint32_t(start.size() - 1), per_group = (m.n_kv_heads + groups - 1) / groups;
+    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
+    auto heads_of = [&](uint32_t group) {
+      const uint32_t first = std::min(m.n_kv_heads, group * per_group);
+      return std::pair{first, std::min(m.n_kv_heads, first + per_group)};
+    };
+    if (!df.row_io) {
+      // Down each column, then along the root row: one group's partials combine, groups are gathered.
+      std::vector<Partials> columns(g.cols);
+      for (uint32_t group = 0; group < groups; ++group) {
+        const auto [first, last] = heads_of(group);
+        if (first >= last) continue;
+        std::vector<Partials> partials =
+            column_partials(in.at[0].value, first, last, start[group], start[group + 1], df);
+        for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
+      }
+      const Partials all = reduce_tree(std::move(columns), fanin(), merger(), dropped(g.cols));
+      return at_root(head_outputs(all, 0, m.n_heads));
+    }
+    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
+    for (uint32_t group = 0; group < groups; ++group) {
+      const auto [first, last] = heads_of(group);
+      const uint32_t columns = start[group + 1] - start[group];
+      if (first >= last) continue;
+      // The group's slices gathered to its first column.
+      std::vector<std::vector<Piece>> parts;
+      for (uint32_t j = start[group]; j < start[group + 1]; ++j) parts.push_back({in.at[j]});
+      auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
+      const std::vector<Piece> gathered = reduce_tree(std::move(parts), fanin(), append, -1);
+      std::vector<float> qkv(qkv_size(m), NAN);
+      for (const Piece& piece : gathered)
+        for (size_t k = 0; k < piece.index.size(); ++k) qkv[piece.index[k]] = piece.value[k];
+      for (uint32_t index : qkv_of_kv_heads(first, last))
+        if (std::isnan(qkv[index]))
+          fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
+      std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df);
+      const Partials combined = reduce_tree(std::move(partials), fanin(), merger(), dropped(g.cols + group));
+      const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv);
+      // The group's output multicast along its columns: column p keeps slice p.
+      const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);
+      for (uint32_t p = 0; p < columns; ++p)
+        for (uint32_t index : cuts[p]) {
+          out.at[start[group] + p].index.push_back(index);
+          out.at[start[group] + p].value.push_back(values[index - first * q_per_kv * hd]);
+        }
+    }
+    return out;
+  }
+
+  // --- the chain ---------------------------------------------------------------
+  Data root_compute(const Data& in) {
+    const std::string label = step->label();
+    if (label == "input_norm") {
+      stream = in;
+      return root_norm(in, Tensor::AttnNorm);
+    }
+    if (label == "residual_norm") {
+      stream.at[0] = add(stream.at[0], in.at[0]);
+      Data out = root_norm(stream, Tensor::MlpNorm);
+      normed = out.at[0].value;
+      return out;
+    }
+    if (label == "top_k") {  // the router's choice; the vector the experts take stays at the root
+      routing.clear();
+      const std::vector<double> logits(in.at[0].value.begin(), in.at[0].value.end());
+      for (const auto& [expert, weight] : pick_experts(logits, m.moe.top_k)) {
+        routing[expert] = float(weight);
+        result.routed[region->layer].push_back(expert);
+      }
+      return at_root(normed);
+    }
+    if (label == "expert_scale") {
+      Data out = in;
+      const float weight = routing.at(uint32_t(block_index - 1));
+      for (float& v : out.at[0].value) v = rounded(v * weight);
+      return out;
+    }
+    if (label == "residual") return Data{FrontKind::Root, {add(stream.at[0], in.at[0])}};
+    if (label == "final_norm") return root_norm(in, Tensor::FinalNorm);
+    if (label == "position_add") {
+      Data out = in;
+      for (uint32_t c = 0; c < m.d_model; ++c)
+        out.at[0].value[c] = rounded(in.at[0].value[c] + w.matrix(Tensor::Positions, -1, position, c));
+      return out;
+    }
+    if (label == "sample") return in;  // the argmax candidate the tree chose
+    fail("no meaning is known for this root step");
+  }
+  Data apply(const Data& in) {
+    const StepDataflow df = step->dataflow();
+    switch (df.kind) {
+      case StepKind::RootCompute: return root_compute(in);
+      case StepKind::Lookup: {
+        std::vector<float> row(m.d_model);
+        for (uint32_t c = 0; c < m.d_model; ++c) row[c] = rounded(w.matrix(Tensor::Embedding, -1, token, c));
+        return at_root(std::move(row));
+      }
+      case StepKind::GemvToColumn: return gemv_to_column(in, df);
+      case StepKind::GemvToRow: return gemv_to_row(in);
+      case StepKind::LineCompute: return line_compute(in, df);
+      case StepKind::Broadcast: return broadcast(in);
+      case StepKind::Gather: return gather(in, df);
+      case StepKind::Attention: return attention(in, df);
+      case StepKind::Dispatch: return dispatch(in);
+      default: fail("no functional meaning is declared for this step");
+    }
+  }
+  void observe_step(const Data& data, const StepObserver& observe) const {
+    const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
+    if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
+    StepOutput output{region, step->label(), name, {}};
+    const BlockGeometry& g = geo();
+    for (size_t p = 0; p < data.at.size(); ++p) {
+      const uint32_t i = data.kind == FrontKind::Column ? uint32_t(p) : 0;
+      const uint32_t j = data.kind == FrontKind::Row ? uint32_t(p) : 0;
+      output.slices.push_back({g.wafer, g.x(i, j), g.y(i, j), data.at[p].index, data.at[p].value});
+    }
+    observe(output);
+  }
+  // The experts the router picked and the shared ones, each on its block, summed at the layer root.
+  Data dispatch(const Data& in) {
+    const size_t saved_s = s;
+    const Step* saved_step = step;
+    std::vector<float> sum(m.d_model, 0.0f);
+    for (size_t expert_block = 1; expert_block < region->blocks.size(); ++expert_block) {
+      const int32_t expert = region->blocks[expert_block].expert;
+      if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;  // not routed: its block skips the token
+      const Data expert_result = run_block(expert_block, in, nullptr);
+      for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(expert_result.at[0].value[k]);  // sent in activations
+    }
+    block_index = 0;
+    block = &region->blocks[0];
+    s = saved_s;
+    step = saved_step;
+    for (float& v : sum) v = rounded(v);
+    return at_root(std::move(sum));
+  }
+  Data run_block(size_t index, Data in, const StepObserver* observe) {
+    block_index = index;
+    block = &region->blocks[index];
+    const auto& steps = block->steps;
+    for (s = 0; s < steps.size(); ++s) {
+      step = steps[s].get();
+      in = apply(in);
+      if (observe) observe_step(in, *observe);
+      const std::string label = step->label();
+      if (block_index > 0) continue;
+      if (label == "final_norm") result.final_hidden = in.at[0].value;
+      if (label == "lm_head_proj") {
+        result.logits.assign(m.vocab_size, NAN);
+        for (const Piece& piece : in.at)
+          for (size_t k = 0; k < piece.index.size(); ++k) result.logits[piece.index[k]] = piece.value[k];
+      }
+      if (label == "sample") result.argmax = uint32_t(in.at[0].value.at(1));
+    }
+    if (in.kind != FrontKind::Root) fail("the block's chain does not end at its root");
+    return in;
+  }
+  Data run_region(size_t index, Data in, const StepObserver& observe) {
+    r = index;
+    region = &plan.regions[index];
+    Data out = run_block(0, std::move(in), &observe);
+    for (float& v : out.at[0].value) v = rounded(v);  // sent on in the activation format
+    return out;
+  }
+};
+
+Evaluator::Evaluator(const mapping::Plan& plan, const ModelWeights& weights, uint32_t sequences,
+                     std::vector<DroppedPartialSum> faults)
+    : state_(std::make_unique<State>(plan, weights, sequences, std::move(faults))) {
+  const std::string why = unsupported_reason(plan);
+  if (!why.empty()) throw FunctionalError(why);
+}
+
+Evaluator::~Evaluator() = default;
+
+TokenResult Evaluator::step(uint32_t sequence, uint32_t token, uint64_t position, const StepObserver& observe) {
+  State& s = *state_;
+  s.sequence = sequence;
+  s.token = token;
+  s.position = position;
+  s.result = TokenResult{};
+  Data data;
+  for (size_t r = 0; r < s.plan.regions.size(); ++r) data = s.run_region(r, std::move(data), observe);
+  return s.result;
+}
+
+uint64_t Evaluator::weight_floats() const {
+  uint64_t n = 0;
+  for (const auto& [key, block] : state_->blocks) n += block.size();
+  return n;
+}
+
+uint64_t Evaluator::kv_floats() const {
+  uint64_t n = 0;
+  for (const auto& sequence : state_->kv_of)
+    for (const auto& [key, entries] : sequence) n += entries.size() * 2 * state_->m.head_dim;
+  return n;
+}
+
+uint64_t Evaluator::tiles_holding_weights() const {
+  std::map<std::tuple<size_t, size_t, uint32_t, uint32_t>, bool> tiles;
+  for (const auto& [key, block] : state_->blocks)
+    tiles[{std::get<0>(key), std::get<1>(key), std::get<3>(key), std::get<4>(key)}] = true;
+  return tiles.size();
+}
+
+}  // namespace wafersim::functional

@@ -1,0 +1,262 @@
+// sim.functional: the plan evaluated on real numbers must match the Eigen
+// forward pass of the same model and weights, under every dataflow and
+// reduction fan-in, and a plan that loses one partial sum must be caught and
+// named.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "sim/functional/check.h"
+#include "sim/functional/numbers.h"
+#include "tests/mapping/mapping_fixture.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+using functional::check_functional;
+using functional::FunctionalReport;
+
+namespace {
+
+// A tiny model on the tiny wafer: a short prompt and a few decoded tokens.
+mapping::Plan tiny_plan(const std::string& model, std::vector<std::string> overrides, uint64_t prompt = 6,
+                        uint64_t decode = 3) {
+  return compile(load_experiment_text(zoo_experiment(model, "tiny", prompt, decode), model + ".yaml", overrides));
+}
+
+void require_match(const FunctionalReport& report, uint64_t tokens) {
+  INFO(functional::functional_summary(report));
+  REQUIRE(report.tokens == tokens);
+  REQUIRE(!report.first);
+  REQUIRE(report.passed);
+  REQUIRE(report.max_rel_error <= report.tolerance);
+  REQUIRE(report.max_rel_error > 0);  // bf16 rounding leaves a trace: the comparison sees the numbers
+  REQUIRE(report.argmax_agreement >= 0.75);
+}
+
+}  // namespace
+
+TEST_CASE("functional: bf16 and fp16 rounding is to nearest, ties to even", "[functional]") {
+  using functional::round_to;
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 1.0f / 256) == 1.0f);               // a tie: to even
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);  // a tie: to even (up)
+  REQUIRE(round_to(Dtype::BF16, 1.0f + 1.0f / 256 + 1e-4f) == 1.0f + 2.0f / 256);
+  REQUIRE(round_to(Dtype::FP16, 1.0f + 1.0f / 2048) == 1.0f);
+  REQUIRE(round_to(Dtype::FP16, 1.0f + 3.0f / 2048) == 1.0f + 4.0f / 2048);
+  REQUIRE(round_to(Dtype::FP16, 70000.0f) == INFINITY);
+  REQUIRE(round_to(Dtype::FP32, 1.2345678f) == 1.2345678f);
+}
+
+TEST_CASE("functional: weights depend on the seed and the parameter, not on the mapping", "[functional]") {
+  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny"), "w.yaml");
+  const functional::ModelWeights a(experiment.model, 1), b(experiment.model, 1), c(experiment.model, 2);
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) == b.matrix(functional::Tensor::Q, 1, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != c.matrix(functional::Tensor::Q, 1, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != a.matrix(functional::Tensor::Q, 0, 7, 9));
+  REQUIRE(a.matrix(functional::Tensor::Q, 1, 7, 9) != a.matrix(functional::Tensor::K, 1, 7, 9));
+}
+
+TEST_CASE("functional: dense GQA, distributed dataflow, matches the reference", "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-dense", {"mapping.dataflow=distributed"})), 9);
+}
+
+TEST_CASE("functional: dense GQA, root dataflow, matches the reference", "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-dense", {"mapping.dataflow=root"})), 9);
+}
+
+TEST_CASE("functional: every reduction fan-in and multicast axis matches", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"})
+    for (const char* fanin : {"2", "3", "5"})
+      for (const char* axis : {"x", "y"}) {
+        INFO(dataflow << " fan-in " << fanin << " axis " << axis);
+        require_match(check_functional(tiny_plan(
+                          "tiny-dense",
+                          {std::string("mapping.dataflow=") + dataflow, std::string("mapping.reduce_fanin=") + fanin,
+                           std::string("mapping.multicast_axis=") + axis},
+                          3, 2)),
+                      5);
+      }
+}
+
+TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    INFO(dataflow);
+    const mapping::Plan plan = tiny_plan("tiny-dense", {std::string("mapping.dataflow=") + dataflow});
+    const FunctionalReport report = check_functional(plan, {{"layer 1", "o_proj", 0, 1}});
+    INFO(functional::functional_summary(report));
+    REQUIRE(!report.passed);
+    REQUIRE(report.first);
+    REQUIRE(report.first->region == "layer 1");
+    REQUIRE(report.first->layer == 1);
+    REQUIRE(report.first->step == "o_proj");
+    REQUIRE(report.first->position == 0);
+  }
+}
+
+TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddings and windows match", "[functional]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.norm=layernorm", "model.mlp=plain", "model.positions=learned"},
+      {"model.sliding_window=4", "model.sliding_window_every=2"},  // layer 0 windowed, layer 1 full
+      {"model.sliding_window=4"},                                  // every layer windowed
+      {"model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true", "model.tied_embeddings=true"},
+  };
+  for (const char* dataflow : {"root", "distributed"})
+    for (std::vector<std::string> variant : variants) {
+      variant.push_back(std::string("mapping.dataflow=") + dataflow);
+      INFO(dataflow << " " << variant.front());
+      require_match(check_functional(tiny_plan("tiny-dense", variant)), 9);
+    }
+}
+
+TEST_CASE("functional: a window that reads the wrong positions is caught", "[functional]") {
+  // The plan's attention says every layer attends to 4 positions; a reference
+  // that attends to all of them differs once the context passes 4.
+  mapping::Plan windowed = tiny_plan("tiny-dense", {"model.sliding_window=4"});
+  mapping::Plan full = tiny_plan("tiny-dense", {});
+  // The windowed plan's regions under the model without a window, which the reference runs.
+  full.regions.swap(windowed.regions);
+  const FunctionalReport report = check_functional(full);
+  INFO(functional::functional_summary(report));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->step == "attention");
+  REQUIRE(report.first->layer == 0);
+  REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
+}
+
+TEST_CASE("functional: MXFP4 weights share a power-of-two scale per block of 32 and take e2m1 values", "[functional]") {
+  const Experiment experiment =
+      load_experiment_text(zoo_experiment("tiny-moe", "tiny"), "w.yaml", {"model.moe_weight_dtype=mxfp4"});
+  const functional::ModelWeights w(experiment.model, 1);
+  std::vector<float> block;
+  for (uint64_t c = 32; c < 64; ++c) block.push_back(w.matrix(functional::Tensor::ExpertUp, 0, 3, c, 5));
+  float largest = 0;
+  for (float v : block) largest = std::max(largest, std::fabs(v));
+  // The largest element's level is 4 or 6 (its exponent sets the scale), so the scale is largest / 4 or / 6.
+  const float scale = std::fabs(largest / 4 - std::ldexp(1.0f, int(std::floor(std::log2(largest / 4))))) == 0
+                          ? largest / 4
+                          : largest / 6;
+  std::vector<float> levels_used;
+  for (float v : block) {
+    const float level = std::fabs(v) / scale;
+    INFO(v << " at scale " << scale);
+    REQUIRE((level == 0 || level == 0.5f || level == 1 || level == 1.5f || level == 2 || level == 3 || level == 4 ||
+             level == 6));
+    if (std::find(levels_used.begin(), levels_used.end(), level) == levels_used.end()) levels_used.push_back(level);
+  }
+  REQUIRE(levels_used.size() >= 4);
+}
+
+TEST_CASE("functional: batch > 1, two wafers, relays, fp16 and fp32 formats match", "[functional]") {
+  // Six colours: some routing patterns go through relays (the golden dense-relays configuration).
+  const mapping::Plan relayed = tiny_plan("tiny-dense", {"hardware.fabric.colors=6", "mapping.dataflow=root"});
+  REQUIRE(relayed.relays > 0);
+  require_match(check_functional(relayed), 9);
+  for (const char* dataflow : {"root", "distributed"}) {
+    const std::string flow = std::string("mapping.dataflow=") + dataflow;
+    INFO(dataflow);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "workload.batch=3"})), 27);
+    const mapping::Plan two = tiny_plan("tiny-dense", {flow, "hardware.wafers=2"});
+    REQUIRE(two.hw.wafers == 2);
+    require_match(check_functional(two), 9);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "model.weight_dtype=fp16", "model.kv_dtype=fp16",
+                                                            "model.activation_dtype=fp16"})),
+                  9);
+    require_match(check_functional(tiny_plan("tiny-dense", {flow, "model.weight_dtype=fp32", "model.kv_dtype=fp32",
+                                                            "model.activation_dtype=fp32"})),
+                  9);
+  }
+}
+
+TEST_CASE("functional: q/k norm needs whole heads on a tile, which the root dataflow's slices do not give",
+          "[functional]") {
+  // Distributed: each column of a KV-head group holds whole heads here, so the
+  // per-head norm is local and the numbers match.
+  require_match(check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"})), 9);
+  // Root: the root column's 12 slices cut heads, so a tile cannot normalise
+  // its heads alone; the plan would need a reduction it does not have.
+  const FunctionalReport report =
+      check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=root"}));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->what.find("layer 0, step rotary: q/k norm of a head split across tiles") != std::string::npos);
+}
+
+TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.attention_sinks=true"})).find("sinks") !=
+          std::string::npos);
+  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-dense", {"model.attention_sinks=true"})),
+                    functional::FunctionalError);
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.weight_dtype=fp8"})).find("fp8") !=
+          std::string::npos);
+  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {})).empty());
+}
+
+TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expert partial sum is caught",
+          "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-moe", {})), 9);
+  require_match(check_functional(tiny_plan("tiny-moe", {"model.moe.n_shared_experts=1", "mapping.reduce_fanin=3"})), 9);
+  require_match(check_functional(tiny_plan("tiny-moe", {"model.moe_weight_dtype=mxfp4", "workload.batch=2"})), 18);
+  // The router's logits of row 0 lose column 1's partial sum.
+  const FunctionalReport router = check_functional(tiny_plan("tiny-moe", {}), {{"layer 0", "router", 0, 1}});
+  INFO(functional::functional_summary(router));
+  REQUIRE(router.first);
+  REQUIRE(router.first->step == "router");
+  REQUIRE(router.first->layer == 0);
+  // Every expert's gate/up sums of row 0 lose column 1's partial: the combined expert output diverges.
+  const FunctionalReport experts = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "gate_up_proj", 0, 1}});
+  INFO(functional::functional_summary(experts));
+  REQUIRE(experts.first);
+  REQUIRE(experts.first->step == "experts");
+  REQUIRE(experts.first->layer == 1);
+}
+
+TEST_CASE("functional: a program whose reduction goes elsewhere than the evaluator's tree is caught", "[functional]") {
+  mapping::Plan plan = tiny_plan("tiny-dense", {"mapping.dataflow=root"});
+  REQUIRE(functional::program_tree_mismatch(plan).empty());
+  // Tile (0, 1) of layer 1's o_proj sends its partial sums to (0, 0); the engine's program is made to send them
+  // one tile further along.
+  const mapping::Region& layer = plan.regions[2];
+  REQUIRE(layer.name == "layer 1");
+  const mapping::Step* o_proj = nullptr;
+  for (const auto& step : layer.blocks[0].steps)
+    if (std::string(step->label()) == "o_proj") o_proj = step.get();
+  REQUIRE(o_proj);
+  const mapping::BlockGeometry& g = layer.blocks[0].geo;
+  ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(0, 1)) * set.grid_width + g.x(0, 1);
+  bool corrupted = false;
+  for (Task& task : set.programs[set.tile_program[tile]].tasks)
+    if (task.op == TaskOp::Send && task.category == Category::Reduce && task.tag >= o_proj->env().tag &&
+        task.tag < o_proj->env().tag + o_proj->tags_used()) {
+      task.dx += g.dx(0, -1);
+      task.dy += g.dy(0, -1);
+      corrupted = true;
+    }
+  REQUIRE(corrupted);
+  const std::string mismatch = functional::program_tree_mismatch(plan);
+  INFO(mismatch);
+  REQUIRE(mismatch.find("layer 1, step o_proj, tile (wafer 0,") != std::string::npos);
+  const FunctionalReport report = check_functional(plan);
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->what == mismatch);
+}
+
+TEST_CASE("functional: uneven KV-head groups, MQA, MHA and other region shapes match", "[functional]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"model.n_heads=6", "model.n_kv_heads=3"},  // three groups over the columns: unequal widths
+      {"model.n_heads=4", "model.n_kv_heads=1"},  // one group holds every column
+      {"model.n_heads=8", "model.n_kv_heads=8", "model.head_dim=32"},
+      {"mapping.strips=3"},
+      {"mapping.use_all_tiles=false"},
+  };
+  for (const char* dataflow : {"root", "distributed"})
+    for (std::vector<std::string> variant : variants) {
+      variant.push_back(std::string("mapping.dataflow=") + dataflow);
+      INFO(dataflow << " " << variant.front());
+      require_match(check_functional(tiny_plan("tiny-dense", variant, 4, 2)), 6);
+    }
+}
