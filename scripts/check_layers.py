@@ -14,9 +14,10 @@ ALLOWED = {
     "mapping": ["workloads", "models"],
     "sim/engine": ["models"],
     "sim/experiment": ["mapping", "workloads", "models"],
+    "sim/serving": ["mapping", "workloads", "models"],
     "sim/backend": ["sim/experiment", "sim/engine", "mapping", "workloads", "models"],
-    "sim/cli": ["sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads", "models"],
-    "python": ["sim/cli", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
+    "sim/cli": ["sim/serving", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads", "models"],
+    "python": ["sim/cli", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
     "tests/oracles": ["models", "tests/sim"],
 }
 
