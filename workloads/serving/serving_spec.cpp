@@ -118,9 +118,9 @@ void declare_serving_params(config::Schema& schema) {
                          "Stop the clock here and count what is left as unfinished (0 = until every request is done)"));
   schema.add(int_param("serving.scheduler.max_batch", "sequences", "16", 1, 1 << 16,
                        "Sequences sharing the layer pipeline at once (continuous batching bound)"));
-  schema.add(enum_param("serving.scheduler.policy", {"prefill_first", "decode_first", "chunked"}, "chunked",
-                        "Which goes first into the pipeline when both wait: a prompt's chunks or decode tokens; "
-                        "chunked alternates one chunk with the decode tokens"));
+  schema.add(enum_param("serving.scheduler.policy", {"prefill_first", "decode_first", "chunked"}, "prefill_first",
+                        "Which enters the pipeline first when both wait: a prompt's chunks or decode tokens; "
+                        "chunked: one chunk, then a token of every decoding sequence"));
   schema.add(
       config::bool_param("serving.scheduler.preemption", true,
                          "A higher-priority request finding the batch full pauses the newest lower-priority one"));

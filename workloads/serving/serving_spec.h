@@ -76,7 +76,7 @@ struct ServingSpec {
   std::string trace_file;  // resolved path; "" = synthetic streams
   double duration_s = 0;   // stop the clock here (0 = run until every request is done)
   uint32_t max_batch = 16;
-  SchedulerPolicy policy = SchedulerPolicy::Chunked;
+  SchedulerPolicy policy = SchedulerPolicy::PrefillFirst;
   bool preemption = true;
   TransportSpec transport;
 };
