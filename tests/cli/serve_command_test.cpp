@@ -139,3 +139,19 @@ TEST_CASE("serve records a plan that does not fit and exits 3", "[cli][serve]") 
   REQUIRE(std::filesystem::exists(out));
   CHECK(json::parse(read_all(out))["fits"] == false);
 }
+
+TEST_CASE("a sweep runs serve points and tabulates serving figures", "[cli][serve]") {
+  Scratch scratch;
+  const std::string sweep = scratch.write("rate.yaml", "base: " + kTinyServe +
+                                                           "\nengine: serve\naxes:\n"
+                                                           "  serving.realtime.rate_per_s: [200, 4000]\n");
+  const std::string out = (scratch.path() / "out").string();
+  const Outcome outcome = run_wafersim({"sweep", sweep, "--out", out, "--jobs", "1"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const std::string table = read_all(out + "/results.csv");
+  CHECK(table.rfind("serving.realtime.rate_per_s,serving.requests.completed,", 0) == 0);
+  CHECK(lines(table) == 3);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 3);
+  CHECK(table.find(",ok,") != std::string::npos);
+}

@@ -127,9 +127,9 @@ void declare_serving_params(config::Schema& schema) {
   schema.add(enum_param("serving.transport.kind", {"http", "websocket"}, "http",
                         "http: a connection per request; websocket: one persistent connection per client"));
   schema.add(float_param("serving.transport.rtt_ms", "ms", "20", 0, 1e6, "Network round trip client-server"));
-  schema.add(int_param("serving.transport.handshake_round_trips", "round trips", "3", 0, 100,
-                       "Round trips to open a connection (TCP + TLS 1.3 + request); websocket pays them once "
-                       "per client, plus one for the upgrade"));
+  schema.add(int_param("serving.transport.handshake_round_trips", "round trips", "2", 0, 100,
+                       "Round trips to open a connection before the request goes (TCP 1 + TLS 1.3 1); websocket "
+                       "pays them once per client, plus one for the upgrade"));
   schema.add(float_param("serving.transport.http.request_overhead_ms", "ms", "10", 0, 1e6,
                          "Server work per HTTP request: headers, authentication, routing, response framing"));
   schema.add(float_param("serving.transport.websocket.request_overhead_ms", "ms", "2", 0, 1e6,

@@ -62,7 +62,7 @@ enum class TransportKind { Http, Websocket };
 struct TransportSpec {
   TransportKind kind = TransportKind::Http;
   double rtt_ms = 20;                    // client-server network round trip
-  uint32_t handshake_round_trips = 3;    // TCP + TLS 1.3 (+ the WebSocket upgrade: the first request only)
+  uint32_t handshake_round_trips = 2;    // TCP + TLS 1.3 (websocket: + the upgrade, on a client's first request)
   double http_request_overhead_ms = 10;  // server work per HTTP request (parse, auth, route, frame)
   double websocket_request_overhead_ms = 2;
   double http_token_overhead_us = 50;  // per streamed token (server-sent event)
