@@ -1,11 +1,11 @@
 // The synthetic request streams: each distribution draws what it says, the
 // arrival processes have the mean and burstiness asked for, sessions add up.
+#include "workloads/serving/request_stream.h"
+
 #include <cmath>
 #include <map>
 
 #include <catch2/catch.hpp>
-
-#include "workloads/serving/request_stream.h"
 
 using namespace wafersim::workloads;
 

@@ -43,8 +43,10 @@ RequestStream read_trace(const std::string& path, const TransportSpec& transport
 // The request stream a serving section describes.
 RequestStream request_stream(const ServingSpec& spec, uint64_t max_positions);
 
-// Seeded draws the synthetic streams use: integer arithmetic for the state,
-// so a seed gives the same stream everywhere.
+// Seeded draws the synthetic streams use: integer arithmetic for the state
+// and the algorithms written out here (the standard library's distributions
+// differ between implementations), so a seed gives the same stream wherever
+// log, exp and cos round alike.
 class StreamRandom {
  public:
   explicit StreamRandom(uint64_t seed);
