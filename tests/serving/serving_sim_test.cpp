@@ -192,3 +192,43 @@ TEST_CASE("a request over its class's token bucket is rejected and counted", "[s
   CHECK(double(m.completed) <= 5 + 10 * span_s + 1);
   CHECK(m.rejected_rate_limit == 100 - m.completed);
 }
+
+TEST_CASE("random serving sections always end, every request accounted for", "[serving]") {
+  uint64_t state = 12345;
+  auto pick = [&](uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % n;
+  };
+  const char* policies[] = {"prefill_first", "decode_first", "chunked"};
+  const char* distributions[] = {"fixed", "uniform", "lognormal"};
+  for (int round = 0; round < 24; ++round) {
+    std::string text;
+    for (const char* cls : {"realtime", "background"}) {
+      text += std::string("  ") + cls + ": {requests: " + std::to_string(pick(60)) +
+              ", rate_per_s: " + std::to_string(100 + pick(5000)) + ", arrival: " + (pick(2) ? "gamma" : "poisson") +
+              ", turns: " + std::to_string(1 + pick(4)) + ", think_time_s: 0.00" + std::to_string(pick(9)) +
+              ", priority: " + std::to_string(pick(3)) + ", queue_limit: " + std::to_string(pick(20)) +
+              ", rate_limit: {requests_per_s: " + std::to_string(pick(3) * 500) +
+              ", burst_requests: " + std::to_string(1 + pick(10)) +
+              "},\n    prompt: {distribution: " + distributions[pick(3)] +
+              ", tokens: " + std::to_string(16 + pick(400)) +
+              ", min_tokens: 8, max_tokens: 600}, output: {tokens: " + std::to_string(1 + pick(64)) +
+              ", max_tokens: 64}}\n";
+    }
+    text += std::string("  scheduler: {max_batch: ") + std::to_string(1 + pick(12)) + ", policy: " + policies[pick(3)] +
+            ", preemption: " + (pick(2) ? "true" : "false") +
+            "}\n  transport: {kind: " + (pick(2) ? "http" : "websocket") +
+            "}\n  duration_s: " + (pick(3) ? "0" : "0.1") + "\n";
+    INFO(text);
+    const std::string yaml = tiny_serving(text);
+    bool any = false;
+    for (const char* cls : {"realtime", "background"})
+      any |= yaml.find(std::string(cls) + ": {requests: 0,") == std::string::npos;
+    if (!any) continue;  // a section without requests is refused, as tested elsewhere
+    const Served s = serve_text(yaml);
+    const serving::ClassMetrics& m = s.metrics.overall;
+    CHECK(m.offered == s.run.requests.size());
+    CHECK(m.offered == m.completed + m.rejected() + m.unfinished);
+    if (s.spec.duration_s == 0) CHECK(m.unfinished == 0);
+  }
+}
