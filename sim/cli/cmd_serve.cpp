@@ -12,6 +12,7 @@ namespace {
 struct ServeOptions {
   ExperimentOptions experiment;
   std::string requests_csv;  // --requests-csv FILE
+  std::string step_times;    // --step-times FILE
 };
 
 void serve(const ServeOptions& options) {
@@ -22,7 +23,7 @@ void serve(const ServeOptions& options) {
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
   const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common);
-  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream);
+  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, options.step_times);
   const CommonOptions& common = options.experiment.common;
   if (!common.quiet) common.table_out() << serve_table(outcome);
   if (!options.requests_csv.empty()) write_text_atomically(options.requests_csv, requests_csv(outcome));
@@ -40,6 +41,8 @@ void add_serve_command(CLI::App& app) {
       ->check([](const std::string& path) {
         return path.empty() || path == "-" ? std::string("needs a file name, got '" + path + "'") : "";
       });
+  command->add_option("--step-times", options->step_times,
+                      "Scale each region's cycles to those a run of this experiment measured (its --json FILE)");
   command->callback([options] { serve(*options); });
 }
 

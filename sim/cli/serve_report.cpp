@@ -1,8 +1,12 @@
 #include "sim/cli/serve_report.h"
 
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "mapping/plan.h"
+#include "models/config/text.h"
+#include "sim/cli/commands.h"
 #include "sim/cli/output.h"
 #include "sim/experiment/version.h"
 
@@ -11,13 +15,93 @@ namespace wafersim::cli {
 using serving::ClassMetrics;
 using serving::Distribution;
 
+namespace {
+
+[[noreturn]] void bad_step_times(const std::string& path, const std::string& why) {
+  throw CommandError(kExitBadInput, path + ": " + why);
+}
+
+// Measured / closed-form cycles of each region, at the context the run measured.
+std::vector<double> measured_ratios(const std::string& path, const nlohmann::json& measured,
+                                    const std::vector<mapping::Region>& regions, const serving::StepCosts& costs,
+                                    serving::ItemKind kind, const char* field, double context) {
+  const size_t count = regions.size();
+  if (!measured.is_array() || measured.size() != count)
+    bad_step_times(path, std::string("has ") + (measured.is_array() ? std::to_string(measured.size()) : "no") + " " +
+                             (kind == serving::ItemKind::Decode ? "decode" : "prefill") + " regions; this plan has " +
+                             std::to_string(count) + " (another model or mapping?)");
+  std::vector<double> ratios;
+  for (size_t r = 0; r < count; ++r) {
+    const nlohmann::json& row = measured[r];
+    if (!row.is_object() || row.value("region", std::string()) != regions[r].name || !row.contains(field) ||
+        !row[field].is_number() || !(row[field].get<double>() > 0))
+      bad_step_times(path, "region " + std::to_string(r) + " is not " + config::quoted(regions[r].name) +
+                               " with a measured " + field + " (another model or mapping?)");
+    ratios.push_back(row[field].get<double>() / costs.service_cycles(kind, r, context));
+  }
+  return ratios;
+}
+
+// Scales `costs` to the per-region cycles of a run's --json document; returns
+// the backend that measured them ("engine" for run, "analytic").
+std::string apply_step_times(const std::string& path, const Experiment& experiment, const mapping::Plan& plan,
+                             const mapping::Plan& prefill, serving::StepCosts& costs) {
+  std::ifstream in(path);
+  if (!in) bad_step_times(path, "cannot read the step-times file");
+  nlohmann::json run;
+  try {
+    run = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    bad_step_times(path, "not a JSON document (expected what wafersim run --json writes)");
+  }
+  if (!run.is_object() || !run.contains("metrics") || !run.contains("experiment") || !run["experiment"].is_object() ||
+      !run["metrics"].is_object() || run.value("fits", false) != true)
+    bad_step_times(path, "not the result of a run (expected what wafersim run --json writes)");
+  const nlohmann::json& setup = run["experiment"];
+  const std::string model = section_label(experiment.config, "model", plan.model.name);
+  const std::string hardware = section_label(experiment.config, "hardware", plan.hw.name);
+  if (setup.value("model", std::string()) != model || setup.value("hardware", std::string()) != hardware)
+    bad_step_times(path, "is a run of " + setup.value("model", std::string("?")) + " on " +
+                             setup.value("hardware", std::string("?")) + ", not of " + model + " on " + hardware);
+  const nlohmann::json& metrics = run["metrics"];
+  const nlohmann::json prefill_run = metrics.value("prefill", nlohmann::json());
+  if (!prefill_run.is_object()) bad_step_times(path, "has no prefill; run it with workload.prefill: true");
+  const uint64_t chunk_tokens = prefill_run.value("chunk_tokens", uint64_t(0));
+  if (chunk_tokens != costs.chunk_tokens())
+    bad_step_times(path, "measured prefill chunks of " + std::to_string(chunk_tokens) + " tokens; serve uses " +
+                             std::to_string(costs.chunk_tokens()) + " (workload.prefill_chunk_tokens)");
+  // The contexts the run measured at, on average: decode token t attends to
+  // prompt + t + 1 positions, prefill chunk k to k * size + (size + 1) / 2.
+  const double prompt = setup.value("prompt_tokens", 0.0), decode_tokens = setup.value("decode_tokens", 1.0);
+  const double chunks = prefill_run.value("chunks", 1.0), size = double(chunk_tokens);
+  const double decode_context = prompt + (decode_tokens + 1) / 2;
+  const double prefill_context = size * (chunks - 1) / 2 + double((chunk_tokens + 1) / 2);
+  const std::vector<double> decode =
+      measured_ratios(path, metrics.value("per_layer", nlohmann::json()), plan.regions, costs,
+                      serving::ItemKind::Decode, "cycles_per_token", decode_context);
+  const std::vector<double> chunk =
+      measured_ratios(path, prefill_run.value("per_layer", nlohmann::json()), prefill.regions, costs,
+                      serving::ItemKind::Prefill, "cycles_per_chunk", prefill_context);
+  costs.scale(serving::ItemKind::Decode, decode);
+  costs.scale(serving::ItemKind::Prefill, chunk);
+  const std::string backend = run.value("engine", std::string("?"));
+  return backend == "sim" ? "engine" : backend;
+}
+
+}  // namespace
+
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
-                              const workloads::ServingSpec& spec, const workloads::RequestStream& stream) {
+                              const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
+                              const std::string& step_times_path) {
   ServeOutcome outcome;
   outcome.spec = spec;
   outcome.origin = stream.origin;
   const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
-  const serving::StepCosts costs(plan, prefill, plan.workload.seed);
+  serving::StepCosts costs(plan, prefill, plan.workload.seed);
+  if (!step_times_path.empty()) {
+    outcome.step_times_origin = apply_step_times(step_times_path, experiment, plan, prefill, costs);
+    outcome.step_times_file = step_times_path;
+  }
   outcome.interpolation_error = costs.interpolation_error();
   outcome.interpolation_samples = costs.samples();
   outcome.chunk_tokens = costs.chunk_tokens();
@@ -76,6 +160,11 @@ nlohmann::json class_json(const ClassMetrics& m) {
           {"preemptions", m.preemptions}};
 }
 
+std::string step_times_text(const ServeOutcome& outcome) {
+  if (outcome.step_times_file.empty()) return "closed form";
+  return "closed form scaled to " + outcome.step_times_origin + " cycles of " + outcome.step_times_file;
+}
+
 std::string fixed(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
 std::string cell(const Distribution& d, double Distribution::*field) { return d.count == 0 ? "—" : fixed(d.*field, 3); }
@@ -87,10 +176,12 @@ nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outc
   const serving::ServingMetrics& m = outcome.metrics;
   const serving::ServingCounters& counters = outcome.run.counters;
   nlohmann::json document = class_json(m.overall);
-  document["step_times"] = {{"origin", "closed form"},
-                            {"samples", outcome.interpolation_samples},
-                            {"interpolation_error_max", outcome.interpolation_error},
-                            {"prefill_chunk_tokens", outcome.chunk_tokens}};
+  document["step_times"] = {
+      {"origin", outcome.step_times_origin},
+      {"file", outcome.step_times_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(outcome.step_times_file)},
+      {"samples", outcome.interpolation_samples},
+      {"interpolation_error_max", outcome.interpolation_error},
+      {"prefill_chunk_tokens", outcome.chunk_tokens}};
   document["utilization"] = m.utilization;
   document["duration_s"] = m.duration_s;
   document["kv_capacity_tokens"] = outcome.run.kv_capacity_tokens;
@@ -121,9 +212,9 @@ std::string serve_table(const ServeOutcome& outcome) {
   const workloads::ServingSpec& spec = outcome.spec;
   const serving::ServingMetrics& m = outcome.metrics;
   std::string out =
-      fmt::format("{} on {} ({} wafer(s)), requests {}, batch up to {}, {} scheduling, {} transport [closed form]\n",
+      fmt::format("{} on {} ({} wafer(s)), requests {}, batch up to {}, {} scheduling, {} transport [{}]\n",
                   outcome.model_label, outcome.hardware_label, outcome.wafers, outcome.origin, spec.max_batch,
-                  policy_name(spec.policy), transport_name(spec.transport.kind));
+                  policy_name(spec.policy), transport_name(spec.transport.kind), step_times_text(outcome));
   Table table({{"metric", "", false},
                {"all", "", true},
                {"realtime", "", true},
@@ -167,9 +258,10 @@ std::string serve_table(const ServeOutcome& outcome) {
   const serving::ServingCounters& counters = outcome.run.counters;
   out += fmt::format(
       "pipeline occupancy {:.1f} % of {:.3f} s; KV share {} tokens, {} session evictions, {} prompt tokens reused; "
-      "step times: closed form, {} contexts interpolated (largest error {:.2f} %)\n",
+      "step times: {}, {} contexts interpolated (largest error {:.2f} %)\n",
       100 * m.utilization, m.duration_s, outcome.run.kv_capacity_tokens, counters.evictions,
-      counters.reused_prefix_tokens, outcome.interpolation_samples, 100 * outcome.interpolation_error);
+      counters.reused_prefix_tokens, step_times_text(outcome), outcome.interpolation_samples,
+      100 * outcome.interpolation_error);
   return out;
 }
 

@@ -19,6 +19,8 @@ struct ServeOutcome {
   std::string origin;  // of the requests
   serving::ServingRun run;
   serving::ServingMetrics metrics;
+  std::string step_times_origin = "closed form";  // or "engine" / "analytic", measured in step_times_file
+  std::string step_times_file;
   double interpolation_error = 0;
   size_t interpolation_samples = 0;
   uint32_t chunk_tokens = 0;
@@ -28,8 +30,13 @@ struct ServeOutcome {
 
 // Builds the step costs of `plan` (compiled for serving_workload) and its
 // prefill plan, and runs the serving loop over `stream`.
+// With `step_times_path` (the --json document of `wafersim run` or `analytic`
+// of the same model and hardware), each region's cycles are the closed form's
+// scaled by that run's measured / closed-form ratio; CommandError (exit 2)
+// when the file is unreadable or from another model, hardware or chunk size.
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
-                              const workloads::ServingSpec& spec, const workloads::RequestStream& stream);
+                              const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
+                              const std::string& step_times_path = "");
 
 nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outcome);
 std::string serve_table(const ServeOutcome& outcome);

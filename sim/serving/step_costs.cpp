@@ -86,6 +86,12 @@ void StepCosts::service_cycles(ItemKind kind, double context, std::vector<double
   for (size_t r = 0; r < table.size(); ++r) out[r] = table[r][k] + (table[r][k + 1] - table[r][k]) * fraction;
 }
 
+void StepCosts::scale(ItemKind kind, const std::vector<double>& ratios) {
+  Table& table = kind == ItemKind::Decode ? decode_ : prefill_;
+  for (size_t r = 0; r < table.size(); ++r)
+    for (double& cycles : table[r]) cycles *= ratios.at(r);
+}
+
 double StepCosts::transit_cycles(ItemKind kind, size_t region) const {
   return kind == ItemKind::Decode ? decode_transit_[region] : prefill_transit_[region];
 }

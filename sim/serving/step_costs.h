@@ -37,6 +37,11 @@ class StepCosts {
   double interpolation_error() const { return interpolation_error_; }
   size_t samples() const { return contexts_.size(); }
 
+  // Measured cycles replace the closed form's: region r's cycles at every
+  // context are multiplied by ratios[r] (measured / closed form at the
+  // context the measurement was made at). ratios has regions(kind) values.
+  void scale(ItemKind kind, const std::vector<double>& ratios);
+
  private:
   using Table = std::vector<std::vector<double>>;  // [region][sample]
   double lookup(const Table& table, size_t region, double context) const;

@@ -155,3 +155,49 @@ TEST_CASE("a sweep runs serve points and tabulates serving figures", "[cli][serv
   CHECK(std::count(table.begin(), table.end(), '\n') == 3);
   CHECK(table.find(",ok,") != std::string::npos);
 }
+
+TEST_CASE("serve --step-times scales the closed form to the cycles a run measured", "[cli][serve]") {
+  Scratch scratch;
+  auto serve = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome outcome = run_wafersim(args);
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return json::parse(outcome.out)["serving"];
+  };
+  const std::string engine = (scratch.path() / "run.json").string();
+  const std::string analytic = (scratch.path() / "analytic.json").string();
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine}).exit_code == 0);
+  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic}).exit_code == 0);
+  const json closed = serve({});
+  const json measured = serve({"--step-times", engine});
+  const json again = serve({"--step-times", analytic});
+  CHECK(closed["step_times"]["origin"] == "closed form");
+  CHECK(closed["step_times"]["file"].is_null());
+  CHECK(measured["step_times"]["origin"] == "engine");
+  CHECK(measured["step_times"]["file"] == engine);
+  // The engine's link contention only adds cycles.
+  CHECK(measured["tpot_ms"]["mean"].get<double>() > closed["tpot_ms"]["mean"].get<double>());
+  CHECK(measured["ttft_ms"]["mean"].get<double>() > closed["ttft_ms"]["mean"].get<double>());
+  // The closed form measured by `analytic` is the closed form, to the
+  // interpolation error (on a light load: a saturated queue amplifies any difference).
+  const std::vector<std::string> light = {"--set", "serving.realtime.rate_per_s=20", "--set",
+                                          "serving.background.requests=0"};
+  std::vector<std::string> light_again = light;
+  light_again.insert(light_again.end(), {"--step-times", analytic});
+  const json closed_light = serve(light), again_light = serve(light_again);
+  const double error = closed["step_times"]["interpolation_error_max"].get<double>();
+  CHECK(again["step_times"]["origin"] == "analytic");
+  CHECK(again_light["tpot_ms"]["mean"].get<double>() ==
+        Approx(closed_light["tpot_ms"]["mean"].get<double>()).epsilon(2 * error));
+  CHECK(again_light["ttft_ms"]["mean"].get<double>() ==
+        Approx(closed_light["ttft_ms"]["mean"].get<double>()).epsilon(2 * error));
+  // A run of another model, or not a run at all: exit 2 naming the file.
+  const Outcome other = run_wafersim({"serve", kTinyServe, "--set", "model=tiny-moe", "--step-times", engine});
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("is a run of tiny-dense on tiny, not of tiny-moe on tiny") != std::string::npos);
+  const Outcome csv = run_wafersim({"serve", kTinyServe, "--step-times", kServing + "/trace.csv"});
+  CHECK(csv.exit_code == 2);
+  CHECK(csv.err.find("trace.csv: not a JSON document") != std::string::npos);
+}
