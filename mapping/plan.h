@@ -29,8 +29,8 @@ struct RegionStats {
 
 // Decode: an iteration is one token of one sequence, and the LM head feeds the
 // embedding the next. Prefill: an iteration is one chunk of one sequence's
-// prompt (iteration n = chunk n / batch of sequence n % batch), every chunk is
-// present at cycle 0, and the plan ends at the last layer.
+// prompt (in workload.prefill_order()), every chunk is present at cycle 0, and
+// the plan ends at the last layer.
 enum class Phase { Decode, Prefill };
 
 struct Plan {

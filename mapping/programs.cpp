@@ -115,7 +115,7 @@ void build_programs(Plan& plan) {
   set.grid_width = hw.grid_width;
   set.grid_height = hw.grid_height;
   set.iterations =
-      uint64_t(plan.workload.batch) * (prefill ? plan.workload.prefill_chunks() : plan.workload.decode_tokens);
+      prefill ? plan.workload.prefill_order().size() : uint64_t(plan.workload.batch) * plan.workload.decode_tokens;
   set.marks = uint32_t(2 * plan.regions.size());
   set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
   set.tile_param.assign(set.tiles(), 0);

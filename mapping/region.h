@@ -46,6 +46,10 @@ struct Region {
   BlockGeometry box;          // all tiles of the region
   std::vector<Block> blocks;  // blocks[0] holds the region root
   uint64_t kv_bytes_per_position = 0;
+  // Regions of one timing class run the same chain wherever they sit and
+  // whatever their layer number: built from the same kind, box shape and
+  // per-layer model figures (attention window, matrix shapes, vector parameters).
+  std::vector<uint64_t> timing_class;
 
   // Contention-free: when the root has finished the chain, if the input
   // vector reached it at `start` (with the critical path that led there).

@@ -497,6 +497,22 @@ uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uin
   return m.attended_positions(uint32_t(layer), max_context) * workloads::kv_bytes_per_position(m);
 }
 
+namespace {
+
+std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box) {
+  std::vector<uint64_t> key = {uint64_t(kind), box.rows, box.cols, box.across_is_x};
+  if (kind != RegionKind::Dense && kind != RegionKind::Moe) return key;
+  key.push_back(attention_shape(m, uint32_t(layer)).window);
+  key.push_back(workloads::layer_vector_params(m, uint32_t(layer)));
+  for (const workloads::MatrixSpec& matrix : workloads::layer_matrices(m, uint32_t(layer))) {
+    key.insert(key.end(), {uint64_t(matrix.role), matrix.d_in, matrix.d_out, matrix.bias, uint64_t(matrix.dtype),
+                           uint64_t(matrix.bias_dtype), uint64_t(int64_t(matrix.expert))});
+  }
+  return key;
+}
+
+}  // namespace
+
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
   const ModelSpec& m = *context.model;
   Region region;
@@ -548,6 +564,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   }
   if (kind == RegionKind::Dense || kind == RegionKind::Moe)
     region.kv_bytes_per_position = workloads::kv_bytes_per_position(m);
+  region.timing_class = timing_class(m, kind, layer, box);
   return region;
 }
 

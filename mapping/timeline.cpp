@@ -1,5 +1,7 @@
 #include "mapping/timeline.h"
 
+#include "mapping/region_spans.h"
+
 namespace wafersim::mapping {
 
 DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs) {
@@ -10,6 +12,9 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   timeline.finish.assign(regions, std::vector<uint64_t>(iterations));
   std::vector<Timed> root_free(regions);
   std::vector<Timed> exits(iterations);
+  // A region's chain is timed once per step of its span function rather than
+  // once per iteration; regions with routed experts are timed every iteration.
+  const PlanSpans spans(plan, inputs);
   auto transit = [&](size_t region) {
     const Task& send = plan.region_sends[region];
     return std::make_pair(send_cycles(plan.hw, send), send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
@@ -25,7 +30,8 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
     for (size_t r = 0; r < regions; ++r) {
       // The root takes the input when it arrives, or when it is done with the previous iteration.
       const Timed start = later(root_free[r], arrival);
-      const Timed finish = plan.regions[r].finish(start, inputs, n);
+      const RegionSpans* table = spans.of(r);
+      const Timed finish = table ? start.then(table->at(inputs.context(n))) : plan.regions[r].finish(start, inputs, n);
       timeline.start[r][n] = start.cycle;
       timeline.finish[r][n] = finish.cycle;
       root_free[r] = finish;

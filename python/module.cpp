@@ -11,11 +11,10 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "mapping/does_not_fit.h"
 #include "models/config/error.h"
+#include "sim/backend/child_process.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
 #include "sim/cli/reports.h"
@@ -98,59 +97,22 @@ std::string outcome_of_run(const config::Config& config) {
   }
 }
 
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t written = ::write(fd, text.data() + done, text.size() - done);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    done += size_t(written);
-  }
-  return true;
-}
-
 // SystemC elaborates one design per process, so each simulation runs in a
 // child process of its own (fork: the configuration is already in memory)
 // and sends its outcome back through a pipe. Returns the outcome's JSON text.
 std::string run_in_child(const config::Config& config) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  const pid_t child = ::fork();
-  if (child < 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("cannot start the simulation process: ") + std::strerror(error));
-  }
-  if (child == 0) {
-    // The child touches no Python object and leaves with _exit: no interpreter clean-up runs twice.
-    ::close(fds[0]);
-    const bool ok = write_all(fds[1], outcome_of_run(config));
-    ::close(fds[1]);
-    ::_exit(ok ? 0 : 1);
-  }
-  ::close(fds[1]);
-  std::string text;
-  int status = 0;
+  backend::ChildOutput output;
   {
+    // The child touches no Python object and leaves with _exit: no interpreter clean-up runs twice.
     py::gil_scoped_release release;
-    char buffer[1 << 16];
-    for (;;) {
-      const ssize_t got = ::read(fds[0], buffer, sizeof buffer);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      text.append(buffer, size_t(got));
-    }
-    ::close(fds[0]);
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    output = backend::run_in_forked_child([&] { return std::make_pair(outcome_of_run(config), 0); });
   }
-  if (WIFSIGNALED(status))
-    throw std::runtime_error("the simulation process was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-                             strsignal(WTERMSIG(status)) + ")");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty())
+  if (output.signal != 0)
+    throw std::runtime_error("the simulation process was killed by signal " + std::to_string(output.signal) + " (" +
+                             strsignal(output.signal) + ")");
+  if (output.exit_status != 0 || output.text.empty())
     throw std::runtime_error("the simulation process failed without a result");
-  return text;
+  return output.text;
 }
 
 void translate(std::exception_ptr pointer) {

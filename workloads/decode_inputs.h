@@ -1,6 +1,6 @@
 #pragma once
 // Per-iteration inputs of a decode run: iteration n is token n / batch of
-// sequence n % batch, at position prompt + token, attending to prompt + token + 1
+// sequence n % batch, at position prompt + token (that sequence's prompt), attending to prompt + token + 1
 // positions; its experts are ExpertRouter's choice for that sequence and position.
 #include <cstdint>
 #include <vector>

@@ -3,9 +3,9 @@
 namespace wafersim::workloads {
 
 uint64_t PrefillInputs::context(uint64_t iteration) const {
-  const uint64_t size = workload_.prefill_chunk_size(), first = iteration / workload_.batch * size;
+  const uint64_t first = order_[iteration].second * chunk_size_;
   // Token first + t attends to first + t + 1 positions; the mean over t < size.
-  return first + (size + 1) / 2;
+  return first + (chunk_size_ + 1) / 2;
 }
 
 }  // namespace wafersim::workloads

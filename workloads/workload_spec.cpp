@@ -1,6 +1,8 @@
 #include "workloads/workload_spec.h"
 
+#include <algorithm>
 #include <string>
+#include <variant>
 
 #include "models/config/config.h"
 #include "workloads/model_spec.h"
@@ -11,8 +13,12 @@ void declare_workload_params(config::Schema& schema) {
   using config::int_param;
   schema.add(int_param("workload.batch", "sequences", "1", 1, 1 << 20,
                        "Sequences decoded together (in flight in the layer pipeline)"));
-  schema.add(int_param("workload.prompt_tokens", "tokens", "1024", 0, 1 << 26,
-                       "Prompt length: the KV cache holds this many positions when decode starts"));
+  config::ParamSpec prompt = int_param(
+      "workload.prompt_tokens", "tokens", "1024", 0, 1 << 26,
+      "Prompt length: the KV cache holds this many positions when decode starts; a list gives one per sequence "
+      "(as many as workload.batch)");
+  prompt.type = config::ParamType::IntOrList;
+  schema.add(prompt);
   schema.add(int_param("workload.decode_tokens", "tokens", "16", 1, 1 << 26, "Tokens generated per sequence"));
   schema.add(config::bool_param("workload.prefill", true,
                                 "Time the prompt's prefill (time to first token) before decode; false: the KV cache "
@@ -25,12 +31,42 @@ void declare_workload_params(config::Schema& schema) {
 WorkloadSpec workload_from_config(const config::Config& config) {
   WorkloadSpec workload;
   workload.batch = static_cast<uint32_t>(config.get_int("workload.batch"));
-  workload.prompt_tokens = static_cast<uint64_t>(config.get_int("workload.prompt_tokens"));
+  const std::vector<int64_t> prompts = config.get_int_or_list("workload.prompt_tokens");
+  const bool listed = std::holds_alternative<std::vector<int64_t>>(config.entries().at("workload.prompt_tokens").value);
+  if (listed && prompts.size() != workload.batch)
+    config.fail_given({"workload.prompt_tokens", "workload.batch"},
+                      "workload.prompt_tokens lists " + std::to_string(prompts.size()) +
+                          " prompt length(s) for a batch of " + std::to_string(workload.batch) +
+                          " sequence(s): give one per sequence, or a single number for all");
+  workload.prompt_tokens = 0;
+  for (int64_t length : prompts) {
+    if (listed) workload.prompt_lengths.push_back(uint64_t(length));
+    workload.prompt_tokens = std::max(workload.prompt_tokens, uint64_t(length));
+  }
   workload.decode_tokens = static_cast<uint64_t>(config.get_int("workload.decode_tokens"));
   workload.seed = static_cast<uint64_t>(config.get_int("workload.seed"));
   workload.prefill = config.get_bool("workload.prefill");
   workload.prefill_chunk_tokens = static_cast<uint64_t>(config.get_int("workload.prefill_chunk_tokens"));
   return workload;
+}
+
+uint64_t WorkloadSpec::prompt_tokens_total() const {
+  uint64_t total = 0;
+  for (uint64_t s = 0; s < batch; ++s) total += prompt(s);
+  return total;
+}
+
+uint64_t WorkloadSpec::prefill_chunks(uint64_t sequence) const {
+  const uint64_t size = prefill_chunk_size();
+  return size == 0 ? 0 : (prompt(sequence) + size - 1) / size;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> WorkloadSpec::prefill_order() const {
+  std::vector<std::pair<uint32_t, uint64_t>> order;
+  for (uint64_t chunk = 0; chunk < prefill_chunks(); ++chunk)
+    for (uint32_t s = 0; s < batch; ++s)
+      if (chunk < prefill_chunks(s)) order.emplace_back(s, chunk);
+  return order;
 }
 
 uint64_t WorkloadSpec::prefill_chunks() const {
@@ -43,9 +79,12 @@ uint64_t WorkloadSpec::prefill_chunk_size() const {
 }
 
 void check_workload_against_model(const config::Config& config, const WorkloadSpec& workload, const ModelSpec& model) {
-  if (workload.prefill && workload.prompt_tokens == 0)
-    config.fail_given({"workload.prefill", "workload.prompt_tokens"},
-                      "prefill: true needs a prompt (prompt_tokens >= 1); set prefill: false to time decode alone");
+  for (uint64_t s = 0; s < workload.batch; ++s)
+    if (workload.prefill && workload.prompt(s) == 0)
+      config.fail_given({"workload.prefill", "workload.prompt_tokens"},
+                        "prefill: true needs a prompt (prompt_tokens >= 1" +
+                            std::string(workload.prompt_lengths.empty() ? "" : " for every sequence") +
+                            "); set prefill: false to time decode alone");
   if (workload.max_context() > model.max_positions)
     config.fail_given({"workload.prompt_tokens", "workload.decode_tokens", "model.max_positions"},
                       "prompt_tokens + decode_tokens = " + std::to_string(workload.max_context()) +

@@ -1,6 +1,8 @@
 #pragma once
 // What is asked of the model: how many sequences, how long a prompt, how many tokens.
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace wafersim {
 namespace config {
@@ -14,18 +16,28 @@ struct ModelSpec;
 
 struct WorkloadSpec {
   uint32_t batch = 1;             // sequences decoded together (in flight in the layer pipeline)
-  uint64_t prompt_tokens = 1024;  // KV cache filled to this length before decode starts
-  uint64_t decode_tokens = 16;    // tokens generated per sequence
-  uint64_t seed = 1;              // MoE routing and anything else random
+  uint64_t prompt_tokens = 1024;  // the longest prompt: KV cache filled to this length before decode starts
+  // Per sequence, when prompts differ (size batch); empty: every prompt is prompt_tokens long.
+  std::vector<uint64_t> prompt_lengths;
+  uint64_t decode_tokens = 16;  // tokens generated per sequence
+  uint64_t seed = 1;            // MoE routing and anything else random
   // Prefill: the prompt passes the layer regions in chunks before decode starts
   // (off: the KV cache is filled at cycle 0 and only decode is timed).
   bool prefill = true;
   uint64_t prefill_chunk_tokens = 128;  // at most this many prompt tokens per chunk
 
-  // Chunks each sequence's prompt is cut into, and their common size (the last
-  // chunk is padded to it: fewer than prefill_chunks() tokens in all).
+  uint64_t prompt(uint64_t sequence) const { return prompt_lengths.empty() ? prompt_tokens : prompt_lengths[sequence]; }
+  uint64_t prompt_tokens_total() const;  // over every sequence
+
+  // Chunks the longest prompt is cut into, and their common size (its last
+  // chunk is padded to it: fewer than prefill_chunks() tokens in all). Every
+  // sequence's prompt is cut into chunks of that size.
   uint64_t prefill_chunks() const;
   uint64_t prefill_chunk_size() const;
+  uint64_t prefill_chunks(uint64_t sequence) const;
+  // The prefill's iterations in order: round k takes chunk k of every sequence
+  // whose prompt has one, sequences in order. {sequence, chunk} per iteration.
+  std::vector<std::pair<uint32_t, uint64_t>> prefill_order() const;
 
   uint64_t max_context() const { return prompt_tokens + decode_tokens; }
 };

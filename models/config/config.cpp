@@ -62,6 +62,10 @@ Value normalised(const ParamSpec& spec, Value value, const SourceLocation& where
     case ParamType::IntList:
       if (!std::holds_alternative<std::vector<int64_t>>(value)) throw mismatch();
       break;
+    case ParamType::IntOrList:
+      if (!std::holds_alternative<int64_t>(value) && !std::holds_alternative<std::vector<int64_t>>(value))
+        throw mismatch();
+      break;
   }
   return value;
 }
@@ -100,6 +104,13 @@ const std::string& Config::get_string(const std::string& path) const {
   const Value& value = entry_of(*this, path).value;
   if (auto* text = std::get_if<std::string>(&value)) return *text;
   wrong_read(path, "string");
+}
+
+std::vector<int64_t> Config::get_int_or_list(const std::string& path) const {
+  const Value& value = entry_of(*this, path).value;
+  if (auto* integer = std::get_if<int64_t>(&value)) return {*integer};
+  if (auto* list = std::get_if<std::vector<int64_t>>(&value)) return *list;
+  wrong_read(path, "int or int list");
 }
 
 const std::vector<int64_t>& Config::get_int_list(const std::string& path) const {

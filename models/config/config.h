@@ -39,6 +39,7 @@ class Config {
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  // String or Enum
   const std::vector<int64_t>& get_int_list(const std::string& path) const;
+  std::vector<int64_t> get_int_or_list(const std::string& path) const;  // an integer as a list of one
   // True when the value equals the declared default, however it was given: behaviour
   // must depend only on the resolved values, which is what to_yaml() and hash() cover.
   bool is_default(const std::string& path) const;

@@ -91,7 +91,7 @@ Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLoc
     return ConfigError(where, spec.path, spec.path + " expects " + type_phrase(spec) + ", got " + got);
   };
   if (node.IsNull()) throw ConfigError(where, spec.path, spec.path + " has no value; expected " + type_phrase(spec));
-  if (spec.type == ParamType::IntList) {
+  if (spec.type == ParamType::IntList || (spec.type == ParamType::IntOrList && node.IsSequence())) {
     if (!node.IsSequence()) throw wrong(node.IsScalar() ? quoted(node.Scalar()) : node_kind(node));
     std::vector<int64_t> list;
     for (size_t i = 0; i < node.size(); ++i) {
@@ -113,6 +113,7 @@ Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLoc
   const bool plain = node.Tag() != "!";
   switch (spec.type) {
     case ParamType::Int:
+    case ParamType::IntOrList:
       if (auto number = parse_int(text); number && plain) return *number;
       if (spec.unit == "bytes")
         if (auto bytes = parse_size(text); bytes && plain) return *bytes;

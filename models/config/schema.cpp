@@ -14,6 +14,7 @@ const char* to_string(ParamType type) {
     case ParamType::Enum: return "enum";
     case ParamType::IntList: return "int list";
     case ParamType::IntOrAuto: return "int or auto";
+    case ParamType::IntOrList: return "int or int list";
   }
   return "?";
 }

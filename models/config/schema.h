@@ -17,6 +17,7 @@ enum class ParamType {
   Enum,       // one of `choices`
   IntList,    // list of integers, e.g. [0, 2, 4]
   IntOrAuto,  // an integer, or the word "auto" (stored as 0)
+  IntOrList,  // an integer, or a list of integers (e.g. one per sequence)
 };
 
 const char* to_string(ParamType type);

@@ -40,7 +40,8 @@ std::string range_description(const ParamSpec& spec) {
     case ParamType::Int:
     case ParamType::Float:
     case ParamType::IntList:
-    case ParamType::IntOrAuto: return range_text(spec);
+    case ParamType::IntOrAuto:
+    case ParamType::IntOrList: return range_text(spec);
     default: return "";
   }
 }
@@ -82,6 +83,7 @@ std::string type_phrase(const ParamSpec& spec) {
     case ParamType::Enum: return "one of: " + join(spec.choices);
     case ParamType::IntList: return "a list of integers";
     case ParamType::IntOrAuto: return "an integer or 'auto'";
+    case ParamType::IntOrList: return "an integer or a list of integers";
   }
   return "a value";
 }

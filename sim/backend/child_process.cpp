@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mapping/does_not_fit.h"
 #include "models/cycle_limit.h"
 
 namespace wafersim::backend {
@@ -67,51 +69,74 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate) {
+ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();
   std::cerr.flush();
   const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child < 0) {
+    const int error = errno;
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+  }
   if (child == 0) {
     ::close(pipe_fds[0]);
-    int status = 0;
-    json reply;
-    try {
-      reply = {{"evaluation", to_json(evaluate())}};
-    } catch (const CycleLimitError& error) {
-      reply = {{"error", error.what()}, {"cycle_limit", true}};
-      status = 1;
-    } catch (const std::exception& error) {
-      reply = {{"error", error.what()}};
-      status = 1;
-    }
-    write_all(pipe_fds[1], reply.dump());
+    const auto [text, status] = work();
+    write_all(pipe_fds[1], text);
     ::close(pipe_fds[1]);
     std::cerr.flush();
     ::_exit(status);  // no destructors or atexit handlers: they belong to the parent
   }
   ::close(pipe_fds[1]);
-  std::string text;
+  ChildOutput output;
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    text.append(buffer, size_t(n));
+    output.text.append(buffer, size_t(n));
   }
   ::close(pipe_fds[0]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status))
+  if (WIFSIGNALED(status)) output.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) output.exit_status = WEXITSTATUS(status);
+  return output;
+}
+
+Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate) {
+  const ChildOutput output = run_in_forked_child([&] {
+    json reply;
+    try {
+      reply = {{"evaluation", to_json(evaluate())}};
+    } catch (const CycleLimitError& error) {
+      reply = {{"error", error.what()}, {"kind", "cycle_limit"}};
+    } catch (const mapping::DoesNotFitError& error) {
+      reply = {{"error", error.what()}, {"kind", "does_not_fit"}};
+    } catch (const std::bad_alloc& error) {
+      reply = {{"error", error.what()}, {"kind", "out_of_memory"}};
+    } catch (const std::exception& error) {
+      reply = {{"error", error.what()}};
+    }
+    return std::make_pair(reply.dump(), reply.contains("error") ? 1 : 0);
+  });
+  if (output.signal != 0)
     throw std::runtime_error("the child process simulating the prefill was killed by signal " +
-                             std::to_string(WTERMSIG(status)));
+                             std::to_string(output.signal));
+  const std::string& text = output.text;
   const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) throw std::runtime_error("the child process simulating the prefill sent no result");
-  if (reply.contains("cycle_limit")) throw CycleLimitError(reply.at("error").get<std::string>());
-  if (reply.contains("error")) throw std::runtime_error(reply.at("error").get<std::string>());
+  // The parent rethrows what the child caught, so each keeps its exit code.
+  if (reply.contains("error")) {
+    const std::string kind = reply.value("kind", ""), error = reply.at("error").get<std::string>();
+    if (kind == "cycle_limit") throw CycleLimitError(error);
+    if (kind == "does_not_fit") throw mapping::DoesNotFitError(error);
+    if (kind == "out_of_memory") throw std::bad_alloc();
+    throw std::runtime_error(error);
+  }
   return from_json(reply.at("evaluation"));
 }
 

@@ -2,10 +2,23 @@
 // Runs an evaluation in a forked child process and reads its result back: how
 // a command runs a second SystemC simulation (SystemC elaborates once per process).
 #include <functional>
+#include <string>
 
 #include "sim/backend/backend.h"
 
 namespace wafersim::backend {
+
+// What a forked child sent back and how it ended.
+struct ChildOutput {
+  std::string text;     // everything the child wrote before it ended
+  int exit_status = 0;  // when it exited
+  int signal = 0;       // when a signal ended it (0: it exited)
+};
+
+// Forks; the child runs `work`, writes the text it returns to the parent and
+// leaves with _exit(its exit status), running no destructor or atexit handler
+// of the parent's. Throws std::runtime_error when no child can be started.
+ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work);
 
 // Forks, calls `evaluate` in the child and returns what it returned. An
 // exception in the child is rethrown here with its message: as CycleLimitError

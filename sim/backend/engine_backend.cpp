@@ -46,6 +46,19 @@ void check_time_limit(const mapping::Plan& plan, const IterationInputs& inputs) 
         plan.phase == mapping::Phase::Prefill ? "prefill" : "decode", total_cycles, sim::max_simulated_cycles()));
 }
 
+// The mesh's state is allocated tile by tile when SystemC elaborates; a grid
+// the process cannot hold is refused before, rather than ending in the kernel's
+// out-of-memory killer after minutes of elaboration.
+void check_memory(const mapping::Plan& plan, bool contention) {
+  const uint64_t needed = sim::engine_state_bytes(plan.hw, contention);
+  const uint64_t available = memory_available_bytes();
+  if (needed > available)
+    throw mapping::DoesNotFitError(fmt::format(
+        "simulating every tile of {} wafer(s) of {} needs about {:.2f} GB for the engine's tile state, more than "
+        "the {:.2f} GB this process can still take (MemAvailable, ulimit, cgroup); `analytic` needs none of it",
+        plan.hw.wafers, plan.hw.name, double(needed) / 1e9, double(available) / 1e9));
+}
+
 class EngineBackend : public Backend {
  public:
   const char* name() const override { return "sim"; }
@@ -62,6 +75,7 @@ class EngineBackend : public Backend {
                   p.seconds > 0 ? double(p.events) / p.seconds : 0.0, p.seconds});
       };
     check_time_limit(plan, inputs);
+    check_memory(plan, options.contention);
     const sim::EngineResult result = sim::run_programs(plan.hw, plan.programs, inputs, engine);
     Evaluation evaluation;
     evaluation.timeline = timeline_from_marks(plan, result);

@@ -1,6 +1,7 @@
 #include "sim/cli/decode_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/cli/metric_table.h"
 #include "sim/cli/output.h"
@@ -17,10 +18,13 @@ nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& pl
 std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
                          const backend::RunFigures& figures) {
   std::string out =
-      fmt::format("{} on {} ({} wafer(s)), batch {}, prompt {} tokens, {} decoded tokens per sequence [{}]\n",
+      fmt::format("{} on {} ({} wafer(s)), batch {}, {}, {} decoded tokens per sequence [{}]\n",
                   section_label(experiment.config, "model", plan.model.name),
                   section_label(experiment.config, "hardware", plan.hw.name), plan.hw.wafers, plan.workload.batch,
-                  plan.workload.prompt_tokens, plan.workload.decode_tokens, figures.backend);
+                  plan.workload.prompt_lengths.empty()
+                      ? fmt::format("prompt {} tokens", plan.workload.prompt_tokens)
+                      : fmt::format("prompts of {} tokens", fmt::join(plan.workload.prompt_lengths, ", ")),
+                  plan.workload.decode_tokens, figures.backend);
   Table table({{"metric", "", false}, {"value", "", true}, {"unit", "", false}});
   for (std::vector<std::string>& row : metric_rows({experiment, plan, metrics, figures})) table.add_row(std::move(row));
   out += table.str();

@@ -39,8 +39,8 @@ std::vector<Metric> build_table() {
       [](const DecodeResult& r) { return r.plan.hw.wafers; });
   add("experiment.batch", "sequences", "sequences decoded together", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.plan.workload.batch; });
-  add("experiment.prompt_tokens", "tokens", "prompt length of every sequence", kSetup, std::nullopt,
-      [](const DecodeResult& r) { return r.plan.workload.prompt_tokens; });
+  add("experiment.prompt_tokens", "tokens", "the longest prompt (workload.prompt_tokens may give one per sequence)",
+      kSetup, std::nullopt, [](const DecodeResult& r) { return r.plan.workload.prompt_tokens; });
   add("experiment.decode_tokens", "tokens", "tokens decoded per sequence", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.plan.workload.decode_tokens; });
   add("experiment.contention", "", "whether the engine modelled link contention", kSetup, std::nullopt,
@@ -128,11 +128,12 @@ std::vector<Metric> build_table() {
       prefill([](const PrefillMetrics& p) { return p.tokens_per_second; }));
   add("metrics.prefill.chunk_tokens", "tokens", "tokens per prefill chunk (workload.prefill_chunk_tokens or fewer)",
       kSetup, std::nullopt, prefill([](const PrefillMetrics& p) { return p.chunk_tokens; }));
-  add("metrics.prefill.chunks", "chunks", "chunks per sequence's prompt", kSetup, std::nullopt,
+  add("metrics.prefill.chunks", "chunks", "chunks of every sequence's prompt together", kSetup, std::nullopt,
       prefill([](const PrefillMetrics& p) { return p.chunks; }));
   add("metrics.prefill.padded_tokens", "tokens",
-      "per sequence: tokens the last chunk was padded with (chunks x chunk_tokens - prompt_tokens)", kSetup,
-      std::nullopt, prefill([](const PrefillMetrics& p) { return p.padded_tokens; }));
+      "tokens the last chunk of each prompt was padded with, over every sequence (chunks x chunk_tokens - the "
+      "prompts' tokens)",
+      kSetup, std::nullopt, prefill([](const PrefillMetrics& p) { return p.padded_tokens; }));
   for (size_t c = 0; c < size_t(Category::kCount); ++c) {
     const std::string category = category_name(Category(c));
     add("metrics.prefill.breakdown." + category, "fraction",

@@ -36,6 +36,10 @@ void add_phase(json& events, const TracedPhase& phase, int pid, const char* proc
   const mapping::Plan& plan = *phase.plan;
   const mapping::DecodeTimeline& timeline = *phase.timeline;
   const uint64_t iterations = plan.programs.iterations, batch = std::max<uint64_t>(plan.workload.batch, 1);
+  // A prefill's chunks follow the workload's order (prompts may differ in length); decode tokens are n / batch.
+  const std::vector<std::pair<uint32_t, uint64_t>> chunks = plan.phase == mapping::Phase::Prefill
+                                                                ? plan.workload.prefill_order()
+                                                                : std::vector<std::pair<uint32_t, uint64_t>>{};
   end = std::min(end, iterations);
   first = std::min(first, end);
   auto us = [&plan, offset_cycles](uint64_t cycle) { return plan.hw.cycles_to_us(double(offset_cycles + cycle)); };
@@ -48,7 +52,8 @@ void add_phase(json& events, const TracedPhase& phase, int pid, const char* proc
     events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
     for (uint64_t n = first; n < end; ++n) {
       const uint64_t start = timeline.start[r][n], finish = timeline.finish[r][n];
-      const uint64_t sequence = n % batch, index = n / batch;
+      const uint64_t sequence = chunks.empty() ? n % batch : chunks[n].first;
+      const uint64_t index = chunks.empty() ? n / batch : chunks[n].second;
       std::string name = fmt::format("{} {} {}", plan.regions[r].name, unit, index);
       if (batch > 1) name += fmt::format(" seq {}", sequence);
       const double begin_us = us(start);

@@ -62,6 +62,11 @@ class EngineError : public std::runtime_error {
 // cycle, about 1.8e16 cycles). A run that would pass it stops with CycleLimitError.
 uint64_t max_simulated_cycles();
 
+// What the engine's per-tile state takes for every tile of hw's wafers
+// (docs/ARCHITECTURE.md, "Memory layout"), the plan's programs not included:
+// what `run` checks against the memory the process can still take.
+uint64_t engine_state_bytes(const HardwareSpec& hw, bool contention);
+
 EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, const IterationInputs& inputs,
                           const EngineOptions& options);
 

@@ -157,6 +157,48 @@ uint64_t plan_table_bytes(const HardwareSpec& hw, uint32_t wafers) {
       experiment.hardware.name, needed, gigabytes(memory_available_bytes())));
 }
 
+// Bounds on the longest prompt (the same for every sequence) whose plan fits
+// the experiment's fixed wafer count: `fits` does, `fails` does not; fits is 0
+// when even a one-token prompt does not. The plan of a one-token prompt says
+// how much context its tiles hold, a first guess (the layout changes with the
+// context); bisection between the two bounds narrows it.
+struct PromptBounds {
+  uint64_t fits = 0, fails = 0;
+};
+
+PromptBounds longest_prompt_that_fits(const Experiment& experiment) {
+  uint64_t compiles = 0;
+  auto fits = [&](uint64_t prompt, uint64_t* max_context = nullptr) {
+    ++compiles;
+    workloads::WorkloadSpec workload = experiment.workload;
+    workload.prompt_tokens = prompt;
+    workload.prompt_lengths.clear();
+    try {
+      const mapping::Plan plan =
+          mapping::compile_plan(experiment.hardware, experiment.model, workload, experiment.mapping);
+      if (max_context) *max_context = plan.max_context_tokens;
+      return true;
+    } catch (const mapping::DoesNotFitError&) {
+      return false;
+    }
+  };
+  PromptBounds bounds{0, experiment.workload.prompt_tokens};
+  uint64_t max_context = 0;
+  const uint64_t decode = experiment.workload.decode_tokens;
+  if (!fits(1, &max_context)) return bounds;
+  bounds.fits = 1;
+  if (max_context > decode + 1) {
+    const uint64_t guess = std::min(max_context - decode, bounds.fails - 1);
+    (fits(guess) ? bounds.fits : bounds.fails) = guess;
+  }
+  constexpr uint64_t kMaxCompiles = 14;  // a refusal should come in seconds, not minutes
+  while (compiles < kMaxCompiles && bounds.fails - bounds.fits > 1) {
+    const uint64_t middle = bounds.fits + (bounds.fails - bounds.fits) / 2;
+    (fits(middle) ? bounds.fits : bounds.fails) = middle;
+  }
+  return bounds;
+}
+
 }  // namespace
 
 mapping::Plan compile_plan(const Experiment& experiment) {
@@ -168,6 +210,14 @@ mapping::Plan compile_plan(const Experiment& experiment) {
   }
   try {
     return mapping::compile_plan(experiment.hardware, experiment.model, experiment.workload, experiment.mapping);
+  } catch (const mapping::DoesNotFitError& error) {
+    // On a fixed wafer count the user can shorten the prompt: say by how much.
+    if (experiment.hardware.wafers == 0) throw;
+    const PromptBounds bounds = longest_prompt_that_fits(experiment);
+    if (bounds.fits == 0) throw;
+    throw mapping::DoesNotFitError(fmt::format("{}; with {} decoded tokens a prompt of {} tokens fits, {} does not",
+                                               error.what(), experiment.workload.decode_tokens, bounds.fits,
+                                               bounds.fails));
   } catch (const std::bad_alloc&) {
     out_of_memory(experiment, "compiling the plan ran out of memory");
   }

@@ -76,13 +76,12 @@ PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping:
   const workloads::WorkloadSpec& workload = prefill_plan.workload;
   const HardwareSpec& hw = prefill_plan.hw;
   metrics.chunk_tokens = workload.prefill_chunk_size();
-  metrics.chunks = workload.prefill_chunks();
-  metrics.padded_tokens = metrics.chunks * metrics.chunk_tokens - workload.prompt_tokens;
+  metrics.chunks = prefill_plan.programs.iterations;
+  metrics.padded_tokens = metrics.chunks * metrics.chunk_tokens - workload.prompt_tokens_total();
   for (const std::vector<uint64_t>& finish : prefill.finish)
     for (uint64_t cycle : finish) metrics.cycles = std::max(metrics.cycles, cycle);
   metrics.seconds = hw.cycles_to_us(double(metrics.cycles)) / 1e6;
-  if (metrics.seconds > 0)
-    metrics.tokens_per_second = double(workload.prompt_tokens) * workload.batch / metrics.seconds;
+  if (metrics.seconds > 0) metrics.tokens_per_second = double(workload.prompt_tokens_total()) / metrics.seconds;
   metrics.breakdown = fractions(prefill.critical_path);
   metrics.per_layer = per_region(prefill_plan, prefill);
   // Decode iteration s < batch is sequence s's first token.

@@ -24,8 +24,8 @@ struct LayerCycles {
 // sequence's prompt has passed the last layer.
 struct PrefillMetrics {
   uint64_t chunk_tokens = 0;   // tokens per chunk (iteration)
-  uint64_t chunks = 0;         // per sequence
-  uint64_t padded_tokens = 0;  // per sequence: the last chunk filled up to chunk_tokens
+  uint64_t chunks = 0;         // over every sequence
+  uint64_t padded_tokens = 0;  // over every sequence: each one's last chunk filled up to chunk_tokens
   uint64_t cycles = 0;         // until the last chunk left the last layer
   double seconds = 0;
   double tokens_per_second = 0;  // prompt tokens of every sequence over `seconds`

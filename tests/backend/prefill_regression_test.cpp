@@ -62,3 +62,12 @@ TEST_CASE("prefill, contention on: root dataflow, batch of two within 10 percent
           "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kRoot, "workload.batch=2"}));
 }
+TEST_CASE("prefill, contention off: prompts of different lengths agree to the cycle", "[regression][exact][prefill]") {
+  // Chunks of 16 for the 100-token prompt: 7, 2 and 4 chunks, in rounds.
+  require_same_cycles("tiny-dense", {"workload.prompt_tokens=[100, 20, 50]", "workload.batch=3",
+                                     "workload.prefill_chunk_tokens=16", kDistributed});
+}
+TEST_CASE("decode, contention off: prompts of different lengths agree to the cycle", "[regression][exact][prefill]") {
+  testing::require_same_cycles(mapping::Phase::Decode, "tiny-dense",
+                               {"workload.prompt_tokens=[100, 20]", "workload.batch=2", kRoot});
+}

@@ -113,3 +113,19 @@ TEST_CASE("a plan larger than the memory left is refused before compiling, namin
   CHECK(is_one_line(outcome.err));
   CHECK_THAT(outcome.err, Catch::Contains("the plan's per-tile tables need 7.17 GB"));
 }
+
+TEST_CASE("a mesh larger than the memory left is refused before the simulation, with exit 3", "[cli][limits]") {
+#ifdef __SANITIZE_ADDRESS__
+  SUCCEED("not run under AddressSanitizer");
+  return;
+#endif
+  // Four WSE-3 wafers: 3.6 million tiles of engine state, about 1.7 GB, under a 1.5 GB address-space limit.
+  // The prefill runs first, in a child process: its refusal must reach the command with its exit code.
+  const Outcome outcome = run_shell("ulimit -v 1500000; " + shell_quoted(WAFERSIM_BINARY) + " run " +
+                                    shell_quoted(kData + "/good/tiny.yaml") +
+                                    " --quiet --set hardware=wse3 --set hardware.wafers=4 --set model=llama3.1-8b");
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 3);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("engine's tile state"));
+}

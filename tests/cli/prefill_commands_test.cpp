@@ -36,9 +36,9 @@ TEST_CASE("run times the prefill before decode: chunks, time to first token, end
                                 "workload.prefill_chunk_tokens=16", "--set", "workload.batch=2"})
                           .document;
   const json& prefill = result["metrics"]["prefill"];
-  CHECK(prefill["chunks"] == 7);         // ceil(100 / 16)
+  CHECK(prefill["chunks"] == 2 * 7);     // ceil(100 / 16) per sequence
   CHECK(prefill["chunk_tokens"] == 15);  // ceil(100 / 7)
-  CHECK(prefill["padded_tokens"] == 5);
+  CHECK(prefill["padded_tokens"] == 2 * 5);
   const double clock_ghz = result["experiment"]["clock_ghz"];
   const double prefill_us = prefill["cycles"].get<double>() / (clock_ghz * 1e3);
   CHECK(prefill["seconds"].get<double>() == Approx(prefill_us / 1e6));
@@ -97,4 +97,24 @@ TEST_CASE("a MoE model's prefill is timed, every expert taking a share of each c
   // More tokens per expert take longer: top-k of 4 instead of 2 doubles each expert's share.
   const json wider = run_json({"analytic", kTinyMoe, "--quiet", "--set", "model.moe.top_k=4"}).document;
   CHECK(wider["metrics"]["prefill"]["cycles"].get<uint64_t>() > moe["metrics"]["prefill"]["cycles"].get<uint64_t>());
+}
+
+TEST_CASE("a prompt too long for a fixed wafer count names the longest that fits", "[cli][prefill]") {
+  auto map_with_prompt = [](uint64_t prompt) {
+    return run_wafersim({"map", kTinyDense, "--quiet", "--set", "hardware.wafers=1", "--set",
+                         "model.max_positions=100000", "--set", "workload.prompt_tokens=" + std::to_string(prompt)});
+  };
+  const Outcome refused = map_with_prompt(30000);
+  INFO(refused.err);
+  REQUIRE(refused.exit_code == 3);
+  CHECK(is_one_line(refused.err));
+  const std::string marker = "a prompt of ";
+  const size_t at = refused.err.find(marker);
+  REQUIRE(at != std::string::npos);
+  uint64_t fits = 0, fails = 0;
+  REQUIRE(std::sscanf(refused.err.c_str() + at, "a prompt of %lu tokens fits, %lu does not", &fits, &fails) == 2);
+  CHECK(fits < fails);
+  // The figures are the compiler's: the first fits, the second does not.
+  CHECK(map_with_prompt(fits).exit_code == 0);
+  CHECK(map_with_prompt(fails).exit_code == 3);
 }

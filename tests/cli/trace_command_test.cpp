@@ -95,7 +95,7 @@ TEST_CASE("run --trace: one span per region and iteration, matching the per-laye
   REQUIRE(traced.trace["traceEvents"].is_array());
   REQUIRE(metrics.contains("prefill"));
   check_phase(traced.trace, 1, metrics["prefill"]["per_layer"], "cycles_per_chunk", clock_ghz,
-              metrics["prefill"]["chunks"].get<size_t>() * 2);
+              metrics["prefill"]["chunks"].get<size_t>());
   check_phase(traced.trace, 2, metrics["per_layer"], "cycles_per_token", clock_ghz, metrics["tokens"].get<size_t>());
 
   // Decode follows the prefill on one time axis.
