@@ -29,6 +29,7 @@ uint64_t LengthSpec::largest() const {
 WorkloadSpec serving_plan_workload(const WorkloadSpec& workload) {
   WorkloadSpec out = workload;
   out.batch = 1;
+  out.prompt_lengths.clear();  // one sequence: the longest prompt, prompt_tokens
   const uint64_t chunk = workload.prefill_chunk_tokens;
   out.prompt_tokens = std::max<uint64_t>(1, (workload.prompt_tokens + chunk - 1) / chunk) * chunk;
   out.prefill = true;
