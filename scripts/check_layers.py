@@ -15,9 +15,12 @@ ALLOWED = {
     "sim/engine": ["models"],
     "sim/experiment": ["mapping", "workloads", "models"],
     "sim/functional": ["mapping", "workloads", "models"],
+    "sim/serving": ["mapping", "workloads", "models"],
     "sim/backend": ["sim/experiment", "sim/engine", "mapping", "workloads", "models"],
-    "sim/cli": ["sim/functional", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads", "models"],
-    "python": ["sim/cli", "sim/functional", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
+    "sim/cli": ["sim/functional", "sim/serving", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads",
+                "models"],
+    "python": ["sim/cli", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads",
+               "models"],
     "tests/oracles": ["models", "tests/sim"],
 }
 

@@ -14,6 +14,7 @@
 #include "sim/experiment/sim_options.h"
 #include "workloads/hf_config.h"
 #include "workloads/model_spec.h"
+#include "workloads/serving/serving_spec.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim {
@@ -26,6 +27,7 @@ const config::Schema& experiment_schema() {
     workloads::declare_model_params(s);
     workloads::declare_workload_params(s);
     mapping::declare_mapping_params(s);
+    workloads::declare_serving_params(s);
     return s;
   }();
   return schema;

@@ -36,7 +36,7 @@ TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
   const Outcome unknown = run_wafersim({"valdate"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err ==
-        "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench); "
+        "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench, serve); "
         "did you mean 'validate'?\n");
   const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
   CHECK(option.exit_code == 2);

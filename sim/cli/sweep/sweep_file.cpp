@@ -248,7 +248,7 @@ void read_metrics(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
       in.fail(metric, "metrics",
               "metrics expects dotted result paths such as metrics.per_token_latency_us.p99, got " +
                   (metric.IsScalar() ? config::quoted(metric.Scalar()) : std::string("a group")));
-    if (sweep.engine != "map" && !is_decode_metric_path(metric.Scalar()))
+    if ((sweep.engine == "sim" || sweep.engine == "analytic") && !is_decode_metric_path(metric.Scalar()))
       in.fail(metric, "metrics",
               "unknown metric " + config::quoted(metric.Scalar()) + " (wafersim describe metrics lists them)" +
                   config::did_you_mean(metric.Scalar(), metric_paths()));
@@ -295,12 +295,16 @@ const std::vector<std::string>& seed_paths() {
 }
 
 const std::vector<std::string>& engine_names() {
-  static const std::vector<std::string> names = {"sim", "analytic", "map"};
+  static const std::vector<std::string> names = {"sim", "analytic", "map", "serve"};
   return names;
 }
 
 std::vector<std::string> default_metrics(const std::string& engine) {
   if (engine == "map") return {"fits", "max_context_tokens", "tiles_used", "sram_peak_bytes", "colors_peak"};
+  if (engine == "serve")
+    return {"serving.requests.completed", "serving.requests.rejected.total",
+            "serving.ttft_ms.p50",        "serving.ttft_ms.p99",
+            "serving.tpot_ms.p50",        "serving.tokens_per_second"};
   return metric_paths(kSweepDefault);
 }
 

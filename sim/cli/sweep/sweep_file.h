@@ -48,7 +48,7 @@ struct SweepFile {
   std::string base_file;   // the file those positions refer to
   YAML::Node base;         // the same tree with section file names made absolute
   config::SourceLocation base_where;
-  std::string engine = "analytic";  // sim | analytic | map
+  std::string engine = "analytic";  // sim | analytic | map | serve
   std::string mode = "grid";        // grid | zip
   std::vector<Axis> axes;
   std::vector<std::vector<Setting>> points;  // explicit points, after the axis points

@@ -1,0 +1,49 @@
+#include <memory>
+
+#include "sim/cli/commands.h"
+#include "sim/cli/compile.h"
+#include "sim/cli/output.h"
+#include "sim/cli/serve_report.h"
+
+namespace wafersim::cli {
+
+namespace {
+
+struct ServeOptions {
+  ExperimentOptions experiment;
+  std::string requests_csv;  // --requests-csv FILE
+  std::string step_times;    // --step-times FILE
+};
+
+void serve(const ServeOptions& options) {
+  const Experiment experiment = load_experiment(options.experiment.file, options.experiment.common.sets);
+  // Bad input first: the serving section and the trace, before anything is compiled.
+  const workloads::ServingSpec spec = workloads::serving_from_config(experiment.config, experiment.model);
+  const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
+  Experiment compiled = experiment;
+  compiled.workload = workloads::serving_plan_workload(experiment.workload);
+  const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common);
+  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, options.step_times);
+  const CommonOptions& common = options.experiment.common;
+  if (!common.quiet) common.table_out() << serve_table(outcome);
+  if (!options.requests_csv.empty()) write_text_atomically(options.requests_csv, requests_csv(outcome));
+  if (!common.json_path.empty()) write_json(common.json_path, serve_json(experiment, outcome));
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "serve", "Serve the experiment's request streams (serving section) over the closed form of its plan");
+  add_experiment_options(*command, options->experiment);
+  command->add_option("--requests-csv", options->requests_csv, "Write one line per request (times, outcome) to FILE")
+      ->check([](const std::string& path) {
+        return path.empty() || path == "-" ? std::string("needs a file name, got '" + path + "'") : "";
+      });
+  command->add_option("--step-times", options->step_times,
+                      "Scale each region's cycles to those a run of this experiment measured (its --json FILE)");
+  command->callback([options] { serve(*options); });
+}
+
+}  // namespace wafersim::cli

@@ -1,0 +1,45 @@
+#pragma once
+// `wafersim serve`: an experiment's serving section run over the closed form
+// of its compiled plan (docs/SERVING.md). The JSON document, the table and the
+// per-request CSV it writes, as library functions.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/experiment/experiment.h"
+#include "sim/serving/serving_metrics.h"
+#include "sim/serving/serving_sim.h"
+#include "sim/serving/step_costs.h"
+#include "workloads/serving/request_stream.h"
+
+namespace wafersim::cli {
+
+struct ServeOutcome {
+  workloads::ServingSpec spec;
+  std::string origin;  // of the requests
+  serving::ServingRun run;
+  serving::ServingMetrics metrics;
+  std::string step_times_origin = "closed form";  // or "engine" / "analytic", measured in step_times_file
+  std::string step_times_file;
+  double interpolation_error = 0;
+  size_t interpolation_samples = 0;
+  uint32_t chunk_tokens = 0;
+  std::string model_label, hardware_label;
+  uint32_t wafers = 0;
+};
+
+// Builds the step costs of `plan` (compiled for serving_workload) and its
+// prefill plan, and runs the serving loop over `stream`.
+// With `step_times_path` (the --json document of `wafersim run` or `analytic`
+// of the same model and hardware), each region's cycles are the closed form's
+// scaled by that run's measured / closed-form ratio; CommandError (exit 2)
+// when the file is unreadable or from another model, hardware or chunk size.
+ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
+                              const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
+                              const std::string& step_times_path = "");
+
+nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outcome);
+std::string serve_table(const ServeOutcome& outcome);
+std::string requests_csv(const ServeOutcome& outcome);
+
+}  // namespace wafersim::cli

@@ -1,0 +1,99 @@
+#include "sim/serving/step_costs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/workload_spec.h"
+
+namespace wafersim::serving {
+
+namespace {
+
+// Sample contexts: enough that attention's steps (positions per tile) stay
+// close to linear between them; the measured error is reported.
+constexpr size_t kIntervals = 64;
+
+// One item at a fixed context: a decode token routes its experts like the
+// decode run does (by position), a prefill chunk reaches every expert.
+class ContextInputs : public IterationInputs {
+ public:
+  ContextInputs(const workloads::ModelSpec& model, uint64_t seed, uint64_t context, bool prefill)
+      : router_(seed, model.moe.n_experts, model.moe.top_k), context_(context), prefill_(prefill) {}
+  uint64_t context(uint64_t) const override { return context_; }
+  bool expert_routed(uint64_t, uint32_t moe_layer, uint32_t expert) const override {
+    return prefill_ || router_.routed(0, context_ - 1, moe_layer, expert);
+  }
+
+ private:
+  workloads::ExpertRouter router_;
+  uint64_t context_;
+  bool prefill_;
+};
+
+double region_cycles(const mapping::Plan& plan, size_t region, uint64_t context, uint64_t seed) {
+  const ContextInputs inputs(plan.model, seed, context, plan.phase == mapping::Phase::Prefill);
+  return double(plan.regions[region].finish(mapping::Timed{}, inputs, 0).cycle);
+}
+
+}  // namespace
+
+StepCosts::StepCosts(const mapping::Plan& decode, const mapping::Plan& prefill, uint64_t seed)
+    : chunk_tokens_(prefill.tokens_per_iteration), largest_context_(std::max<uint64_t>(decode.model.max_positions, 2)) {
+  const double step = double(largest_context_ - 1) / double(kIntervals);
+  for (size_t k = 0; k <= kIntervals; ++k) contexts_.push_back(std::round(1 + step * double(k)));
+  auto build = [&](const mapping::Plan& plan, Table& table, std::vector<double>& transit) {
+    table.assign(plan.regions.size(), {});
+    for (size_t r = 0; r < plan.regions.size(); ++r) {
+      for (double context : contexts_) table[r].push_back(region_cycles(plan, r, uint64_t(context), seed));
+      for (size_t k = 0; k < kIntervals; ++k) {
+        const uint64_t middle = uint64_t((contexts_[k] + contexts_[k + 1]) / 2);
+        const double exact = region_cycles(plan, r, middle, seed);
+        const double error = std::fabs(lookup(table, r, double(middle)) - exact) / std::max(exact, 1.0);
+        interpolation_error_ = std::max(interpolation_error_, error);
+      }
+      transit.push_back(r < plan.region_sends.size() ? double(mapping::send_cycles(plan.hw, plan.region_sends[r]))
+                                                     : 0.0);
+    }
+  };
+  build(decode, decode_, decode_transit_);
+  build(prefill, prefill_, prefill_transit_);
+}
+
+double StepCosts::lookup(const Table& table, size_t region, double context) const {
+  const std::vector<double>& row = table[region];
+  if (row.size() < contexts_.size()) {
+    // While the table is being built: the samples so far are all there is.
+    return row.back();
+  }
+  const double step = contexts_[1] - contexts_[0];
+  const double position = std::clamp((context - contexts_[0]) / step, 0.0, double(kIntervals));
+  const size_t k = std::min(size_t(position), kIntervals - 1);
+  const double fraction = (context - contexts_[k]) / (contexts_[k + 1] - contexts_[k]);
+  return row[k] + (row[k + 1] - row[k]) * fraction;
+}
+
+double StepCosts::service_cycles(ItemKind kind, size_t region, double context) const {
+  return lookup(kind == ItemKind::Decode ? decode_ : prefill_, region, context);
+}
+
+void StepCosts::service_cycles(ItemKind kind, double context, std::vector<double>& out) const {
+  const Table& table = kind == ItemKind::Decode ? decode_ : prefill_;
+  const double step = contexts_[1] - contexts_[0];
+  const double position = std::clamp((context - contexts_[0]) / step, 0.0, double(kIntervals));
+  const size_t k = std::min(size_t(position), kIntervals - 1);
+  const double fraction = (context - contexts_[k]) / (contexts_[k + 1] - contexts_[k]);
+  out.resize(table.size());
+  for (size_t r = 0; r < table.size(); ++r) out[r] = table[r][k] + (table[r][k + 1] - table[r][k]) * fraction;
+}
+
+void StepCosts::scale(ItemKind kind, const std::vector<double>& ratios) {
+  Table& table = kind == ItemKind::Decode ? decode_ : prefill_;
+  for (size_t r = 0; r < table.size(); ++r)
+    for (double& cycles : table[r]) cycles *= ratios.at(r);
+}
+
+double StepCosts::transit_cycles(ItemKind kind, size_t region) const {
+  return kind == ItemKind::Decode ? decode_transit_[region] : prefill_transit_[region];
+}
+
+}  // namespace wafersim::serving

@@ -1,0 +1,57 @@
+#pragma once
+// What one item costs at each region root of the layer pipeline, from the
+// compiled plans through their closed form (Region::finish): a decode token of
+// one sequence at a given context, and a prefill chunk at its tokens' mean
+// context. Built once per serving run by evaluating every region at a few
+// contexts; between them the cycles are interpolated linearly (the largest
+// error against the closed form at the midpoints is measured and reported).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mapping/plan.h"
+
+namespace wafersim::serving {
+
+enum class ItemKind { Decode, Prefill };
+
+class StepCosts {
+ public:
+  // `decode` and `prefill` are the plan of the experiment and its prefill plan
+  // (whose chunk is prefill.tokens_per_iteration tokens).
+  StepCosts(const mapping::Plan& decode, const mapping::Plan& prefill, uint64_t seed);
+
+  // Region roots an item of this kind passes: every decode region, or all but the LM head.
+  size_t regions(ItemKind kind) const { return kind == ItemKind::Decode ? decode_.size() : prefill_.size(); }
+  // Cycles region r's root is busy with an item at `context` attended positions.
+  double service_cycles(ItemKind kind, size_t region, double context) const;
+  // All regions at once into `out` (size regions(kind)): one interpolation lookup.
+  void service_cycles(ItemKind kind, double context, std::vector<double>& out) const;
+  // Cycles from region r's root to the next region's (the LM head's to the embedding's).
+  double transit_cycles(ItemKind kind, size_t region) const;
+
+  uint32_t chunk_tokens() const { return chunk_tokens_; }
+  uint64_t largest_context() const { return largest_context_; }
+  // Largest relative difference between the interpolation and the closed form,
+  // at the midpoints between samples, over every region of both plans.
+  double interpolation_error() const { return interpolation_error_; }
+  size_t samples() const { return contexts_.size(); }
+
+  // Measured cycles replace the closed form's: region r's cycles at every
+  // context are multiplied by ratios[r] (measured / closed form at the
+  // context the measurement was made at). ratios has regions(kind) values.
+  void scale(ItemKind kind, const std::vector<double>& ratios);
+
+ private:
+  using Table = std::vector<std::vector<double>>;  // [region][sample]
+  double lookup(const Table& table, size_t region, double context) const;
+
+  std::vector<double> contexts_;  // sample contexts, evenly spaced from 1
+  Table decode_, prefill_;
+  std::vector<double> decode_transit_, prefill_transit_;
+  uint32_t chunk_tokens_ = 1;
+  uint64_t largest_context_ = 1;
+  double interpolation_error_ = 0;
+};
+
+}  // namespace wafersim::serving

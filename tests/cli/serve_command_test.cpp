@@ -1,0 +1,203 @@
+// `wafersim serve` as a user runs it: its JSON, table and per-request CSV,
+// trace files, determinism, and every kind of bad serving input.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "run_wafersim.h"
+
+using namespace wafersim::testing;
+using nlohmann::json;
+
+namespace {
+
+const std::string kServing = std::string(WAFERSIM_TEST_DATA) + "/serving";
+const std::string kTinyServe = kServing + "/tiny-serve.yaml";
+
+size_t lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
+
+void check_counts(const json& requests) {
+  CHECK(requests["offered"].get<uint64_t>() == requests["completed"].get<uint64_t>() +
+                                                   requests["rejected"]["total"].get<uint64_t>() +
+                                                   requests["unfinished"].get<uint64_t>());
+}
+
+}  // namespace
+
+TEST_CASE("serve reports every serving figure, per class and overall, and writes a CSV per request", "[cli][serve]") {
+  Scratch scratch;
+  const std::string out = (scratch.path() / "serve.json").string();
+  const std::string csv = (scratch.path() / "requests.csv").string();
+  const Outcome outcome = run_wafersim({"serve", kTinyServe, "--json", out, "--requests-csv", csv});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.out.find("time to first token, p99") != std::string::npos);
+  CHECK(outcome.out.find("step times: closed form") != std::string::npos);
+  const json document = json::parse(read_all(out));
+  const json& serving = document["serving"];
+  CHECK(serving["requests"]["offered"] == 300);
+  check_counts(serving["requests"]);
+  for (const char* cls : {"realtime", "background"}) check_counts(serving["classes"][cls]["requests"]);
+  CHECK(serving["classes"]["realtime"]["requests"]["offered"] == 200);
+  for (const char* figure : {"ttft_ms", "tpot_ms", "e2e_ms", "queue_ms"})
+    for (const char* stat : {"mean", "p50", "p90", "p99", "max"}) {
+      INFO(figure << "." << stat);
+      CHECK(serving[figure][stat].get<double>() >= 0);
+    }
+  CHECK(serving["ttft_ms"]["p50"].get<double>() <= serving["ttft_ms"]["p99"].get<double>());
+  CHECK(serving["tokens_per_second"].get<double>() > 0);
+  CHECK(serving["tokens_per_second_per_user"]["p50"].get<double>() > 0);
+  CHECK(serving["goodput_rps"].get<double>() > 0);
+  CHECK(serving["utilization"].get<double>() > 0);
+  CHECK(serving["utilization"].get<double>() <= 1);
+  CHECK(serving["step_times"]["origin"] == "closed form");
+  CHECK(document["fits"] == true);
+  const std::string rows = read_all(csv);
+  CHECK(lines(rows) == 301);
+  CHECK(rows.rfind("id,class,session,turn,outcome,", 0) == 0);
+}
+
+TEST_CASE("serve gives the same output byte for byte for the same seed", "[cli][serve]") {
+  Scratch scratch;
+  std::vector<std::string> texts;
+  for (const char* seed : {"3", "3", "4"}) {
+    const std::string csv = (scratch.path() / (std::string("r") + std::to_string(texts.size()) + ".csv")).string();
+    const Outcome outcome = run_wafersim({"serve", kTinyServe, "--quiet", "--set", std::string("serving.seed=") + seed,
+                                          "--json", "-", "--requests-csv", csv});
+    REQUIRE(outcome.exit_code == 0);
+    texts.push_back(outcome.out + read_all(csv));
+  }
+  CHECK(texts[0] == texts[1]);
+  CHECK(texts[0] != texts[2]);
+}
+
+TEST_CASE("serve replays CSV and JSONL traces alike, sessions reusing their prefix", "[cli][serve]") {
+  std::vector<json> results;
+  for (const char* trace : {"trace.csv", "trace.jsonl"}) {
+    const Outcome outcome = run_wafersim({"serve", kTinyServe, "--quiet", "--json", "-", "--set",
+                                          std::string("serving.trace_file=") + kServing + "/" + trace});
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    results.push_back(json::parse(outcome.out));
+  }
+  const json& serving = results[0]["serving"];
+  CHECK(serving["requests"]["offered"] == 5);
+  CHECK(serving["requests"]["completed"] == 5);
+  CHECK(serving["reused_prefix_tokens"] == 72);  // session a's first turn: 64 prompt + 8 output
+  CHECK(results[0]["serving"] == results[1]["serving"]);
+}
+
+TEST_CASE("serve refuses bad serving input with exit 2 and one line naming the file, line and key", "[cli][serve]") {
+  struct Case {
+    const char* file;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"zero_rate.yaml", "zero_rate.yaml:7:17: serving.realtime.rate_per_s: the arrival rate must be above 0"},
+      {"negative_rate.yaml", "negative_rate.yaml:6:17: serving.realtime.rate_per_s = -3 requests/s is out of range"},
+      {"prompt_beyond_context.yaml",
+       "prompt_beyond_context.yaml:6:22: serving.realtime.prompt.tokens: a length of 5000 tokens exceeds the "
+       "model's max_positions (4096)"},
+      {"histogram_mismatch.yaml", "histogram_weights has 1 values and histogram_tokens 2"},
+      {"unknown_key.yaml", "unknown key 'rate_per_sec' in serving.realtime; did you mean 'rate_per_s'?"},
+      {"trace_missing_column.yaml", "missing_column.csv:1: missing column 'output_tokens'"},
+      {"trace_unsorted.yaml", "unsorted.csv:4: arrivals are not sorted: 0.2 s comes after 0.5 s (line 3)"},
+      {"trace_malformed.yaml", "malformed.jsonl:2: malformed line: not a JSON object"},
+      {"trace_unknown_class.yaml", "unknown_class.csv:3: unknown class 'interactive' (classes: realtime, background)"},
+      {"trace_too_long.yaml",
+       "too_long.csv:3: prompt_tokens + output_tokens = 4200 exceeds the model's "
+       "max_positions (4096)"},
+      {"trace_short_line.yaml", "short_line.csv:3: malformed line: 3 fields, the header has 4"},
+  };
+  for (const Case& c : cases) {
+    Scratch scratch;
+    const std::string out = (scratch.path() / "out.json").string();
+    const Outcome outcome = run_wafersim({"serve", kServing + "/bad/" + c.file, "--json", out});
+    INFO(c.file << ": " << outcome.err);
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK(outcome.err.find(c.expected) != std::string::npos);
+    CHECK(!std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("describe params lists the serving section", "[cli][serve]") {
+  const Outcome outcome = run_wafersim({"describe", "params", "serving"});
+  REQUIRE(outcome.exit_code == 0);
+  for (const char* key : {"serving.realtime.rate_per_s", "serving.background.rate_limit.tokens_per_min",
+                          "serving.scheduler.policy", "serving.transport.kind", "serving.transport.rtt_ms"})
+    CHECK(outcome.out.find(key) != std::string::npos);
+}
+
+TEST_CASE("serve records a plan that does not fit and exits 3", "[cli][serve]") {
+  Scratch scratch;
+  const std::string out = (scratch.path() / "out.json").string();
+  const Outcome outcome =
+      run_wafersim({"serve", kTinyServe, "--set", "model=llama3.1-8b", "--set", "hardware.wafers=1", "--json", out});
+  CHECK(outcome.exit_code == 3);
+  REQUIRE(std::filesystem::exists(out));
+  CHECK(json::parse(read_all(out))["fits"] == false);
+}
+
+TEST_CASE("a sweep runs serve points and tabulates serving figures", "[cli][serve]") {
+  Scratch scratch;
+  const std::string sweep = scratch.write("rate.yaml", "base: " + kTinyServe +
+                                                           "\nengine: serve\naxes:\n"
+                                                           "  serving.realtime.rate_per_s: [200, 4000]\n");
+  const std::string out = (scratch.path() / "out").string();
+  const Outcome outcome = run_wafersim({"sweep", sweep, "--out", out, "--jobs", "1"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const std::string table = read_all(out + "/results.csv");
+  CHECK(table.rfind("serving.realtime.rate_per_s,serving.requests.completed,", 0) == 0);
+  CHECK(lines(table) == 3);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 3);
+  CHECK(table.find(",ok,") != std::string::npos);
+}
+
+TEST_CASE("serve --step-times scales the closed form to the cycles a run measured", "[cli][serve]") {
+  Scratch scratch;
+  auto serve = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome outcome = run_wafersim(args);
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return json::parse(outcome.out)["serving"];
+  };
+  const std::string engine = (scratch.path() / "run.json").string();
+  const std::string analytic = (scratch.path() / "analytic.json").string();
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine}).exit_code == 0);
+  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic}).exit_code == 0);
+  const json closed = serve({});
+  const json measured = serve({"--step-times", engine});
+  const json again = serve({"--step-times", analytic});
+  CHECK(closed["step_times"]["origin"] == "closed form");
+  CHECK(closed["step_times"]["file"].is_null());
+  CHECK(measured["step_times"]["origin"] == "engine");
+  CHECK(measured["step_times"]["file"] == engine);
+  // The engine's link contention only adds cycles.
+  CHECK(measured["tpot_ms"]["mean"].get<double>() > closed["tpot_ms"]["mean"].get<double>());
+  CHECK(measured["ttft_ms"]["mean"].get<double>() > closed["ttft_ms"]["mean"].get<double>());
+  // The closed form measured by `analytic` is the closed form, to the
+  // interpolation error (on a light load: a saturated queue amplifies any difference).
+  const std::vector<std::string> light = {"--set", "serving.realtime.rate_per_s=20", "--set",
+                                          "serving.background.requests=0"};
+  std::vector<std::string> light_again = light;
+  light_again.insert(light_again.end(), {"--step-times", analytic});
+  const json closed_light = serve(light), again_light = serve(light_again);
+  const double error = closed["step_times"]["interpolation_error_max"].get<double>();
+  CHECK(again["step_times"]["origin"] == "analytic");
+  CHECK(again_light["tpot_ms"]["mean"].get<double>() ==
+        Approx(closed_light["tpot_ms"]["mean"].get<double>()).epsilon(2 * error));
+  CHECK(again_light["ttft_ms"]["mean"].get<double>() ==
+        Approx(closed_light["ttft_ms"]["mean"].get<double>()).epsilon(2 * error));
+  // A run of another model, or not a run at all: exit 2 naming the file.
+  const Outcome other = run_wafersim({"serve", kTinyServe, "--set", "model=tiny-moe", "--step-times", engine});
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("is a run of tiny-dense on tiny, not of tiny-moe on tiny") != std::string::npos);
+  const Outcome csv = run_wafersim({"serve", kTinyServe, "--step-times", kServing + "/trace.csv"});
+  CHECK(csv.exit_code == 2);
+  CHECK(csv.err.find("trace.csv: not a JSON document") != std::string::npos);
+}
