@@ -98,34 +98,34 @@ TEST_CASE("run refuses a decode past SystemC's time limit before simulating", "[
   CHECK(run_wafersim(analytic).exit_code == 0);
 }
 
-TEST_CASE("a plan larger than the memory left is refused before compiling, naming the memory", "[cli][limits]") {
-#ifdef __SANITIZE_ADDRESS__
-  // The sanitizer's shadow memory needs far more address space than any such limit allows.
-  SUCCEED("not run under AddressSanitizer");
-  return;
-#endif
-  // 1,000 WSE-3 wafers: 896 million tiles, 7.17 GB of per-tile tables, under a 3 GB address-space limit.
-  const Outcome outcome = run_shell("ulimit -v 3000000; " + shell_quoted(WAFERSIM_BINARY) + " map " +
-                                    shell_quoted(kData + "/good/tiny.yaml") +
-                                    " --quiet --set hardware=wse3 --set hardware.wafers=1000 --set model=llama3.1-8b");
+// The sanitizer's shadow memory needs far more address space than any such limit allows.
+#ifndef __SANITIZE_ADDRESS__
+namespace {
+
+// `command` of Llama 3.1 8B on `wafers` WSE-3 wafers under an address-space
+// limit of `kilobytes`: refused with exit 3 and one line, which is returned.
+std::string refused_under_memory_limit(const std::string& command, uint32_t wafers, uint64_t kilobytes) {
+  const Outcome outcome = run_shell("ulimit -v " + std::to_string(kilobytes) + "; " + shell_quoted(WAFERSIM_BINARY) +
+                                    " " + command + " " + shell_quoted(kData + "/good/tiny.yaml") +
+                                    " --quiet --set hardware=wse3 --set hardware.wafers=" + std::to_string(wafers) +
+                                    " --set model=llama3.1-8b");
   INFO(outcome.err);
   CHECK(outcome.exit_code == 3);
   CHECK(is_one_line(outcome.err));
-  CHECK_THAT(outcome.err, Catch::Contains("the plan's per-tile tables need 7.17 GB"));
+  return outcome.err;
+}
+
+}  // namespace
+
+TEST_CASE("a plan larger than the memory left is refused before compiling, naming the memory", "[cli][limits]") {
+  // 1,000 WSE-3 wafers: 896 million tiles, 7.17 GB of per-tile tables, under a 3 GB address-space limit.
+  CHECK_THAT(refused_under_memory_limit("map", 1000, 3000000),
+             Catch::Contains("the plan's per-tile tables need 7.17 GB"));
 }
 
 TEST_CASE("a mesh larger than the memory left is refused before the simulation, with exit 3", "[cli][limits]") {
-#ifdef __SANITIZE_ADDRESS__
-  SUCCEED("not run under AddressSanitizer");
-  return;
-#endif
   // Four WSE-3 wafers: 3.6 million tiles of engine state, about 1.7 GB, under a 1.5 GB address-space limit.
   // The prefill runs first, in a child process: its refusal must reach the command with its exit code.
-  const Outcome outcome = run_shell("ulimit -v 1500000; " + shell_quoted(WAFERSIM_BINARY) + " run " +
-                                    shell_quoted(kData + "/good/tiny.yaml") +
-                                    " --quiet --set hardware=wse3 --set hardware.wafers=4 --set model=llama3.1-8b");
-  INFO(outcome.err);
-  CHECK(outcome.exit_code == 3);
-  CHECK(is_one_line(outcome.err));
-  CHECK_THAT(outcome.err, Catch::Contains("engine's tile state"));
+  CHECK_THAT(refused_under_memory_limit("run", 4, 1500000), Catch::Contains("engine's tile state"));
 }
+#endif
