@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <variant>
 
 #include "models/config/config.h"
 #include "workloads/model_spec.h"
@@ -32,15 +31,16 @@ WorkloadSpec workload_from_config(const config::Config& config) {
   WorkloadSpec workload;
   workload.batch = static_cast<uint32_t>(config.get_int("workload.batch"));
   const std::vector<int64_t> prompts = config.get_int_or_list("workload.prompt_tokens");
-  const bool listed = std::holds_alternative<std::vector<int64_t>>(config.entries().at("workload.prompt_tokens").value);
-  if (listed && prompts.size() != workload.batch)
+  // One number (or a list of one) is every sequence's prompt.
+  const bool per_sequence = prompts.size() > 1;
+  if (prompts.empty() || (per_sequence && prompts.size() != workload.batch))
     config.fail_given({"workload.prompt_tokens", "workload.batch"},
                       "workload.prompt_tokens lists " + std::to_string(prompts.size()) +
                           " prompt length(s) for a batch of " + std::to_string(workload.batch) +
                           " sequence(s): give one per sequence, or a single number for all");
   workload.prompt_tokens = 0;
   for (int64_t length : prompts) {
-    if (listed) workload.prompt_lengths.push_back(uint64_t(length));
+    if (per_sequence) workload.prompt_lengths.push_back(uint64_t(length));
     workload.prompt_tokens = std::max(workload.prompt_tokens, uint64_t(length));
   }
   workload.decode_tokens = static_cast<uint64_t>(config.get_int("workload.decode_tokens"));

@@ -89,3 +89,11 @@ TEST_CASE("a list of prompt lengths must have one per sequence", "[workload][con
     CHECK(std::string(e.what()).find("2 prompt length(s) for a batch of 3") != std::string::npos);
   }
 }
+
+TEST_CASE("a list of one prompt length is every sequence's, an empty list none", "[workload][config]") {
+  const WorkloadSpec one = workload_from_config(load_workload("workload:\n  batch: 3\n  prompt_tokens: [40]\n"));
+  CHECK(one.prompt_lengths.empty());
+  CHECK(one.prompt(2) == 40);
+  CHECK_THROWS_AS(workload_from_config(load_workload("workload:\n  batch: 3\n  prompt_tokens: []\n")),
+                  config::ConfigError);
+}
