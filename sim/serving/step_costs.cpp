@@ -59,16 +59,20 @@ StepCosts::StepCosts(const mapping::Plan& decode, const mapping::Plan& prefill, 
   build(prefill, prefill_, prefill_transit_);
 }
 
+StepCosts::Interpolation StepCosts::interpolation(double context) const {
+  const double step = contexts_[1] - contexts_[0];
+  const double position = std::clamp((context - contexts_[0]) / step, 0.0, double(kIntervals));
+  const size_t k = std::min(size_t(position), kIntervals - 1);
+  return {k, (context - contexts_[k]) / (contexts_[k + 1] - contexts_[k])};
+}
+
 double StepCosts::lookup(const Table& table, size_t region, double context) const {
   const std::vector<double>& row = table[region];
   if (row.size() < contexts_.size()) {
     // While the table is being built: the samples so far are all there is.
     return row.back();
   }
-  const double step = contexts_[1] - contexts_[0];
-  const double position = std::clamp((context - contexts_[0]) / step, 0.0, double(kIntervals));
-  const size_t k = std::min(size_t(position), kIntervals - 1);
-  const double fraction = (context - contexts_[k]) / (contexts_[k + 1] - contexts_[k]);
+  const auto [k, fraction] = interpolation(context);
   return row[k] + (row[k + 1] - row[k]) * fraction;
 }
 
@@ -78,10 +82,7 @@ double StepCosts::service_cycles(ItemKind kind, size_t region, double context) c
 
 void StepCosts::service_cycles(ItemKind kind, double context, std::vector<double>& out) const {
   const Table& table = kind == ItemKind::Decode ? decode_ : prefill_;
-  const double step = contexts_[1] - contexts_[0];
-  const double position = std::clamp((context - contexts_[0]) / step, 0.0, double(kIntervals));
-  const size_t k = std::min(size_t(position), kIntervals - 1);
-  const double fraction = (context - contexts_[k]) / (contexts_[k + 1] - contexts_[k]);
+  const auto [k, fraction] = interpolation(context);
   out.resize(table.size());
   for (size_t r = 0; r < table.size(); ++r) out[r] = table[r][k] + (table[r][k + 1] - table[r][k]) * fraction;
 }

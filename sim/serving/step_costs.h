@@ -44,6 +44,12 @@ class StepCosts {
 
  private:
   using Table = std::vector<std::vector<double>>;  // [region][sample]
+  // The samples k and k + 1 around `context`, and how far between them it lies.
+  struct Interpolation {
+    size_t k = 0;
+    double fraction = 0;
+  };
+  Interpolation interpolation(double context) const;
   double lookup(const Table& table, size_t region, double context) const;
 
   std::vector<double> contexts_;  // sample contexts, evenly spaced from 1
