@@ -1,11 +1,19 @@
 #pragma once
 // Reduction and gather trees along a line of tiles (a row or a column of a region).
 //
-// Positions 0..n-1, rooted at 0, fan-in f. At level l the stride is s = f^l: a
-// node k with k % (s*f) == 0 receives from k + m*s (m = 1..f-1, when < n); a node
-// with k % s == 0 but k % (s*f) != 0 sends its subtree [k, min(k+s, n)) to its
-// parent k - k % (s*f) and leaves the tree. The engine runs this as tile programs
-// (mapping/steps.cpp); tree_completion() evaluates the same tree in closed form.
+// Positions 0..n-1, rooted at 0. At level l the stride is s = f^l and the span
+// s*f. Two shapes (TreeShape):
+//  - a fan-in tree (mapping.reduction: tree): a node k with k % (s*f) == 0
+//    receives from k + m*s (m = 1..f-1, when < n); a node with k % s == 0 but
+//    k % (s*f) != 0 sends its subtree [k, min(k+s, n)) to its parent
+//    k - k % (s*f) and leaves the tree. Run store-and-forward.
+//  - a K-tree of chains (mapping.reduction: ktree, after WaferLLM's K-tree
+//    allreduce): each span of f nodes of level l is a chain in which node k
+//    receives from k + s and sends to k - s; f is the smallest group size with
+//    f^K >= n, so the tree has K levels and a node at most one child per level.
+//    Run streamed (Task::stream): a node forwards as its inputs arrive.
+// The engine runs these as tile programs (mapping/steps_base.cpp);
+// tree_completion() and stream_tree_completion() evaluate them in closed form.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -15,6 +23,14 @@
 
 namespace wafersim::mapping {
 
+struct TreeShape {
+  uint32_t fanin = 2;   // the stride factor f: children per node, or nodes per chain
+  bool chains = false;  // a K-tree of chains (else a fan-in tree)
+};
+TreeShape fanin_tree(uint32_t fanin);
+// K levels of chains over n positions.
+TreeShape ktree(uint32_t n, uint32_t levels);
+
 struct TreeRole {
   std::vector<uint32_t> children_per_level;  // messages received at level 0, 1, ... before sending
   int32_t send_level = -1;                   // -1 for the root
@@ -22,27 +38,38 @@ struct TreeRole {
   uint32_t subtree_size = 0;                 // positions this node's message covers (n for the root)
 };
 
-TreeRole tree_role(uint32_t k, uint32_t n, uint32_t fanin);
+TreeRole tree_role(uint32_t k, uint32_t n, const TreeShape& shape);
 uint32_t tree_levels(uint32_t n, uint32_t fanin);
-// Positions a node k covers when it sends at the level of stride s: [k, min(k+s, n)).
-// The one place the tree's shape is cut at the end of the line; the emitted
-// programs (mapping/steps_base.cpp) and tree_completion() both read it.
-inline uint32_t subtree_size(uint64_t k, uint64_t stride, uint64_t n) {
-  return uint32_t(std::min<uint64_t>(stride, n - k));
+// Positions a node k covers when it sends at the level of stride s: [k, min(k+s, n))
+// in a fan-in tree, the rest of its chain [k, min(end of its span, n)) in a
+// K-tree. The one place the tree's shape is cut at the end of the line; the
+// emitted programs (mapping/steps_base.cpp) and the closed forms all read it.
+inline uint32_t subtree_size(uint64_t k, uint64_t stride, uint64_t n, const TreeShape& shape) {
+  if (!shape.chains) return uint32_t(std::min<uint64_t>(stride, n - k));
+  const uint64_t span = stride * shape.fanin;
+  return uint32_t(std::min<uint64_t>((k / span + 1) * span, n) - k);
 }
 
 struct TreeCosts {
-  // Cycles for a message of tree level `level` from a child `distance` positions away.
-  std::function<uint64_t(uint32_t level, uint32_t distance, uint64_t bytes)> message_cycles;
+  // Cycles for a message of tree level `level` from node `child`, `distance` positions away.
+  std::function<uint64_t(uint32_t level, uint32_t child, uint32_t distance, uint64_t bytes)> message_cycles;
   // Bytes a node starting at `start` sends for its subtree of `size` positions.
   std::function<uint64_t(uint32_t start, uint32_t size)> payload_bytes;
-  // Cycles a node spends combining `bytes` received at one level.
+  // Cycles a node spends combining `bytes` received at one level (streamed: at all levels).
   std::function<uint64_t(uint64_t bytes)> combine_cycles;
+  // Streamed only: the part of message_cycles the body takes on a link.
+  std::function<uint64_t(uint64_t bytes)> serialization_cycles;
 };
 
 // When the root holds the combined result, if node k holds its own part at
 // ready[k]. Contention-free: equals the engine with contention off. Messages
 // and combining count as Category::Reduce on the critical path.
 Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs);
+
+// The same for a streamed tree of any shape (models/cost.h, stream_tail_departure):
+// a node's stream starts when its own part and its children's heads are there
+// and ends when its serialisation (or its combining) is done and its children's
+// tails have arrived and been added.
+Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs);
 
 }  // namespace wafersim::mapping

@@ -1,10 +1,14 @@
 #include "mapping/mapping_options.h"
 
+#include <string>
+
 #include "models/config/config.h"
 
 namespace wafersim::mapping {
 
 const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Distributed ? "distributed" : "root"; }
+
+const char* reduction_name(Reduction reduction) { return reduction == Reduction::KTree ? "ktree" : "tree"; }
 
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
@@ -37,6 +41,14 @@ void declare_mapping_params(config::Schema& schema) {
                         "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
                         "norms and residuals run on the slices and attention combines per KV-head group "
                         "(embedding, LM head and MoE regions always use root)"));
+  schema.add(enum_param("mapping.reduction", {"auto", "tree", "ktree"}, "auto",
+                        "How a line of tiles combines partial sums and gathers slices: tree = a fan-in tree of "
+                        "mapping.reduce_fanin children per node, store-and-forward (a node forwards once its whole "
+                        "subtree has arrived); ktree = WaferLLM's K-tree of mapping.ktree_levels levels of chains, "
+                        "streamed (a node adds and forwards each wavelet as it arrives); auto = ktree with the "
+                        "distributed dataflow, tree with root"));
+  schema.add(int_param("mapping.ktree_levels", "", "2", 1, 8,
+                       "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -54,6 +66,11 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
     config.fail(options.layer_columns == 0 ? "mapping.layer_grid.rows" : "mapping.layer_grid.columns",
                 "mapping.layer_grid needs both columns and rows (or neither)");
   options.dataflow = config.get_string("mapping.dataflow") == "distributed" ? Dataflow::Distributed : Dataflow::Root;
+  const std::string reduction = config.get_string("mapping.reduction");
+  options.reduction = reduction == "ktree" || (reduction == "auto" && options.dataflow == Dataflow::Distributed)
+                          ? Reduction::KTree
+                          : Reduction::Tree;
+  options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
   return options;
 }
 

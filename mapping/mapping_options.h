@@ -20,6 +20,13 @@ namespace mapping {
 // Embedding, LM head and MoE regions always use Root.
 enum class Dataflow { Root, Distributed };
 
+// How a line of tiles combines partial sums and gathers slices (mapping.reduction).
+//   Tree: a fan-in tree (reduce_fanin children per node), store-and-forward:
+//     a node forwards its subtree's result once all of it has arrived.
+//   KTree: WaferLLM's K-tree, ktree_levels levels of chains, streamed: a node
+//     adds and forwards each wavelet as it arrives (docs/MAPPING.md).
+enum class Reduction { Tree, KTree };
+
 struct MappingOptions {
   double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
@@ -34,9 +41,12 @@ struct MappingOptions {
 
   bool fixed_layer_grid() const { return layer_columns > 0; }
   Dataflow dataflow = Dataflow::Distributed;  // of dense layer regions
+  Reduction reduction = Reduction::KTree;     // of every region's trees
+  uint32_t ktree_levels = 2;
 };
 
-const char* dataflow_name(Dataflow dataflow);  // "root", "distributed"
+const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
+const char* reduction_name(Reduction reduction);  // "tree", "ktree"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

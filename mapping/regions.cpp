@@ -53,6 +53,7 @@ class ChainBuilder {
     env_.fabric = context.hw->fabric;
     env_.geo = block.geo;
     env_.fanin = context.options->reduce_fanin;
+    env_.ktree_levels = context.options->reduction == Reduction::KTree ? context.options->ktree_levels : 0;
     env_.colors_available = context.colors_available;
     env_.layer = layer;
     env_.activation = context.model->activation_dtype;

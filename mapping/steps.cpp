@@ -194,7 +194,7 @@ class GemvToColumn : public Step {
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
   }
-  uint32_t patterns() const override { return down_ + 1 + tree_levels(env_.geo.cols, env_.fanin); }
+  uint32_t patterns() const override { return down_ + 1 + tree_patterns(env_.geo.cols); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
 
  private:
@@ -266,7 +266,7 @@ class GemvToRow : public Step {
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
   }
-  uint32_t patterns() const override { return 1 + tree_levels(env_.geo.rows, env_.fanin); }
+  uint32_t patterns() const override { return 1 + tree_patterns(env_.geo.rows); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
 
  private:
@@ -380,10 +380,11 @@ class GatherToRoot : public Step {
     // timing still forwards a subtree only once all of it has arrived).
     const uint32_t position = tree_.along_row ? j : i;
     if ((tree_.along_row ? i : j) != 0 || position == 0) return 0;
-    const uint64_t subtree = tree_payload(tree_, position, tree_role(position, tree_.n, env_.fanin).subtree_size);
+    const uint64_t subtree =
+        tree_payload(tree_, position, tree_role(position, tree_.n, tree_shape(tree_.n)).subtree_size);
     return std::min(subtree, tree_payload(tree_, position, 1) + env_.stream_buffer_bytes);
   }
-  uint32_t patterns() const override { return tree_levels(tree_.n, env_.fanin); }
+  uint32_t patterns() const override { return tree_patterns(tree_.n); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
 
  private:
@@ -417,7 +418,7 @@ class Attention : public Step {
     // Per position: q.k, softmax and p.v of each query head of the group.
     per_position_ = Work{heads_per_group_ * q_per_kv * shape.flops_per_score,
                          dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
-    const uint32_t column_levels = tree_levels(g.rows, env.fanin);
+    const uint32_t column_levels = tree_patterns(g.rows);
     // Partials reduce down each column.
     column_tree_.along_row = false;
     column_tree_.n = g.rows;
@@ -435,7 +436,7 @@ class Attention : public Step {
       row_tree_.gather = true;
       row_tree_.bytes_per_position = partial_bytes_;
       row_tree_.group = group_of_;
-      patterns_ = 2 + column_levels + tree_levels(g.cols, env.fanin);
+      patterns_ = 2 + column_levels + tree_patterns(g.cols);
       tags_used_ = uint16_t(patterns_);
       return;
     }
@@ -447,7 +448,10 @@ class Attention : public Step {
     // the q/k/v multicast, later in the step: they reuse those routes' colours
     // (patterns) under tags of their own. The multicasts along a group only
     // when a group has more than one column.
-    const uint32_t group_levels = tree_levels(widest_, env.fanin);
+    // Groups are one of two widths; chains of different widths may take different patterns.
+    uint32_t group_levels = 0;
+    for (uint32_t group = 0; group < groups_; ++group)
+      group_levels = std::max(group_levels, tree_patterns(group_columns(group)));
     const uint32_t along = widest_ > 1 ? 1 : 0;
     uint32_t next = 0;
     gather_tree_.along_row = true;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mapping/block.h"
+#include "mapping/line_tree.h"
 #include "mapping/timed.h"
 #include "models/hardware.h"
 #include "models/task_builders.h"
@@ -40,8 +41,9 @@ struct StepEnv {
   TileParams tile;         // copies: a step outlives the compiler's working state
   FabricParams fabric;
   BlockGeometry geo;
-  uint32_t fanin = 2;
-  uint16_t tag = 0;  // first tag of this step
+  uint32_t fanin = 2;         // fan-in trees (ktree_levels == 0), run store-and-forward
+  uint32_t ktree_levels = 0;  // > 0: trees are K-trees of this many levels of chains, streamed
+  uint16_t tag = 0;           // first tag of this step
   uint32_t colors_available = 0;
   uint16_t layer = 0;  // for statistics
   Dtype activation = Dtype::BF16;
@@ -123,6 +125,8 @@ class Step {
   // The functional meaning of the step and the environment it was built in.
   virtual StepDataflow dataflow() const { return {}; }
   const StepEnv& env() const { return env_; }
+  // The shape of the step's trees over n positions (mapping.reduction).
+  TreeShape tree_shape(uint32_t n) const;
 
  protected:
   uint32_t relays(uint32_t pattern) const { return pattern >= env_.colors_available ? 1 : 0; }
@@ -151,6 +155,13 @@ class Step {
     uint64_t bytes_per_position = 0;  // gather: per position; reduce: the whole payload
     std::vector<uint32_t> group;      // optional: gather payload counts distinct groups, not positions
   };
+  // The routing patterns a tree over n positions takes (two per level of
+  // chains: neighbours alternate colours so a router never both receives and
+  // forwards one colour) and its levels (one tag each).
+  uint32_t tree_patterns(uint32_t n) const;
+  uint32_t tree_level_count(uint32_t n) const;
+  // The routing pattern of the message `sender` sends at `level` to its parent `distance` away.
+  uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t sender, uint32_t distance) const;
   uint64_t tree_payload(const Tree& tree, uint32_t start, uint32_t size) const;
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;

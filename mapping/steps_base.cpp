@@ -68,27 +68,56 @@ Work Step::combine_work(const Tree& tree, uint64_t received_bytes) const {
   return Work{received_bytes / 4, 2 * received_bytes, received_bytes};
 }
 
+TreeShape Step::tree_shape(uint32_t n) const {
+  return env_.ktree_levels > 0 ? ktree(n, env_.ktree_levels) : fanin_tree(env_.fanin);
+}
+
+uint32_t Step::tree_level_count(uint32_t n) const { return tree_levels(n, tree_shape(n).fanin); }
+
+uint32_t Step::tree_patterns(uint32_t n) const { return tree_level_count(n) * (tree_shape(n).chains ? 2 : 1); }
+
+uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t sender, uint32_t distance) const {
+  if (!tree_shape(tree.n).chains) return tree.pattern + level;
+  // Along a chain the colour alternates: a chain member's stride is its distance to its parent.
+  return tree.pattern + 2 * level + sender / distance % 2;
+}
+
 void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const {
-  const TreeRole role = tree_role(position, tree.n, env_.fanin);
-  uint64_t stride = 1;
-  for (size_t level = 0; level < role.children_per_level.size(); ++level, stride *= env_.fanin) {
+  const TreeShape shape = tree_shape(tree.n);
+  const TreeRole role = tree_role(position, tree.n, shape);
+  const bool streamed = shape.chains;
+  uint64_t stride = 1, received = 0;
+  for (size_t level = 0; level < role.children_per_level.size(); ++level, stride *= shape.fanin) {
     const uint32_t children = role.children_per_level[level];
     if (children == 0) continue;
-    uint64_t received = 0;
+    uint64_t level_bytes = 0;
     for (uint32_t m = 1; m <= children; ++m) {
       const uint64_t child = position + m * stride;
-      received += tree_payload(tree, uint32_t(child), subtree_size(child, stride, tree.n));
+      level_bytes += tree_payload(tree, uint32_t(child), subtree_size(child, stride, tree.n, shape));
     }
-    out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children));
-    out.push_back(compute().work(combine_work(tree, received)).dtype(Dtype::FP32).category(Category::Reduce));
+    received += level_bytes;
+    if (streamed) {
+      out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children).heads_only(uint32_t(level_bytes)));
+    } else {
+      out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children));
+      out.push_back(compute().work(combine_work(tree, level_bytes)).dtype(Dtype::FP32).category(Category::Reduce));
+    }
   }
-  if (role.send_level < 0) return;
+  if (role.send_level < 0) {
+    if (streamed && received > 0)
+      out.push_back(
+          compute().work(combine_work(tree, received)).dtype(Dtype::FP32).category(Category::Reduce).after_streams());
+    return;
+  }
   const int32_t back = -int32_t(role.parent_distance);
-  const uint32_t pattern = tree.pattern + uint32_t(role.send_level);
-  out.push_back(send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0, pattern)
-                    .bytes(tree_payload(tree, position, role.subtree_size))
-                    .tag(uint16_t(tree.tag + role.send_level))
-                    .category(Category::Reduce));
+  const uint32_t level = uint32_t(role.send_level);
+  const uint32_t pattern = tree_pattern(tree, level, position, role.parent_distance);
+  SendTask send = send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0, pattern)
+                      .bytes(tree_payload(tree, position, role.subtree_size))
+                      .tag(uint16_t(tree.tag + level))
+                      .category(Category::Reduce);
+  if (streamed) send.streamed(received == 0 ? Work{} : combine_work(tree, received));
+  out.push_back(send);
 }
 
 void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const {
@@ -104,12 +133,15 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
 }
 
 Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready) const {
+  const TreeShape shape = tree_shape(tree.n);
   TreeCosts costs;
-  costs.message_cycles = [&](uint32_t level, uint32_t distance, uint64_t bytes) {
-    return line_message_cycles(distance, bytes, tree.pattern + level);
+  costs.message_cycles = [&](uint32_t level, uint32_t child, uint32_t distance, uint64_t bytes) {
+    return line_message_cycles(distance, bytes, tree_pattern(tree, level, child, distance));
   };
   costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
   costs.combine_cycles = [&](uint64_t bytes) { return cycles(Dtype::FP32, combine_work(tree, bytes)); };
+  costs.serialization_cycles = [&](uint64_t bytes) { return serialization_cycles(env_.fabric, bytes * env_.tokens); };
+  if (shape.chains) return stream_tree_completion(std::move(ready), shape, costs);
   return tree_completion(std::move(ready), env_.fanin, costs);
 }
 

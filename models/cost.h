@@ -37,6 +37,23 @@ uint64_t serialization_cycles(const FabricParams& fabric, uint64_t bytes);
 // ramp_on + hops * t_hop + turns * t_turn + relays * relay + ceil(bytes / link) + ramp_off
 uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes);
 
+// Streamed (pipelined) combining, after the pipelined Reduce model of
+// Luczynski et al., "Near-Optimal Wafer-Scale Reduce" (HPDC'24): a node adds
+// each wavelet of its children's streams to its own and forwards it, so a tree
+// pays its payload's serialisation about once and, per level, the ramps, the
+// hops and one add: the "+1" of that model's (2 T_R + 1) per level.
+constexpr uint64_t kStreamAddCycles = 1;
+
+// When the tail of a stream leaves a node whose head left at `head`: the node
+// is busy `busy_cycles` (its own serialisation, or its combining if slower),
+// and it cannot finish before the tails of its input streams (`inputs_tail`,
+// 0 when it has none) have arrived and been added.
+inline uint64_t stream_tail_departure(uint64_t head, uint64_t busy_cycles, uint64_t inputs_tail) {
+  const uint64_t own = head + busy_cycles;
+  const uint64_t inputs = inputs_tail == 0 ? 0 : inputs_tail + kStreamAddCycles;
+  return own > inputs ? own : inputs;
+}
+
 // Contention-free latency between wafers: ramp_on + latency + ceil(bytes / bw) + ramp_off.
 uint64_t offwafer_message_cycles(const HardwareSpec& hw, uint64_t bytes);
 

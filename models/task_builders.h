@@ -54,6 +54,8 @@ class ComputeTask : public TaskBuilder<ComputeTask> {
   ComputeTask& kv_stride(uint32_t stride) { return set(task_.kv_stride, stride); }
   ComputeTask& kv_offset(uint32_t offset) { return set(task_.kv_offset, offset); }
   ComputeTask& kv_window(uint32_t window) { return set(task_.kv_window, window); }
+  // Ends no earlier than the streams the tile's streamed Waits took in (plus one add).
+  ComputeTask& after_streams() { return set(task_.stream, true); }
 };
 
 // To the tile (dx, dy) away on wafer (own + dwafer).
@@ -65,6 +67,12 @@ class SendTask : public MessageBuilder<SendTask> {
   SendTask& dwafer(int32_t dwafer) { return set(task_.dwafer, dwafer); }
   // The message belongs to iteration (current + delta).
   SendTask& iteration_delta(uint32_t delta) { return set(task_.iteration_delta, delta); }
+  // A stream that combines `work` with the streams the tile's streamed Waits
+  // took in, as their wavelets pass (models/cost.h, stream_tail_departure).
+  SendTask& streamed(const Work& combine) {
+    set(task_.work, combine);
+    return set(task_.stream, true);
+  }
 };
 
 // Along `dir`, delivered at each of the next `tiles` tiles.
@@ -81,6 +89,12 @@ class WaitTask : public TaskBuilder<WaitTask> {
   WaitTask() : TaskBuilder(TaskOp::Wait) {}
   WaitTask& tag(uint16_t tag) { return set(task_.tag, tag); }
   WaitTask& messages(uint32_t messages) { return set(task_.count, messages); }
+  // Resumes when the heads of the messages, `bytes` in all, arrive; a later
+  // streamed Send or Compute waits for their tails and their ingest.
+  WaitTask& heads_only(uint32_t bytes) {
+    set(task_.bytes, bytes);
+    return set(task_.stream, true);
+  }
 };
 
 // Skips the next `tasks` tasks unless expert `expert` (or Task::kTileParam) of

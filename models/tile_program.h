@@ -19,6 +19,7 @@ enum class TaskOp : uint8_t {
   Send,              // one message to the tile at (dx, dy) on wafer (own + dwafer); does not block
   Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
   Wait,              // block until `count` messages with `tag` of this iteration have arrived
+                     // (stream: until their heads have arrived, see Task::stream)
   SkipUnlessExpert,  // skip the next `count` tasks unless expert `expert` of MoE layer `moe_layer` is routed
   Mark,              // record the time (and critical-path breakdown) this tile reaches here, in slot `mark`
 };
@@ -59,13 +60,19 @@ struct Task {
   // loop from the LM head back to the embedding feeds the sequence's next token.
   // A message for an iteration past the last is dropped.
   uint32_t iteration_delta = 0;
+  // Streamed combining (a pipelined reduction, models/cost.h): a Wait resumes
+  // when the heads of its messages (`bytes` in all) arrive and remembers when
+  // their tails will; a Send (combining `work` on the way) or a Compute
+  // finishes no earlier than those tails plus one add, nor before the core's
+  // input ramp has taken in all the bytes.
+  bool stream = false;
 
   // Every field, once: equality and the compiler's program deduplication
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
     return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer, mark,
-                    work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta);
+                    work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream);
   }
   bool operator==(const Task& other) const;
 };

@@ -65,7 +65,9 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"wafers", plan.hw.wafers},
           {"strips", plan.strips},
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
+          {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"reduce_fanin", plan.options.reduce_fanin},
+          {"ktree_levels", plan.options.ktree_levels},
           {"slices", slices_text(plan.options)},
           {"tiles_used", plan.tiles_used},
           {"tiles_total", plan.tiles_total},
@@ -96,8 +98,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
-  summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
-                   "trees, store and forward per level (mapping.reduce_fanin)"});
+  if (plan.options.reduction == mapping::Reduction::KTree)
+    summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
+                     "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});
+  else
+    summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
+                     "trees, store and forward per level (mapping.reduction, mapping.reduce_fanin)"});
   summary.add_row(
       {"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices", slices_text(plan.options)});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),

@@ -158,20 +158,34 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         }
         ++w.events;
         ++pc;
-        if (cycles == 0) continue;
-        s.now += cycles;
-        w.path[tile][size_t(task.category)] += cycles;
+        uint64_t end = s.now + cycles;
+        if (task.stream) {
+          StreamInputs& in = w.stream_inputs[tile];
+          end = stream_tail_departure(s.now, std::max(cycles, in.ingest_cycles), in.tail);
+          in = StreamInputs{};
+        }
+        if (end == s.now) continue;
+        w.path[tile][size_t(task.category)] += end - s.now;
         w.compute_busy[tile] += cycles;
+        s.now = end;
         s.pc = pc;
         s.iteration = iteration;
         schedule(s.now, tile);
         return;
       }
-      case TaskOp::Send:
-        send(tile, task, compiled[pc], iteration, cycle);
+      case TaskOp::Send: {
+        const uint64_t free = send(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
         ++pc;
-        continue;
+        if (free == s.now) continue;
+        // A stream keeps the core combining and sending until its tail has left.
+        w.path[tile][size_t(Category::Reduce)] += free - s.now;
+        s.now = free;
+        s.pc = pc;
+        s.iteration = iteration;
+        schedule(s.now, tile);
+        return;
+      }
       case TaskOp::Multicast:
         multicast(tile, task, compiled[pc], iteration, cycle);
         ++w.events;
@@ -183,6 +197,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
           s.iteration = iteration;
           return;  // blocked: the last awaited delivery resumes the tile
         }
+        if (task.stream) w.stream_inputs[tile].ingest_cycles += compiled[pc].serialization;
         ++w.events;
         ++pc;
         continue;
@@ -214,6 +229,7 @@ bool Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
     const uint32_t index = *link;
     Message& message = pool_[index];
     if (message.tag == wait.tag && message.iteration == iteration) {
+      if (wait.stream) world_.stream_inputs[tile].tail = std::max(world_.stream_inputs[tile].tail, message.tail);
       *link = message.next;
       release(index);
       --needed;
@@ -227,18 +243,21 @@ bool Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
 
 void Band::receive(uint32_t message_index, uint64_t cycle) {
   const Message& message = pool_[message_index];
-  arrive(message.tile, message.tag, message.iteration, message.path, message_index, cycle);
+  arrive(message.tile, message.tag, message.iteration, message.path, message.tail, message_index, cycle);
 }
 
-void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
-                  uint64_t cycle) {
+void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint64_t tail,
+                  uint32_t pooled, uint64_t cycle) {
   World& w = world_;
   ++w.events;
   TileState& s = w.state[tile];
   if (s.pending > 0) {
     const Task& wait = w.program_of(tile).tasks[s.pc];
     if (wait.tag == tag && s.iteration == iteration) {
+      if (wait.stream) w.stream_inputs[tile].tail = std::max(w.stream_inputs[tile].tail, tail);
       const bool resumes = --s.pending == 0;
+      if (resumes && wait.stream)
+        w.stream_inputs[tile].ingest_cycles += w.compiled[w.set.tile_program[tile]][s.pc].serialization;
       // The critical path runs through the message that arrived last, after the tile got here.
       if (resumes && cycle > s.now) {
         s.now = cycle;
@@ -259,6 +278,7 @@ void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Critica
     message.tile = tile;
     message.iteration = iteration;
     message.tag = tag;
+    message.tail = tail;
     message.path = path;
     pooled = allocate(message);
   }
@@ -267,11 +287,12 @@ void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Critica
   *link = pooled;
 }
 
-void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle) {
+uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
-  if (message_iteration >= w.iterations) return;  // feeds an iteration that never runs
+  if (message_iteration >= w.iterations) return cycle;  // feeds an iteration that never runs
   const uint32_t destination = uint32_t(int64_t(tile) + compiled.id_delta);
+  if (task.stream) return send_stream(tile, task, compiled, destination, message_iteration, cycle);
   Transit transit;
   Category category = task.category;
   if (task.dwafer != 0) {
@@ -295,9 +316,43 @@ void Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, u
   message.iteration = uint32_t(message_iteration);
   message.tag = task.tag;
   message.path = w.path[tile];
+  message.tail = transit.arrival;
   message.path[size_t(category)] += transit.arrival - cycle - transit.wait;
   message.path[size_t(Category::Contention)] += transit.wait;
   post(message, transit.arrival);
+  return cycle;
+}
+
+uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t destination,
+                           uint64_t message_iteration, uint64_t cycle) {
+  World& w = world_;
+  StreamInputs& in = w.stream_inputs[tile];
+  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, Dtype::FP32, task.work);
+  const uint64_t busy = std::max({compiled.serialization, combine, in.ingest_cycles});
+  const uint64_t tail_departure = stream_tail_departure(cycle, busy, in.tail);
+  in = StreamInputs{};
+  w.compute_busy[tile] += combine;
+  const uint64_t latency = compiled.cycles - compiled.serialization;
+  Transit transit;
+  if (w.options.contention) {
+    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
+                            /*stream=*/true);
+  } else {
+    transit.arrival = cycle + compiled.cycles;
+    w.link_hops +=
+        uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
+  }
+  const uint64_t head = transit.arrival - compiled.serialization;
+  Message message;
+  message.tile = destination;
+  message.iteration = uint32_t(message_iteration);
+  message.tag = task.tag;
+  message.tail = std::max(transit.arrival, tail_departure + latency + transit.wait);
+  message.path = w.path[tile];
+  message.path[size_t(task.category)] += head - cycle - transit.wait;
+  message.path[size_t(Category::Contention)] += transit.wait;
+  post(message, head);
+  return tail_departure;
 }
 
 void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
@@ -363,7 +418,7 @@ void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
     w.free_multicast = multicast;
   }
   if (arrival == cycle) {
-    arrive(tile, tag, iteration, path, kNoMessage, cycle);
+    arrive(tile, tag, iteration, path, arrival, kNoMessage, cycle);
     return;
   }
   // This core's ejection ramp is busy: the delivery waits while the multicast moves on.
@@ -371,6 +426,7 @@ void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
   message.tile = tile;
   message.iteration = iteration;
   message.tag = tag;
+  message.tail = arrival;
   message.path = path;
   schedule(arrival, allocate(message) | kDeliveryBit);
 }

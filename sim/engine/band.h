@@ -46,13 +46,16 @@ class Band : public sc_core::sc_module, public MessageSink {
   void run_tile(uint32_t tile, uint64_t cycle);
   void receive(uint32_t message_index, uint64_t cycle);
   void step_multicast(uint32_t multicast, uint64_t cycle);
-  // A message reaches `tile`: resumes it if it completes its Wait, else parks
-  // it (`pooled` is its pool index, or kNoMessage when it has none yet).
-  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint32_t pooled,
+  // A message reaches `tile` (its tail at `tail`): resumes it if it completes
+  // its Wait, else parks it (`pooled` is its pool index, or kNoMessage when it has none yet).
+  void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint64_t tail, uint32_t pooled,
               uint64_t cycle);
   void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
   bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
-  void send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
+  // Returns when the sender is free again: `cycle`, or for a stream when its tail has left.
+  uint64_t send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
+  uint64_t send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t destination,
+                       uint64_t message_iteration, uint64_t cycle);
   void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
   void post(const Message& message, uint64_t arrival);
   void schedule(uint64_t cycle, uint32_t event);

@@ -104,9 +104,10 @@ uint64_t max_simulated_cycles() {
 }
 
 uint64_t engine_state_bytes(const HardwareSpec& hw, bool contention) {
-  // TileState 32, path 40, compute busy 8, the TileObject and its name about
-  // 250, messages in flight about 60; with contention four links 64 and two ramps 16.
-  const uint64_t per_tile = 32 + 40 + 8 + 250 + 60 + (contention ? 64 + 16 : 0);
+  // TileState 32, path 40, compute busy 8, stream inputs 16, the TileObject
+  // and its name about 250, messages in flight about 60; with contention four
+  // links 64 and two ramps 16.
+  const uint64_t per_tile = 32 + 40 + 8 + 16 + 250 + 60 + (contention ? 64 + 16 : 0);
   return uint64_t(hw.wafers) * hw.tiles_per_wafer() * per_tile;
 }
 

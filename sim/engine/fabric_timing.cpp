@@ -25,12 +25,22 @@ inline uint64_t cross_ramp(uint64_t& busy_until, uint64_t head, uint64_t seriali
   return start;
 }
 
+// A stream's wavelets interleave with the link's other traffic: the stream is
+// not delayed, but it adds its serialisation to what later messages wait for.
+inline uint64_t interleave(LinkState& link, uint64_t head, uint64_t serialization) {
+  link.busy_until = std::max(head, link.busy_until) + serialization;
+  link.busy_cycles += serialization;
+  return head;
+}
+
 // Walks `count` links of one straight leg; returns the head after the last.
 inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t step, uint32_t count, uint64_t head,
-                         uint64_t serialization, uint64_t hop, uint64_t first_extra, uint64_t* wait) {
+                         uint64_t serialization, uint64_t hop, uint64_t first_extra, bool stream, uint64_t* wait) {
   LinkState* base = links.data();
   for (int64_t i = 0, index = first; i < count; ++i, index += step) {
-    head = cross(base[index], head, serialization, wait) + hop + first_extra;
+    const uint64_t start =
+        stream ? interleave(base[index], head, serialization) : cross(base[index], head, serialization, wait);
+    head = start + hop + first_extra;
     first_extra = 0;
   }
   return head;
@@ -39,30 +49,33 @@ inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t s
 }  // namespace
 
 Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
-                      uint64_t serialization, uint64_t sent) {
+                      uint64_t serialization, uint64_t sent, bool stream) {
   const FabricParams& fabric = world.hw.fabric;
   Transit transit;
-  uint64_t head = cross_ramp(world.injection[source], sent, serialization, &transit.wait) + fabric.ramp_on_cycles +
-                  uint64_t(relays) * fabric.relay_cycles;
+  uint64_t& injection = world.injection[source];
+  const uint64_t injected = stream ? (injection = std::max(injection, sent) + serialization, sent)
+                                   : cross_ramp(injection, sent, serialization, &transit.wait);
+  uint64_t head = injected + fabric.ramp_on_cycles + uint64_t(relays) * fabric.relay_cycles;
   const uint64_t x = world.state[source].x, row = world.state[source].row;
   const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
   if (dx > 0)
     head = walk_leg(world.east, int64_t(row * world.width + x), 1, xhops, head, serialization,
-                    fabric.hop_latency_cycles, 0, &transit.wait);
+                    fabric.hop_latency_cycles, 0, stream, &transit.wait);
   else if (dx < 0)
     head = walk_leg(world.west, int64_t(row * world.width + x), -1, xhops, head, serialization,
-                    fabric.hop_latency_cycles, 0, &transit.wait);
+                    fabric.hop_latency_cycles, 0, stream, &transit.wait);
   const uint64_t turn = dx != 0 ? fabric.turn_latency_cycles : 0;
   const uint64_t column = uint64_t(int64_t(x) + dx);
   if (dy > 0)
     head = walk_leg(world.south, int64_t(column * world.rows + row), 1, yhops, head, serialization,
-                    fabric.hop_latency_cycles, turn, &transit.wait);
+                    fabric.hop_latency_cycles, turn, stream, &transit.wait);
   else if (dy < 0)
     head = walk_leg(world.north, int64_t(column * world.rows + row), -1, yhops, head, serialization,
-                    fabric.hop_latency_cycles, turn, &transit.wait);
-  const uint64_t eject = cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
-  transit.arrival = eject + serialization + fabric.ramp_off_cycles;
+                    fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  const uint64_t delivered =
+      stream ? head : cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
+  transit.arrival = delivered + serialization + fabric.ramp_off_cycles;
   world.link_hops += xhops + yhops;
   return transit;
 }

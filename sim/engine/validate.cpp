@@ -98,6 +98,8 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
                                     (task.op == TaskOp::SkipUnlessExpert && task.expert == Task::kTileParam);
       if (reads_tile_param && set.tile_param.empty())
         throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
+      if (task.stream && task.op == TaskOp::Send && task.dwafer != 0)
+        throw EngineError(fmt::format("program {} task {} streams to another wafer: streams stay on one wafer", p, i));
     }
   }
   const uint64_t per_wafer = uint64_t(set.grid_width) * set.grid_height;

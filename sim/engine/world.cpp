@@ -53,6 +53,10 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
   state.resize(tiles);
   path.assign(tiles, CriticalPath{});
   compute_busy.assign(tiles, 0);
+  bool streams = false;
+  for (const Program& program : set.programs)
+    for (const Task& task : program.tasks) streams = streams || task.stream;
+  if (streams) stream_inputs.assign(tiles, StreamInputs{});
   for (size_t tile = 0; tile < tiles; ++tile) {
     state[tile].x = uint16_t(tile % width);
     state[tile].row = uint32_t(tile / width);

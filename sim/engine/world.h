@@ -15,12 +15,13 @@ namespace wafersim::sim {
 constexpr uint32_t kNoMessage = 0xffffffffu;
 
 // A message on its way to (or parked at) a tile. Its arrival cycle is the
-// cycle of its delivery event.
+// cycle of its delivery event: the tail's, or for a stream (Task::stream) the head's.
 struct Message {
   uint32_t tile = 0;  // destination tile id
   uint32_t iteration = 0;
   uint16_t tag = 0;
   uint32_t next = kNoMessage;  // next parked message of the same tile
+  uint64_t tail = 0;           // when its last wavelet arrives
   CriticalPath path{};         // up to its arrival
 };
 
@@ -61,6 +62,12 @@ struct TileState {
   uint16_t x = 0;
 };
 
+// The streams a reduction node has taken in (Task::stream).
+struct StreamInputs {
+  uint64_t tail = 0;           // when the last of their tails arrives (0: none)
+  uint64_t ingest_cycles = 0;  // their serialisation through the core's one input ramp
+};
+
 struct LinkState {
   uint64_t busy_until = 0;
   uint64_t busy_cycles = 0;
@@ -85,6 +92,9 @@ struct World {
   std::vector<TileState> state;
   std::vector<CriticalPath> path;
   std::vector<uint64_t> compute_busy;
+  // Per tile, only when a program streams: what its streamed Waits took in
+  // since its last streamed Send or Compute.
+  std::vector<StreamInputs> stream_inputs;
 
   // Directed links, contention only. East/west links are row-major
   // (row * width + x of the link's source router); south/north links

@@ -65,16 +65,19 @@ std::vector<uint32_t> iota(uint64_t begin, uint64_t end) {
 }
 
 // Evaluates a reduction tree exactly as tree_role() lays it out for the
-// programs: node k combines, level by level, the subtrees of its children.
-// `drop` (a position) loses that node's message.
+// programs of `step`: node k combines, level by level, the subtrees of its
+// children; a chain's successor has finished before its predecessor takes it
+// in, so nodes go from the end of the line. `drop` (a position) loses that
+// node's message.
 template <typename T, typename Combine>
-T reduce_tree(std::vector<T> parts, uint32_t fanin, Combine combine, int64_t drop) {
+T reduce_tree(std::vector<T> parts, const mapping::Step& step, Combine combine, int64_t drop) {
   const uint32_t n = uint32_t(parts.size());
+  const mapping::TreeShape shape = step.tree_shape(n);
   std::vector<mapping::TreeRole> roles(n);
-  for (uint32_t k = 0; k < n; ++k) roles[k] = mapping::tree_role(k, n, fanin);
+  for (uint32_t k = 0; k < n; ++k) roles[k] = mapping::tree_role(k, n, shape);
   uint64_t stride = 1;
-  for (size_t level = 0; stride < n; ++level, stride *= fanin)
-    for (uint32_t k = 0; k < n; ++k) {
+  for (size_t level = 0; stride < n; ++level, stride *= shape.fanin)
+    for (uint32_t k = n; k-- > 0;) {
       if (level >= roles[k].children_per_level.size()) continue;
       for (uint32_t m = 1; m <= roles[k].children_per_level[level]; ++m) {
         const uint64_t child = k + m * stride;
@@ -195,7 +198,7 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
         for (uint32_t line = 0; line < lines; ++line)
           for (uint32_t k = 0; k < n; ++k) {
             const uint32_t i = along_row ? line : k, j = along_row ? k : line;
-            const mapping::TreeRole role = mapping::tree_role(k, n, env.fanin);
+            const mapping::TreeRole role = mapping::tree_role(k, n, step->tree_shape(n));
             const TreeTasks tasks = tree_tasks(plan, g, i, j, env.tag, step->tags_used());
             uint32_t children = 0;
             for (uint32_t c : role.children_per_level) children += c;
@@ -255,7 +258,6 @@ struct Evaluator::State {
     throw FunctionalError(fmt::format("{}, step {}: {}", region->name, step->label(), what));
   }
   const BlockGeometry& geo() const { return step->env().geo; }
-  uint32_t fanin() const { return step->env().fanin; }
   std::string tile_name(uint32_t i, uint32_t j) const {
     return fmt::format("tile (wafer {}, x {}, y {})", geo().wafer, geo().x(i, j), geo().y(i, j));
   }
@@ -442,7 +444,7 @@ struct Evaluator::State {
       std::vector<std::vector<float>> partial(g.cols);
       for (uint32_t j = 0; j < g.cols; ++j) partial[j] = block_product(i, j, rows[i], x[j], j == 0);
       out.at[i].index = rows[i];
-      out.at[i].value = reduce_tree(std::move(partial), fanin(), add_into, dropped(i));
+      out.at[i].value = reduce_tree(std::move(partial), *step, add_into, dropped(i));
     }
     return out;
   }
@@ -455,7 +457,7 @@ struct Evaluator::State {
       std::vector<std::vector<float>> partial(g.rows);
       for (uint32_t i = 0; i < g.rows; ++i) partial[i] = block_product(i, j, columns[j], in.at[i], i == 0);
       out.at[j].index = columns[j];
-      out.at[j].value = reduce_tree(std::move(partial), fanin(), add_into, dropped(j));
+      out.at[j].value = reduce_tree(std::move(partial), *step, add_into, dropped(j));
     }
     return out;
   }
@@ -570,9 +572,9 @@ struct Evaluator::State {
         auto better = [](std::vector<float>& a, const std::vector<float>& b) {
           if (b[0] > a[0] || (b[0] == a[0] && b[1] < a[1])) a = b;
         };
-        return at_root(reduce_tree(std::move(parts), fanin(), better, dropped(0)));
+        return at_root(reduce_tree(std::move(parts), *step, better, dropped(0)));
       }
-      return at_root(reduce_tree(std::move(parts), fanin(), add_into, dropped(0)));
+      return at_root(reduce_tree(std::move(parts), *step, add_into, dropped(0)));
     }
     // Concatenation: the slices travel in the activation format.
     std::vector<std::vector<Piece>> parts;
@@ -584,7 +586,7 @@ struct Evaluator::State {
       parts.push_back({std::move(sent)});
     }
     auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
-    const std::vector<Piece> all = reduce_tree(std::move(parts), fanin(), append, dropped(0));
+    const std::vector<Piece> all = reduce_tree(std::move(parts), *step, append, dropped(0));
     const uint64_t n = gathered_size();
     std::vector<float> vector(n, NAN);
     std::vector<bool> seen(n, false);
@@ -684,7 +686,7 @@ struct Evaluator::State {
           rows[i][h] = std::move(partial);
         }
       }
-      columns.push_back(reduce_tree(std::move(rows), fanin(), merger(), dropped(j)));
+      columns.push_back(reduce_tree(std::move(rows), *step, merger(), dropped(j)));
     }
     return columns;
   }
@@ -722,7 +724,7 @@ struct Evaluator::State {
             column_partials(in.at[0].value, first, last, start[group], start[group + 1], df);
         for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
       }
-      const Partials all = reduce_tree(std::move(columns), fanin(), merger(), dropped(g.cols));
+      const Partials all = reduce_tree(std::move(columns), *step, merger(), dropped(g.cols));
       return at_root(head_outputs(all, 0, m.n_heads));
     }
     Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
@@ -734,7 +736,7 @@ struct Evaluator::State {
       std::vector<std::vector<Piece>> parts;
       for (uint32_t j = start[group]; j < start[group + 1]; ++j) parts.push_back({in.at[j]});
       auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
-      const std::vector<Piece> gathered = reduce_tree(std::move(parts), fanin(), append, -1);
+      const std::vector<Piece> gathered = reduce_tree(std::move(parts), *step, append, -1);
       std::vector<float> qkv(qkv_size(m), NAN);
       for (const Piece& piece : gathered)
         for (size_t k = 0; k < piece.index.size(); ++k) qkv[piece.index[k]] = piece.value[k];
@@ -742,7 +744,7 @@ struct Evaluator::State {
         if (std::isnan(qkv[index]))
           fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
       std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df);
-      const Partials combined = reduce_tree(std::move(partials), fanin(), merger(), dropped(g.cols + group));
+      const Partials combined = reduce_tree(std::move(partials), *step, merger(), dropped(g.cols + group));
       const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv);
       // The group's output multicast along its columns: column p keeps slice p.
       const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);

@@ -91,6 +91,29 @@ TEST_CASE("contention off: distributed dataflow beside MoE layers agrees to the 
   require_same_cycles("tiny-moe", {kDistributed, "model.moe.layers=[1]", "model.ffn_dim=512"});
 }
 
+// Every reduction variant (mapping.reduction): the distributed dataflow streams K-trees by default.
+TEST_CASE("contention off: distributed dataflow with store-and-forward fan-in trees agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.reduction=tree", "mapping.reduce_fanin=3"});
+}
+TEST_CASE("contention off: a K-tree of one level (a chain per line) agrees to the cycle",
+          "[regression][exact][ktree]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.ktree_levels=1"});
+}
+TEST_CASE("contention off: K-trees of three levels agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.ktree_levels=3", "workload.batch=2"});
+}
+TEST_CASE("contention off: K-trees in the root dataflow agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-dense", {kRoot, "mapping.reduction=ktree"});
+}
+TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-moe", {kDistributed, "workload.batch=2"});
+}
+// 13 rows leave the attention block of an MoE region one row: its column trees have a single position.
+TEST_CASE("contention off: K-trees over a single tile agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-moe", {kDistributed, "hardware.grid_height=13", "hardware.wafers=4"});
+}
+
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-dense", {kRoot});
 }
@@ -119,6 +142,12 @@ TEST_CASE("contention on: distributed dataflow, two wafers within 10 percent",
 }
 TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed});
+}
+TEST_CASE("contention on: MoE layers with K-trees within 10 percent", "[regression][contention][ktree]") {
+  require_within_ten_percent("tiny-moe", {kDistributed, "workload.batch=2"});
+}
+TEST_CASE("contention on: K-trees with relayed routes within 10 percent", "[regression][contention][ktree]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, "hardware.fabric.colors=6", "mapping.ktree_levels=3"});
 }
 TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
           "[regression][contention][distributed]") {

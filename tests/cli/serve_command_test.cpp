@@ -158,8 +158,11 @@ TEST_CASE("a sweep runs serve points and tabulates serving figures", "[cli][serv
 
 TEST_CASE("serve --step-times scales the closed form to the cycles a run measured", "[cli][serve]") {
   Scratch scratch;
+  // Store-and-forward trees, so that the engine sees link contention (streamed K-trees see none here).
+  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree"};
   auto serve = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
+    args.insert(args.end(), trees.begin(), trees.end());
     args.insert(args.end(), extra.begin(), extra.end());
     const Outcome outcome = run_wafersim(args);
     INFO(outcome.err);
@@ -168,8 +171,8 @@ TEST_CASE("serve --step-times scales the closed form to the cycles a run measure
   };
   const std::string engine = (scratch.path() / "run.json").string();
   const std::string analytic = (scratch.path() / "analytic.json").string();
-  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine}).exit_code == 0);
-  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic}).exit_code == 0);
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1]}).exit_code == 0);
+  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic, trees[0], trees[1]}).exit_code == 0);
   const json closed = serve({});
   const json measured = serve({"--step-times", engine});
   const json again = serve({"--step-times", analytic});

@@ -66,17 +66,19 @@ TEST_CASE("functional: dense GQA, root dataflow, matches the reference", "[funct
   require_match(check_functional(tiny_plan("tiny-dense", {"mapping.dataflow=root"})), 9);
 }
 
-TEST_CASE("functional: every reduction fan-in and multicast axis matches", "[functional]") {
+TEST_CASE("functional: every reduction variant and multicast axis matches", "[functional]") {
+  const std::vector<std::vector<std::string>> reductions = {
+      {"mapping.reduction=tree", "mapping.reduce_fanin=2"},  {"mapping.reduction=tree", "mapping.reduce_fanin=3"},
+      {"mapping.reduction=tree", "mapping.reduce_fanin=5"},  {"mapping.reduction=ktree", "mapping.ktree_levels=1"},
+      {"mapping.reduction=ktree", "mapping.ktree_levels=2"}, {"mapping.reduction=ktree", "mapping.ktree_levels=3"}};
   for (const char* dataflow : {"root", "distributed"})
-    for (const char* fanin : {"2", "3", "5"})
+    for (const std::vector<std::string>& reduction : reductions)
       for (const char* axis : {"x", "y"}) {
-        INFO(dataflow << " fan-in " << fanin << " axis " << axis);
-        require_match(check_functional(tiny_plan(
-                          "tiny-dense",
-                          {std::string("mapping.dataflow=") + dataflow, std::string("mapping.reduce_fanin=") + fanin,
-                           std::string("mapping.multicast_axis=") + axis},
-                          3, 2)),
-                      5);
+        INFO(dataflow << " " << reduction[1] << " axis " << axis);
+        std::vector<std::string> settings = reduction;
+        settings.push_back(std::string("mapping.dataflow=") + dataflow);
+        settings.push_back(std::string("mapping.multicast_axis=") + axis);
+        require_match(check_functional(tiny_plan("tiny-dense", settings, 3, 2)), 5);
       }
 }
 
