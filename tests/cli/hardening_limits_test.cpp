@@ -55,7 +55,7 @@ TEST_CASE("MoE knobs on tiny-moe are placed or refused, never an internal error"
 }
 
 TEST_CASE("one layer whose buffers outgrow a WSE-3 at every strip width is refused", "[cli][limits]") {
-  // Its 35 GB fit the wafer's 40 GB, but the activation buffers do not fit beside the weights, even with the
+  // Its 36.6 GB fit the wafer's 40.3 GB, but the activation buffers do not fit beside the weights, even with the
   // tiles that keep the most buffers relieved of weights.
   const Outcome outcome =
       map_with("good/tiny.yaml", {"hardware=wse3", "model.d_model=16384", "model.ffn_dim=360448", "model.n_layers=1",
