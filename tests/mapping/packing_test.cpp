@@ -38,7 +38,7 @@ TEST_CASE("Llama 3.1 70B at 16-bit fits four WSE-3, its edge tiles relieved of w
   for (const mapping::RegionStats& stats : plan.stats) elements += stats.weight_elements;
   CHECK(elements == counts.total);
   const size_t relieved_regions = size_t(std::count_if(plan.regions.begin(), plan.regions.end(),
-                                                        [](const mapping::Region& r) { return relieved(r.box); }));
+                                                       [](const mapping::Region& r) { return relieved(r.box); }));
   CHECK(relieved_regions > 0);
 
   // Every tile of the first layer region and of the LM head, tile by tile:
