@@ -3,6 +3,8 @@
 // local (0, 0). Local rows i run "down", columns j run "across"; which of x and
 // y is "across" is the mapping.multicast_axis knob.
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "models/tile_program.h"
 
@@ -24,6 +26,23 @@ struct BlockGeometry {
   int32_t dx(int32_t di, int32_t dj) const { return across_is_x ? dj : di; }
   int32_t dy(int32_t di, int32_t dj) const { return across_is_x ? di : dj; }
   uint64_t tiles() const { return uint64_t(rows) * cols; }
+
+  // How the block's GEMVs split their weights over the rows and columns. By
+  // default evenly (lower indices take the remainder). Tiles that keep more
+  // activation buffers than others can be given fewer weights (the compiler's
+  // edge relief, mapping/compile.cpp): row 0 a share of `row0_permille`
+  // thousandths of another row's, and the columns shares in proportion to
+  // their weights (column_prefix: cumulative weights, cols + 1 entries).
+  // Compute is charged the largest share.
+  uint32_t row0_permille = 1000;
+  std::shared_ptr<const std::vector<uint64_t>> column_prefix;  // null: even
+  void set_column_weights(const std::vector<uint64_t>& weights);
+
+  uint64_t row_share(uint64_t total, uint32_t i) const;
+  uint64_t column_share(uint64_t total, uint32_t j) const;
+  uint64_t largest_row_share(uint64_t total) const;
+  uint64_t largest_column_share(uint64_t total) const;
+  bool even_split() const { return row0_permille == 1000 && !column_prefix; }
 };
 
 }  // namespace wafersim::mapping

@@ -79,11 +79,28 @@ std::string overflow_report(const FullestTile& tile, const HardwareSpec& hw) {
   return "fits";
 }
 
+// Activation bytes of column j's tiles below row 1. Down a column they never
+// grow (attention tiles past the positions of the largest context keep none)
+// and take at most two values, so a bisection finds where they change.
+uint64_t interior_activations(const Block& block, uint32_t j, uint64_t max_context, uint64_t stream_buffer) {
+  const uint32_t rows = block.geo.rows;
+  auto at = [&](uint32_t i) { return tile_sram(block, i, j, max_context, stream_buffer).activations; };
+  const uint64_t top = at(2), bottom = at(rows - 1);
+  if (top == bottom) return uint64_t(rows - 2) * top;
+  uint32_t lo = 2, hi = rows - 1;  // at(lo) == top, at(hi) == bottom
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    (at(mid) == top ? lo : hi) = mid;
+  }
+  return uint64_t(hi - 2) * top + uint64_t(rows - hi) * bottom;
+}
+
 // Every tile's SRAM is checked without visiting every tile: block splits give
-// lower-indexed rows and columns the larger shares, KV shares shrink with the
-// offset, and gather trees run on row 0 and column 0 only, so the fullest tile
-// and the tightest context are on rows 0 and 1 or column 0; elsewhere tiles
-// hold what tile (1, 1) holds but smaller shares. Totals come from the steps.
+// rows from 1 on non-increasing shares (row 0 and the columns may be relieved,
+// block.h), KV shares and attention buffers shrink with the offset down a
+// column, and gather trees run on row 0 and column 0 only, so the fullest tile
+// and the tightest context are on rows 0 and 1 or column 0; below row 1 a tile
+// holds what the tile of row 1 in its column holds or less. Totals come from the steps.
 RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_t max_context, uint64_t stream_buffer,
                            uint32_t colors_available, FullestTile* fullest) {
   RegionStats stats;
@@ -111,8 +128,8 @@ RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_
     for (uint32_t i = 0; i < edge_rows; ++i)
       for (uint32_t j = 0; j < g.cols; ++j) visit(i, j);
     for (uint32_t i = edge_rows; i < g.rows; ++i) visit(i, 0);
-    const uint64_t interior = g.rows > 2 && g.cols > 1 ? uint64_t(g.rows - 2) * (g.cols - 1) : 0;
-    if (interior > 0) activation_sum += interior * tile_sram(block, 1, 1, max_context, stream_buffer).activations;
+    for (uint32_t j = 1; j < g.cols && g.rows > 2; ++j)
+      activation_sum += interior_activations(block, j, max_context, stream_buffer);
 
     for (const auto& step : block.steps) {
       stats.weight_elements += step->total_weight_elements();
@@ -151,13 +168,12 @@ void sum_up(Plan& plan) {
 // --- the layout search ---------------------------------------------------------
 
 // The first guess of a tile's activation buffers, before any region is built:
-// a few KiB of buffers beside the stream buffers. It only sets the first
-// heights; every tile is then measured exactly and a region that overflows is
-// grown, so a low guess costs retries, not a wrong plan.
+// a few KiB, what most tiles keep. Tiles that keep more (the region root's
+// stream buffer, gather nodes, attention tiles) get fewer weights (edge relief
+// below), so a region's size follows its typical tile. The guess only sets the
+// first heights; every tile is then measured exactly and a region that
+// overflows is relieved or grown, so a low guess costs retries, not a wrong plan.
 constexpr uint64_t kActivationBufferGuessBytes = 2048;
-// The fullest tile keeps a stream buffer as region root and may keep another
-// as a gather node (tile_sram, and activation_bytes of a gather step).
-constexpr uint64_t kStreamBuffersGuessed = 2;
 // The guess never sets aside more than 1/2 of a tile's usable SRAM, so a large
 // mapping.stream_buffer_bytes still leaves a budget for weights and KV.
 constexpr uint64_t kBufferGuessCapDivisor = 2;
@@ -172,6 +188,10 @@ constexpr uint32_t kMaxWafers = 1024;
 // region that overflowed, so real models need a handful; the bound turns a
 // region that never stops overflowing into an error instead of a hang.
 constexpr int kMaxLayoutRetries = 200;
+// Edge relief: rounds of refining the shares, and a column's weight before any
+// (large, so that integer shares are fine-grained).
+constexpr int kReliefRounds = 4;
+constexpr uint64_t kEvenColumnWeight = 1000000;
 
 // A need for at least one more row of `box`'s width than the box had.
 uint64_t one_row_more(const BlockGeometry& box) { return box.tiles() + box.width_x(); }
@@ -198,7 +218,8 @@ class PlanCompiler {
 
   Plan compile() {
     uint32_t wafers = starting_wafers();
-    const RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
+    RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
+    context.max_context = max_context_;
     for (int retry = 0;;) {
       const Layout layout = place(wafers);
       if (layout.boxes.empty()) {
@@ -230,8 +251,7 @@ class PlanCompiler {
   // A tile holds its share of the region's bytes in what is left after
   // activation buffers (guessed here, checked per tile once built).
   uint64_t first_tile_budget() const {
-    const uint64_t buffers = kStreamBuffersGuessed * plan_.options.stream_buffer_bytes + kActivationBufferGuessBytes;
-    return usable_ - std::min<uint64_t>(usable_ / kBufferGuessCapDivisor, buffers);
+    return usable_ - std::min<uint64_t>(usable_ / kBufferGuessCapDivisor, kActivationBufferGuessBytes);
   }
 
   // Heights in strips of a given width: enough for the bytes at the estimated
@@ -307,8 +327,9 @@ class PlanCompiler {
         continue;
       }
       FullestTile fullest;
-      const RegionStats stats =
+      RegionStats stats =
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
+      if (stats.sram_peak_bytes > hw().tile.sram_bytes) relieve_edges(context, needs_[r], region, stats, fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
         needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);
@@ -319,6 +340,57 @@ class PlanCompiler {
       keep(std::move(region), stats, box, fullest);
     }
     return !grown;
+  }
+
+  // Edge relief: tiles that keep more activation buffers or KV than others
+  // (the root row and column, attention tiles) take fewer of the GEMV weights,
+  // so a region fits without growing for a few of its tiles. The columns' shares
+  // follow the room each column's row-1 tile leaves (every tile of row 1 ends
+  // near the mean), then row 0 sheds what its fullest tile holds beyond row 1's.
+  // Rounds refine the shares on the rebuilt region; the result is kept when the
+  // fullest tile fits, or else kept as the better measure for growing it.
+  void relieve_edges(const RegionContext& context, const RegionNeed& need, Region& region, RegionStats& stats,
+                     FullestTile& fullest) const {
+    if (region.blocks.size() != 1) return;  // MoE: expert blocks split their weights evenly
+    BlockGeometry box = region.box;
+    if (box.rows < 2 || box.cols < 2) return;
+    const uint64_t reserve = hw().tile.runtime_reserved_bytes, stream = plan_.options.stream_buffer_bytes;
+    std::vector<uint64_t> column_weight(box.cols, kEvenColumnWeight);
+    for (int round = 0; round < kReliefRounds; ++round) {
+      const Block& block = region.blocks[0];
+      std::vector<TileSram> row0(box.cols), row1(box.cols);
+      for (uint32_t j = 0; j < box.cols; ++j) {
+        row0[j] = tile_sram(block, 0, j, max_context_, stream);
+        row1[j] = tile_sram(block, 1, j, max_context_, stream);
+      }
+      auto other = [&](const TileSram& t) { return reserve + t.kv + t.activations; };
+      uint64_t sum = 0;
+      for (uint32_t j = 0; j < box.cols; ++j) sum += row1[j].weights + other(row1[j]);
+      const uint64_t target = sum / box.cols;
+      for (uint32_t j = 0; j < box.cols; ++j) {
+        const uint64_t room = target > other(row1[j]) ? target - other(row1[j]) : 0;
+        if (row1[j].weights > 0) column_weight[j] = std::max<uint64_t>(1, column_weight[j] * room / row1[j].weights);
+      }
+      // Row 0 against row 1, at its worst column.
+      double row0_factor = std::numeric_limits<double>::infinity();
+      for (uint32_t j = 0; j < box.cols; ++j) {
+        if (row0[j].weights == 0) continue;
+        const double used0 = double(row0[j].weights + other(row0[j])), used1 = double(row1[j].weights + other(row1[j]));
+        row0_factor = std::min(row0_factor, (double(row0[j].weights) - (used0 - used1)) / double(row0[j].weights));
+      }
+      if (std::isfinite(row0_factor))
+        box.row0_permille = uint32_t(std::clamp(std::floor(box.row0_permille * row0_factor), 1.0, 1000.0));
+      box.set_column_weights(column_weight);
+      Region relieved = build_region(context, need.kind, need.layer, box);
+      FullestTile relieved_fullest;
+      const RegionStats relieved_stats =
+          measure_region(relieved, hw(), max_context_, stream, colors_available_, &relieved_fullest);
+      if (relieved_stats.sram_peak_bytes >= stats.sram_peak_bytes) return;  // no better: stop
+      region = std::move(relieved);
+      stats = relieved_stats;
+      fullest = relieved_fullest;
+      if (stats.sram_peak_bytes <= hw().tile.sram_bytes) return;
+    }
   }
 
   // Tiles an overflowing region needs: weights and KV shrink with the region's

@@ -68,6 +68,9 @@ struct RegionContext {
   uint32_t tokens = 1;  // per iteration: 1 in decode, the chunk in a prefill (StepEnv::tokens)
   // Prefill of an MoE layer: tokens each routed expert takes per chunk (0: an even share of the chunk's choices).
   uint32_t expert_tokens = 0;
+  // The workload's largest context: attention tiles that hold no position at
+  // it keep no attention buffers (0: unknown, every tile keeps them).
+  uint64_t max_context = 0;
 };
 
 // Builds a region filling `box`. Throws std::logic_error when the box is too

@@ -69,6 +69,7 @@ class ChainBuilder {
     next_tag_ = uint16_t(next_tag_ + block_.steps.back()->tags_used());
   }
   uint16_t next_tag() const { return next_tag_; }
+  const BlockGeometry& geo() const { return block_.geo; }
 
  private:
   Block& block_;
@@ -84,17 +85,60 @@ SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
       .dwafer(int32_t(to.wafer) - int32_t(from.wafer));
 }
 
+// Whether some tile's QKV slice holds part of a head only: the slices of the
+// root column (or, along_row, of each KV-head group's columns on the root row)
+// hold whole heads only when each line's heads split evenly over its tiles.
+bool heads_cut(const ModelSpec& m, const BlockGeometry& g, bool along_row) {
+  const uint64_t q_per_kv = m.n_heads / m.n_kv_heads;
+  if (!along_row) return !g.even_split() || (uint64_t(m.n_heads) + 2ull * m.n_kv_heads) % g.rows != 0;
+  if (!g.even_split()) return true;
+  // The KV-head groups of the distributed attention (mapping/steps.cpp, row_attention_step).
+  const uint32_t groups = std::min<uint32_t>(m.n_kv_heads, g.cols);
+  const uint32_t per_group = uint32_t(ceil_div(m.n_kv_heads, groups));
+  for (uint32_t group = 0; group < groups; ++group) {
+    const uint32_t columns = uint32_t(uint64_t(group + 1) * g.cols / groups - uint64_t(group) * g.cols / groups);
+    const uint32_t first = std::min(m.n_kv_heads, group * per_group);
+    const uint32_t kv_heads = std::min(m.n_kv_heads, first + per_group) - first;
+    if (kv_heads * (q_per_kv + 2) % columns != 0) return true;
+  }
+  return false;
+}
+
 // Each tile holding a slice of the QKV sums (the root column's, or the root
 // row's along_row) turns it into activations. The QKV rows are ordered so
 // that every slice holds an even share of the query and key elements (each
 // rotary pair in one tile), which get the q/k norm and rotary; values get
 // neither. Returns the slice's elements.
-uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, uint32_t parts, bool along_row) {
-  const uint64_t slice = ceil_div(qkv_dim(m), parts);
-  const uint64_t qk_slice = ceil_div(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim, parts);
+uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row) {
+  const BlockGeometry& g = chain.geo();
+  auto largest = [&](uint64_t n) { return along_row ? g.largest_column_share(n) : g.largest_row_share(n); };
+  const uint64_t slice = largest(qkv_dim(m));
+  const uint64_t qk_slice = largest(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim);
   const bool rotary = m.positions == workloads::PositionKind::Rotary;
-  const Work work{qk_slice * workloads::qk_flops_per_element(m), sum_bytes(slice),
-                  dtype_bytes(m.activation_dtype, slice)};
+  uint64_t qk_flops = workloads::qk_flops_per_element(m);
+  uint64_t head_sums_read = 0;
+  if (m.qk_norm && heads_cut(m, g, along_row)) {
+    // A head spread over several tiles is normalised by its sum of squares over
+    // all of them: each tile sums the squares of its q/k elements per head, the
+    // per-head sums (fp32, every q and k head) reduce along the line to the
+    // root and return along it, and each tile scales its elements.
+    const uint64_t sums_bytes = sum_bytes(uint64_t(m.n_heads) + m.n_kv_heads);
+    const uint64_t stats_flops = workloads::norm_statistics_flops_per_element(workloads::NormKind::RMSNorm);
+    chain.add("qk_norm_stats", [&](const StepEnv& env) {
+      return column_compute_step(env, Work{qk_slice * stats_flops, sum_bytes(qk_slice), sums_bytes}, m.activation_dtype,
+                                 along_row);
+    });
+    chain.add("qk_norm_reduce", [&](const StepEnv& env) {
+      return along_row ? gather_row_step(env, sums_bytes, /*reduce=*/true)
+                       : gather_column_step(env, sums_bytes, /*reduce=*/true);
+    });
+    chain.add("qk_norm_broadcast", [&](const StepEnv& env) {
+      return along_row ? row_broadcast_step(env, sums_bytes) : column_broadcast_step(env, sums_bytes, sums_bytes);
+    });
+    qk_flops -= stats_flops;
+    head_sums_read = sums_bytes;
+  }
+  const Work work{qk_slice * qk_flops, sum_bytes(slice) + head_sums_read, dtype_bytes(m.activation_dtype, slice)};
   chain.add(rotary      ? "rotary"
             : m.qk_norm ? "qk_norm"
                         : "qkv_slices",
@@ -104,19 +148,20 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, uint32_t parts,
 
 // Attention of `layer`; sink logits, where the model has them, join the
 // softmax once the partials are combined.
-AttentionShape attention_shape(const ModelSpec& m, uint32_t layer) {
+AttentionShape attention_shape(const ModelSpec& m, uint32_t layer, uint64_t max_context = 0) {
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
   AttentionShape shape{m.n_heads,  m.n_kv_heads,
                        m.head_dim, windowed ? m.sliding_window : 0,
                        m.kv_dtype, workloads::attention_flops_per_score(m),
                        {}};
+  if (max_context > 0) shape.max_positions = m.attended_positions(layer, max_context);
   if (m.attention_sinks)
     shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(m.weight_dtype, m.n_heads), 0};
   return shape;
 }
 
 // Attention half of a transformer layer: norm, QKV, attention, output projection, residual + norm.
-void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows) {
+void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
   const uint64_t vector_params = workloads::layer_vector_params(m, layer);
   chain.add("input_norm", [&](const StepEnv& env) {
@@ -125,30 +170,30 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  const uint64_t slice = add_qkv_slices(chain, m, rows, /*along_row=*/false);
+  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/false);
   chain.add("gather_qkv", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, slice)); });
   // The sink logits join the softmax once the partials are combined at the root.
-  chain.add("attention", [&](const StepEnv& env) { return attention_step(env, attention_shape(m, layer)); });
+  chain.add("attention",
+            [&](const StepEnv& env) { return attention_step(env, attention_shape(m, layer, max_context)); });
   chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, m.weight_dtype));
   });
-  chain.add("gather_o",
-            [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, ceil_div(m.d_model, rows))); });
+  const uint64_t o_slice = chain.geo().largest_row_share(m.d_model);
+  chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, o_slice)); });
   chain.add("residual_norm", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m) + norm_work(m), act, Category::Compute);
   });
 }
 
 // A feed-forward network over a block: up (and gate), activation, down, gather.
-void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, uint32_t rows, uint32_t cols,
-             int32_t input_tag) {
+void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, int32_t input_tag) {
   const Dtype act = m.activation_dtype;
   chain.add("gate_up_proj", [&](const StepEnv& env) {
     return gemv_to_column_step(env, GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype),
                                input_tag);
   });
-  const uint64_t slice = ceil_div(ffn, rows);
+  const uint64_t slice = chain.geo().largest_row_share(ffn);
   chain.add("activation", [&](const StepEnv& env) {
     return column_compute_step(env,
                                Work{slice * workloads::activation_flops_per_element(m.mlp),
@@ -158,8 +203,8 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
   });
-  chain.add("gather_down",
-            [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, ceil_div(m.d_model, cols))); });
+  const uint64_t out_slice = chain.geo().largest_column_share(m.d_model);
+  chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, out_slice)); });
 }
 
 // --- the distributed dataflow of a dense layer (mapping.dataflow: distributed) ---
@@ -173,11 +218,11 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
 // branch to the stream, with `residual`), an fp32 reduce of them down the
 // column to the root, their multicast back down the column, and the scaling of
 // each slice. The scaling step stores `vector_params` as slices on the column.
-void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, uint32_t rows, bool residual, const char* stats_label,
+void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, const char* stats_label,
                     const char* reduce_label, const char* broadcast_label, const char* scale_label,
                     uint64_t vector_params) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
-  const uint64_t slice = ceil_div(m.d_model, rows);
+  const uint64_t slice = chain.geo().largest_row_share(m.d_model);
   const uint64_t statistics_bytes = sum_bytes(workloads::norm_statistics(m.norm));
   // The residual add reads the stream and the branch and writes the stream (op_costs' residual_cost per element).
   const uint64_t stats_flops =
@@ -197,37 +242,36 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, uint32_t rows, bool
   });
 }
 
-void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint32_t rows, uint32_t cols) {
+void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
-  const uint64_t d_slice = ceil_div(m.d_model, rows);
+  const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
   chain.add("scatter", [&](const StepEnv& env) {
     return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
   });
   // Every norm vector of the layer (and the sinks) is stored with the input norm's scaling, as the root dataflow
   // stores them with its input norm.
-  add_slice_norm(chain, m, rows, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast",
-                 "input_norm_scale", workloads::layer_vector_params(m, layer));
+  add_slice_norm(chain, m, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast", "input_norm_scale",
+                 workloads::layer_vector_params(m, layer));
   // QKV as slices on the root row. W_QKV's rows are ordered so that the slice
   // of root-row column j belongs to the KV head group that owns column j in
   // attention (its queries, key and value), each rotary pair in one tile.
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  const uint64_t slice = add_qkv_slices(chain, m, cols, /*along_row=*/true);
+  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true);
   chain.add("attention", [&](const StepEnv& env) {
-    return row_attention_step(env, attention_shape(m, layer), dtype_bytes(act, slice));
+    return row_attention_step(env, attention_shape(m, layer, max_context), dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
     return gemv_row_to_column_step(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
   });
-  add_slice_norm(chain, m, rows, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale",
-                 0);
+  add_slice_norm(chain, m, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale", 0);
   chain.add("gate_up_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
   });
   // W_gate and W_up interleaved so that a column holds the gate and up sums of the same elements.
-  const uint64_t ffn_slice = ceil_div(m.ffn_dim, cols);
+  const uint64_t ffn_slice = chain.geo().largest_column_share(m.ffn_dim);
   chain.add("activation", [&](const StepEnv& env) {
     return column_compute_step(
         env,
@@ -319,7 +363,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   main.geo = box;
   main.geo.rows = attention_rows;
   ChainBuilder chain(context, main, uint16_t(layer), kTagFirstStep);
-  add_attention(chain, m, layer, attention_rows);
+  add_attention(chain, m, layer, context.max_context);
   // Router: logits on the root column, gathered, top-k at the root.
   chain.add("router", [&](const StepEnv& env) {
     return gemv_to_column_step(
@@ -360,6 +404,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert.geo.y0 = box.y(top, left);
       expert.geo.rows = expert_height;
       expert.geo.cols = right - left;
+      expert.geo.row0_permille = 1000;  // experts split their weights evenly
+      expert.geo.column_prefix = nullptr;
       expert.expert = e < routed ? int32_t(e) : -1;
       expert.moe_layer = layer;
       expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
@@ -371,8 +417,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
       const uint64_t result_bytes = vector_bytes * expert_context.tokens;
       ChainBuilder expert_chain(expert_context, expert, uint16_t(layer), expert_first_tag);
-      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, expert.geo.rows, expert.geo.cols,
-              dispatch_tag);
+      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
       if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
         expert_chain.add("expert_scale", [&](const StepEnv& env) {
           return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
@@ -504,7 +549,8 @@ uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uin
 namespace {
 
 std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box) {
-  std::vector<uint64_t> key = {uint64_t(kind), box.rows, box.cols, box.across_is_x};
+  std::vector<uint64_t> key = {uint64_t(kind), box.rows, box.cols, box.across_is_x, box.row0_permille};
+  if (box.column_prefix) key.insert(key.end(), box.column_prefix->begin(), box.column_prefix->end());
   if (kind != RegionKind::Dense && kind != RegionKind::Moe) return key;
   key.push_back(attention_shape(m, uint32_t(layer)).window);
   key.push_back(workloads::layer_vector_params(m, uint32_t(layer)));
@@ -549,7 +595,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       chain.add("lm_head_proj", [&](const StepEnv& env) {
         return gemv_to_column_step(env, GemvShape::matrix(m.d_model, m.vocab_size, w));
       });
-      const uint64_t slice = ceil_div(m.vocab_size, box.rows);  // local argmax over the slice
+      const uint64_t slice = box.largest_row_share(m.vocab_size);  // local argmax over the slice
       chain.add("argmax_slice", [&](const StepEnv& env) {
         return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, sum_bytes(slice), 8}, Dtype::FP32);
       });
@@ -558,10 +604,10 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
       });
     } else if (context.options->dataflow == Dataflow::Distributed) {
-      add_distributed_layer(chain, m, uint32_t(layer), box.rows, box.cols);
+      add_distributed_layer(chain, m, uint32_t(layer), context.max_context);
     } else {
-      add_attention(chain, m, uint32_t(layer), box.rows);
-      add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, box.rows, box.cols, -1);
+      add_attention(chain, m, uint32_t(layer), context.max_context);
+      add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);
       chain.add("residual",
                 [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
     }

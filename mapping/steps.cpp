@@ -47,7 +47,7 @@ class RootCompute : public Step {
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
-    return i == 0 ? chunk(row_weights_, env_.geo.cols, j) : 0;
+    return i == 0 ? env_.geo.column_share(row_weights_, j) : 0;
   }
   uint64_t total_weight_elements() const override { return row_weights_; }
   uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, row_weights_); }
@@ -118,8 +118,8 @@ class GemvToColumn : public Step {
   GemvToColumn(const StepEnv& env, const GemvShape& shape, int32_t input_tag, bool local_row)
       : Step(env), shape_(shape), input_tag_(input_tag), local_row_(local_row) {
     const BlockGeometry& g = env.geo;
-    block_in_ = ceil_div(shape.d_in, g.cols);
-    block_out_ = ceil_div(shape.d_out, g.rows);
+    block_in_ = g.largest_column_share(shape.d_in);
+    block_out_ = g.largest_row_share(shape.d_out);
     // Without the multicast along the root row, patterns and tags start one earlier.
     down_ = local_row ? 0 : 1;
     // Partial sums reduce along each row to the root column.
@@ -182,11 +182,11 @@ class GemvToColumn : public Step {
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     const BlockGeometry& g = env_.geo;
-    return chunk(shape_.d_out, g.rows, i) * chunk(shape_.d_in, g.cols, j);
+    return g.row_share(shape_.d_out, i) * g.column_share(shape_.d_in, j);
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
-    return shape_.bias && j == 0 ? chunk(shape_.d_out, env_.geo.rows, i) : 0;
+    return shape_.bias && j == 0 ? env_.geo.row_share(shape_.d_out, i) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
@@ -211,8 +211,8 @@ class GemvToRow : public Step {
  public:
   GemvToRow(const StepEnv& env, const GemvShape& shape) : Step(env), shape_(shape) {
     const BlockGeometry& g = env.geo;
-    block_in_ = ceil_div(shape.d_in, g.rows);
-    block_out_ = ceil_div(shape.d_out, g.cols);
+    block_in_ = g.largest_row_share(shape.d_in);
+    block_out_ = g.largest_column_share(shape.d_out);
     // Partial sums reduce down each column to the root row.
     tree_.along_row = false;
     tree_.n = g.rows;
@@ -254,11 +254,11 @@ class GemvToRow : public Step {
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     const BlockGeometry& g = env_.geo;
-    return chunk(shape_.d_in, g.rows, i) * chunk(shape_.d_out, g.cols, j);
+    return g.row_share(shape_.d_in, i) * g.column_share(shape_.d_out, j);
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
-    return shape_.bias && i == 0 ? chunk(shape_.d_out, env_.geo.cols, j) : 0;
+    return shape_.bias && i == 0 ? env_.geo.column_share(shape_.d_out, j) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
@@ -293,7 +293,7 @@ class ColumnCompute : public Step {
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     if ((along_row_ ? i : j) != 0) return 0;
-    return along_row_ ? chunk(line_weights_, env_.geo.cols, j) : chunk(line_weights_, env_.geo.rows, i);
+    return along_row_ ? env_.geo.column_share(line_weights_, j) : env_.geo.row_share(line_weights_, i);
   }
   uint64_t total_weight_elements() const override { return line_weights_; }
   uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, line_weights_); }
@@ -315,37 +315,45 @@ class ColumnCompute : public Step {
   Dtype weight_;
 };
 
-// The root multicasts a payload down the root column.
+// The root multicasts a payload down the root column, or (along_row) along the root row.
 class ColumnBroadcast : public Step {
  public:
-  ColumnBroadcast(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes)
-      : Step(env), bytes_(bytes), keep_bytes_(keep_bytes) {}
-  StepDataflow dataflow() const override { return {StepKind::Broadcast, false, false, false, false, {}, 0}; }
+  ColumnBroadcast(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes, bool along_row)
+      : Step(env), bytes_(bytes), keep_bytes_(keep_bytes), along_row_(along_row) {}
+  StepDataflow dataflow() const override { return {StepKind::Broadcast, along_row_, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
-  FrontKind output() const override { return FrontKind::Column; }
+  FrontKind output() const override { return along_row_ ? FrontKind::Row : FrontKind::Column; }
+  uint32_t line_tiles() const { return along_row_ ? env_.geo.cols : env_.geo.rows; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (j != 0) return;
-    if (i > 0)
+    const uint32_t across = along_row_ ? i : j, along = along_row_ ? j : i;
+    if (across != 0) return;
+    if (along > 0)
       out.push_back(wait().tag(env_.tag).messages(1));
-    else if (env_.geo.rows > 1)
-      out.push_back(multicast(0).dir(env_.geo.down()).tiles(env_.geo.rows - 1).bytes(bytes_).tag(env_.tag));
+    else if (line_tiles() > 1)
+      out.push_back(multicast(0)
+                        .dir(along_row_ ? env_.geo.across() : env_.geo.down())
+                        .tiles(line_tiles() - 1)
+                        .bytes(bytes_)
+                        .tag(env_.tag));
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
-    Front out{FrontKind::Column, {}, std::vector<Timed>(env_.geo.rows)};
-    for (uint32_t i = 0; i < env_.geo.rows; ++i)
-      out.at[i] = in.root.after(i == 0 ? 0 : line_message_cycles(i, bytes_, 0), Category::Fabric);
+    Front out{output(), {}, std::vector<Timed>(line_tiles())};
+    for (uint32_t k = 0; k < line_tiles(); ++k)
+      out.at[k] = in.root.after(k == 0 ? 0 : line_message_cycles(k, bytes_, 0), Category::Fabric);
     return out;
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // The payload streams past: a tile keeps its part and a stream buffer.
-    return j == 0 && i > 0 ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes) : 0;
+    const uint32_t across = along_row_ ? i : j, along = along_row_ ? j : i;
+    return across == 0 && along > 0 ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes) : 0;
   }
-  uint32_t patterns() const override { return env_.geo.rows > 1 ? 1 : 0; }
+  uint32_t patterns() const override { return line_tiles() > 1 ? 1 : 0; }
   uint16_t tags_used() const override { return 1; }
 
  private:
   uint64_t bytes_, keep_bytes_;
+  bool along_row_;
 };
 
 // Gathers (or reduces) slices on the root column (along_row = false) or row.
@@ -578,11 +586,26 @@ class Attention : public Step {
   uint64_t total_kv_bytes(uint64_t context) const override {
     return uint64_t(groups_) * attended(context) * per_position_.read_bytes;  // each group holds every position once
   }
-  uint64_t activation_bytes(uint32_t i, uint32_t) const override {
+  // Below the root row, whether tile (i, j) scores any position at the workload's largest context. A column
+  // tree node's subtree lies below it and holds later offsets, so a node that scores nothing only forwards
+  // empty partials.
+  bool scores(uint32_t i, uint32_t j) const {
+    return i == 0 || shape_.max_positions == 0 || kv_offset(i, j) < shape_.max_positions;
+  }
+  uint64_t attention_buffers() const { return column_bytes_ + 2 * partial_bytes_; }
+  uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
+    if (!scores(i, j)) return 0;
     // Row input and output: root-row tiles also receive their group's output.
-    return column_bytes_ + 2 * partial_bytes_ + (row_io_ && i == 0 ? out_bytes_ : 0);
+    return attention_buffers() + (row_io_ && i == 0 ? out_bytes_ : 0);
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
+    if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) == 0)
+      return UINT64_MAX;  // the window never reaches this tile
+    if (!scores(i, j)) {
+      // Its first position brings the attention buffers (counted whole, on top of the other steps' buffers).
+      if (free_bytes < attention_buffers()) return kv_offset(i, j);
+      free_bytes -= attention_buffers();
+    }
     const uint64_t positions = free_bytes / per_position_.read_bytes;  // positions this tile can hold
     if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) <= positions)
       return UINT64_MAX;  // a sliding window never outgrows the tile
@@ -681,13 +704,16 @@ std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, 
   return std::make_unique<ColumnCompute>(env, work, dtype, along_row, line_weight_elements, weight);
 }
 std::unique_ptr<Step> column_broadcast_step(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes) {
-  return std::make_unique<ColumnBroadcast>(env, bytes, keep_bytes);
+  return std::make_unique<ColumnBroadcast>(env, bytes, keep_bytes, false);
+}
+std::unique_ptr<Step> row_broadcast_step(const StepEnv& env, uint64_t bytes) {
+  return std::make_unique<ColumnBroadcast>(env, bytes, bytes, true);
 }
 std::unique_ptr<Step> gather_column_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce) {
   return std::make_unique<GatherToRoot>(env, false, bytes_per_position, reduce);
 }
-std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position) {
-  return std::make_unique<GatherToRoot>(env, true, bytes_per_position, false);
+std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce) {
+  return std::make_unique<GatherToRoot>(env, true, bytes_per_position, reduce);
 }
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape) {
   return std::make_unique<Attention>(env, shape, false, 0);

@@ -229,11 +229,13 @@ std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, 
 // Front::Column): an input vector each tile keeps its slice of
 // (`keep_bytes`), or a scalar every tile needs.
 std::unique_ptr<Step> column_broadcast_step(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes);
+// The same along the root row (Front::Root to Front::Row), a payload every root-row tile keeps.
+std::unique_ptr<Step> row_broadcast_step(const StepEnv& env, uint64_t bytes);
 
 // Slices on the root column (or row) gathered to the root, concatenated; or,
 // with reduce, combined to one payload of bytes_per_position (e.g. argmax).
 std::unique_ptr<Step> gather_column_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce = false);
-std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position);
+std::unique_ptr<Step> gather_row_step(const StepEnv& env, uint64_t bytes_per_position, bool reduce = false);
 
 // Decode attention over the KV cache spread across the block: KV heads own
 // groups of columns, each tile of a group holds an even share of its positions
@@ -246,6 +248,11 @@ struct AttentionShape {
   Dtype kv = Dtype::BF16;
   uint64_t flops_per_score = 0;  // per query head and position: q.k, softmax, p.v
   Work sinks;                    // at the root once the partials are combined (zero: no sink logits)
+  // Positions attended at the workload's largest context (0: unknown). Below
+  // the root row, a tile that holds none of them has nothing to score: it lets
+  // q/k/v pass, and its tree messages are empty partials made as they are
+  // sent, so it keeps no attention buffers (activation_bytes).
+  uint64_t max_positions = 0;
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
 // The same between slices on the root row (Front::Row to Front::Row): each

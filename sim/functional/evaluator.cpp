@@ -244,6 +244,7 @@ struct Evaluator::State {
   std::vector<float> normed;          // an MoE layer's MLP input, which its experts take
   std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
   Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
+  Data qkv_slices;                    // the QKV sums while their q/k norm statistics are reduced
 
   State(const mapping::Plan& p, const ModelWeights& weights, uint32_t sequences, std::vector<DroppedPartialSum> f)
       : plan(p),
@@ -464,7 +465,9 @@ struct Evaluator::State {
 
   // --- element-wise steps on a line ----------------------------------------------
   // q/k norm and rotary of the query and key elements a slice holds.
-  Piece head_transform(Piece piece, const std::string& where) const {
+  // With `head_squares` (every q then k head's sum of squares, reduced over the
+  // tiles), a tile normalises heads it holds only part of.
+  Piece head_transform(Piece piece, const std::string& where, const std::vector<float>* head_squares = nullptr) const {
     const uint32_t hd = m.head_dim, half = hd / 2;
     const uint64_t nq = uint64_t(m.n_heads) * hd, nk = nq + uint64_t(m.n_kv_heads) * hd;
     std::map<uint32_t, size_t> at;
@@ -477,15 +480,22 @@ struct Evaluator::State {
       const bool query = start < nq;
       if (m.qk_norm) {
         float squares = 0;
-        for (uint32_t e = 0; e < hd; ++e) {
-          const auto found = at.find(start + e);
-          if (found == at.end()) fail("q/k norm of a head split across tiles at " + where);
-          squares += piece.value[found->second] * piece.value[found->second];
+        if (head_squares) {
+          squares = (*head_squares)[start / hd];  // q heads, then k heads: the QKV order
+        } else {
+          for (uint32_t e = 0; e < hd; ++e) {
+            const auto found = at.find(start + e);
+            if (found == at.end()) fail("q/k norm of a head split across tiles at " + where);
+            squares += piece.value[found->second] * piece.value[found->second];
+          }
         }
         const float inverse = 1.0f / std::sqrt(squares / float(hd) + float(kNormEpsilon));
-        for (uint32_t e = 0; e < hd; ++e)
-          out[at[start + e]] =
-              piece.value[at[start + e]] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
+        for (uint32_t e = 0; e < hd; ++e) {
+          const auto found = at.find(start + e);
+          if (found == at.end()) continue;  // on another tile, normalised there with the same sum
+          out[found->second] =
+              piece.value[found->second] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
+        }
       }
       if (m.positions != workloads::PositionKind::Rotary) continue;
       for (uint32_t e = 0; e < half; ++e) {
@@ -536,6 +546,26 @@ struct Evaluator::State {
     if (label == "residual_slices") {
       for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
       return stream;
+    }
+    if (label == "qk_norm_stats") {  // each tile's sums of squares per q and k head, in fp32
+      qkv_slices = in;
+      const uint64_t hd = m.head_dim, nk = (uint64_t(m.n_heads) + m.n_kv_heads) * hd;
+      for (const Piece& piece : in.at) {
+        std::vector<float> squares(m.n_heads + m.n_kv_heads, 0.0f);
+        for (size_t k = 0; k < piece.index.size(); ++k)
+          if (piece.index[k] < nk) squares[piece.index[k] / hd] += piece.value[k] * piece.value[k];
+        out.at.push_back(whole(std::move(squares)));
+      }
+      return out;
+    }
+    if ((label == "rotary" || label == "qk_norm") && !qkv_slices.at.empty()) {  // after the statistics' all-reduce
+      if (qkv_slices.at.size() != in.at.size()) fail("the head sums did not return to every QKV slice");
+      for (size_t p = 0; p < in.at.size(); ++p) {
+        const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
+        out.at.push_back(head_transform(qkv_slices.at[p], where, &in.at[p].value));
+      }
+      qkv_slices = Data{};
+      return out;
     }
     for (size_t p = 0; p < in.at.size(); ++p) {
       const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
@@ -600,8 +630,9 @@ struct Evaluator::State {
       if (!seen[k]) fail(fmt::format("element {} never reaches the root", k));
     return at_root(std::move(vector));
   }
-  Data broadcast(const Data& in) {
+  Data broadcast(const Data& in, const StepDataflow& df) {
     const BlockGeometry& g = geo();
+    if (df.along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
     Data out{FrontKind::Column, {}};
     if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
       const auto cuts = split(in.at[0].index, g.rows);
@@ -808,7 +839,7 @@ struct Evaluator::State {
       case StepKind::GemvToColumn: return gemv_to_column(in, df);
       case StepKind::GemvToRow: return gemv_to_row(in);
       case StepKind::LineCompute: return line_compute(in, df);
-      case StepKind::Broadcast: return broadcast(in);
+      case StepKind::Broadcast: return broadcast(in, df);
       case StepKind::Gather: return gather(in, df);
       case StepKind::Attention: return attention(in, df);
       case StepKind::Dispatch: return dispatch(in);

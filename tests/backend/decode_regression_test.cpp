@@ -113,6 +113,25 @@ TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cy
 TEST_CASE("contention off: K-trees over a single tile agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "hardware.grid_height=13", "hardware.wafers=4"});
 }
+// A wide MLP on one tiny wafer fits only with the layers' edge tiles relieved
+// of weights (tests/mapping/packing_test.cpp): uneven blocks, same agreement.
+TEST_CASE("contention off: relieved edge tiles agree to the cycle", "[regression][exact][packing]") {
+  require_same_cycles("tiny-dense", {kRoot, "model.ffn_dim=2688", "hardware.wafers=1"});
+}
+TEST_CASE("contention off: distributed dataflow, relieved edge tiles agree to the cycle",
+          "[regression][exact][packing][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.ffn_dim=2688", "hardware.wafers=1"});
+}
+
+// q/k norm of heads cut across tiles: the sums of squares all-reduce along the
+// root column (root dataflow) or the root row (distributed, one strip).
+TEST_CASE("contention off: q/k norm of heads cut down the root column agrees to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {kRoot, "model.qk_norm=true"});
+}
+TEST_CASE("contention off: distributed dataflow, q/k norm of heads cut along the root row agrees to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.qk_norm=true", "mapping.strips=1"});
+}
 
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-dense", {kRoot});

@@ -172,18 +172,33 @@ TEST_CASE("functional: batch > 1, two wafers, relays, fp16 and fp32 formats matc
   }
 }
 
-TEST_CASE("functional: q/k norm needs whole heads on a tile, which the root dataflow's slices do not give",
+namespace {
+bool has_step(const mapping::Plan& plan, const std::string& label) {
+  for (const mapping::Region& region : plan.regions)
+    for (const auto& step : region.blocks[0].steps)
+      if (label == step->label()) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums of squares and matches",
           "[functional]") {
-  // Distributed: each column of a KV-head group holds whole heads here, so the
-  // per-head norm is local and the numbers match.
-  require_match(check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"})), 9);
-  // Root: the root column's 12 slices cut heads, so a tile cannot normalise
-  // its heads alone; the plan would need a reduction it does not have.
-  const FunctionalReport report =
-      check_functional(tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=root"}));
-  REQUIRE(!report.passed);
-  REQUIRE(report.first);
-  REQUIRE(report.first->what.find("layer 0, step rotary: q/k norm of a head split across tiles") != std::string::npos);
+  // Distributed on tiny-dense: each column of a KV-head group holds whole heads,
+  // so the per-head norm is local and the plan has no reduction for it.
+  const mapping::Plan whole = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"});
+  CHECK(!has_step(whole, "qk_norm_reduce"));
+  require_match(check_functional(whole), 9);
+  // Root: the root column's 12 slices cut heads; the sums of squares reduce
+  // down the column and return before each tile scales its elements.
+  const mapping::Plan cut_on_column = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=root"});
+  CHECK(has_step(cut_on_column, "qk_norm_reduce"));
+  require_match(check_functional(cut_on_column), 9);
+  // Distributed with three columns per KV-head group: the group's four heads
+  // (two queries, key, value) cut across its columns; the sums reduce along the root row.
+  const mapping::Plan cut_on_row =
+      tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.strips=1"});
+  CHECK(has_step(cut_on_row, "qk_norm_reduce"));
+  require_match(check_functional(cut_on_row), 9);
 }
 
 TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {

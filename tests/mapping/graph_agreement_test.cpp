@@ -46,6 +46,10 @@ const std::map<std::string, StepOps> kSteps = {
     {"qkv_proj", {Cut::GemvToColumn, {"q_proj", "k_proj", "v_proj"}, ""}},
     {"rotary", {Cut::Column, {"qk_norm", "rotary"}, ""}},
     {"qk_norm", {Cut::Column, {"qk_norm"}, ""}},
+    // A head split across tiles: the sums of squares, their all-reduce along the line, then the scaling (above).
+    {"qk_norm_stats", {Cut::Column, {}, "qk_norm"}},
+    {"qk_norm_reduce", {Cut::None, {}, "moves"}},
+    {"qk_norm_broadcast", {Cut::None, {}, "moves"}},
     {"qkv_slices", {Cut::Column, {}, "qkv_slices"}},
     {"gather_qkv", {Cut::None, {}, "gathers"}},
     {"attention", {Cut::KvHeads, {"attention_scores", "softmax", "attention_values"}, ""}},
@@ -89,6 +93,16 @@ constexpr uint64_t kPickFlops = 16;
 double padding(uint64_t elements, uint64_t parts) {
   if (elements == 0 || parts == 0) return 1.0;
   return double(parts * ((elements + parts - 1) / parts)) / double(elements);
+}
+// The same for the block's split of its rows or columns, which the compiler may
+// have relieved (block.h): every tile is charged the largest share.
+double row_padding(uint64_t elements, const mapping::BlockGeometry& geo) {
+  if (elements == 0) return 1.0;
+  return double(geo.rows * geo.largest_row_share(elements)) / double(elements);
+}
+double column_padding(uint64_t elements, const mapping::BlockGeometry& geo) {
+  if (elements == 0) return 1.0;
+  return double(geo.cols * geo.largest_column_share(elements)) / double(elements);
 }
 
 // Compute-category FLOPs a step charges, summed over the block's tiles, at `context`.
@@ -184,9 +198,12 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
           const uint64_t d_in = first.input_shape.back();
           switch (what.cut) {
             case Cut::None: break;
-            case Cut::GemvToColumn: margin = padding(d_out, geo.rows) * padding(d_in, geo.cols); break;
-            case Cut::GemvToRow: margin = padding(d_in, geo.rows) * padding(d_out, geo.cols); break;
-            case Cut::Column: margin = padding(first.input_shape.back(), on_row ? geo.cols : geo.rows); break;
+            case Cut::GemvToColumn: margin = row_padding(d_out, geo) * column_padding(d_in, geo); break;
+            case Cut::GemvToRow: margin = row_padding(d_in, geo) * column_padding(d_out, geo); break;
+            case Cut::Column:
+              margin =
+                  on_row ? column_padding(first.input_shape.back(), geo) : row_padding(first.input_shape.back(), geo);
+              break;
             case Cut::KvHeads: margin = padding(m.n_kv_heads, std::min(m.n_kv_heads, geo.cols)); break;
           }
         }
