@@ -58,7 +58,7 @@ void declare_speculative_params(config::Schema& schema) {
   using config::enum_param;
   using config::float_param;
   using config::int_param;
-  schema.add(config::string_param(kDraft, "",
+  schema.add(config::string_param(kDraft, "\"\"",
                                   "Draft model of speculative decoding: a zoo name or a model file (relative to the "
                                   "experiment file), with the target's vocabulary; empty: plain decoding"));
   schema.add(int_param("workload.speculative.draft_tokens", "tokens", "4", 1, 32,

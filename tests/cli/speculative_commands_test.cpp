@@ -38,7 +38,7 @@ double per_user(const json& result) { return result["metrics"]["tokens_per_secon
 
 TEST_CASE("speculative decoding: acceptance 0 is slower than plain decoding, high acceptance faster",
           "[cli][speculative]") {
-  const json plain = analytic({"workload.speculative.draft_model="});
+  const json plain = analytic({"workload.speculative.draft_model=\"\""});
   CHECK_FALSE(plain["metrics"].contains("speculative"));
   const json none = analytic({"workload.speculative.acceptance.rate=0"});
   const json high = analytic({"workload.speculative.acceptance.rate=0.95"});
@@ -105,7 +105,7 @@ TEST_CASE("speculative decoding: run with contention off and analytic agree to t
 TEST_CASE("speculative decoding: map shows the draft's band beside the target's", "[cli][speculative]") {
   const json plan = run_json({"map", kSpeculative, "--quiet"});
   const json& s = plan["speculative"];
-  CHECK(s["draft_model"] == "tiny-1layer");
+  CHECK(s["draft_model"] == "tiny-draft");
   CHECK(s["target_rows"].get<int>() + s["draft_rows"].get<int>() == 16);
   CHECK(s["draft_rows"].get<int>() >= 1);
   CHECK(s["draft_tiles_used"].get<int>() > 0);
@@ -145,16 +145,17 @@ TEST_CASE("speculative decoding: a draft that does not fit beside the target exi
 TEST_CASE("speculative decoding in serve: TPOT follows the accepted tokens per step", "[cli][speculative][serve]") {
   const std::string serve = kData + "/serving/tiny-serve.yaml";
   // One request at a time, so that TPOT is the step time over the tokens a step emits.
-  const std::vector<std::string> quiet = {"--set", "serving.scheduler.max_batch=1",
-                                          "--set", "serving.background.requests=0",
-                                          "--set", "serving.realtime.rate_per_s=20"};
+  // No per-token transport overhead: it would hide the step times behind the stream writer's.
+  const std::vector<std::string> quiet = {
+      "--set", "serving.scheduler.max_batch=1",  "--set", "serving.background.requests=0",
+      "--set", "serving.realtime.rate_per_s=20", "--set", "serving.transport.http.token_overhead_us=0"};
   auto serve_json = [&](std::vector<std::string> sets) {
     std::vector<std::string> args = {"serve", serve, "--quiet"};
     args.insert(args.end(), quiet.begin(), quiet.end());
     for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
     return run_json(args)["serving"];
   };
-  const std::string draft = "workload.speculative.draft_model=tiny-1layer";
+  const std::string draft = "workload.speculative.draft_model=" + kData + "/speculative/tiny-draft.yaml";
   const json plain = serve_json({});
   const json none = serve_json({draft, "workload.speculative.acceptance.rate=0"});
   const json high = serve_json({draft, "workload.speculative.acceptance.rate=0.9"});
