@@ -65,6 +65,12 @@ TEST_CASE("speculative decoding: fixed acceptance gives the closed form (1 - a^(
       CHECK(s["cycles_per_step"] ==
             s["draft_cycles_per_step"].get<uint64_t>() + s["verify_cycles_per_step"].get<uint64_t>());
       CHECK(s["effective_tokens_per_second_per_user"].get<double>() == Approx(expected / step_s));
+      // Steps until the running total of whole tokens, floor(steps x expected), reaches decode_tokens.
+      const uint64_t decode_tokens = result["experiment"]["decode_tokens"];
+      uint64_t steps = 0;
+      while (uint64_t(std::floor(double(steps) * expected + 1e-9)) < decode_tokens) ++steps;
+      CHECK(s["steps"] == steps);
+      CHECK(result["metrics"]["total_cycles"] == steps * s["cycles_per_step"].get<uint64_t>());
     }
   }
 }
