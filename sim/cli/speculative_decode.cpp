@@ -42,7 +42,8 @@ SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const m
     const workloads::DecodeInputs verify_inputs(target.model, positions_workload);
     out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
   } else {
-    const workloads::VerifyInputs verify_inputs(target.model, out.verify.workload, positions);
+    const workloads::VerifyInputs verify_inputs(target.model, target.workload,
+                                                positions);  // each sequence's own prompt
     out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
   }
   out.metrics = speculative_decode_metrics(spec, target, out.draft, draft_run.timeline, out.verify,

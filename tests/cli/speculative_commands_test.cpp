@@ -2,6 +2,7 @@
 // `serve`: its figures against plain decoding and the closed form of the
 // acceptance, determinism, agreement of the two backends, and its bad input.
 #include <cmath>
+#include <utility>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -92,9 +93,14 @@ TEST_CASE("speculative decoding: sampled acceptance is seeded, and its mean near
 }
 
 TEST_CASE("speculative decoding: run with contention off and analytic agree to the cycle", "[cli][speculative]") {
-  for (const std::string kind : {"fixed", "sampled"}) {
-    const std::vector<std::string> sets = {"--set", "workload.speculative.acceptance.kind=" + kind, "--set",
-                                           "workload.batch=2"};
+  // Two sequences of different prompts: each verify pass attends to its own sequence's cache.
+  for (const auto& [kind, verify] : std::vector<std::pair<std::string, std::string>>{
+           {"fixed", "pipelined"}, {"sampled", "pipelined"}, {"fixed", "chunk"}, {"sampled", "chunk"}}) {
+    INFO(kind << ", " << verify);
+    const std::vector<std::string> sets = {"--set", "workload.speculative.acceptance.kind=" + kind,
+                                           "--set", "workload.speculative.verify=" + verify,
+                                           "--set", "workload.batch=2",
+                                           "--set", "workload.prompt_tokens=[16, 400]"};
     std::vector<std::string> run_args = {"run", kSpeculative, "--quiet"},
                              analytic_args = {"analytic", kSpeculative, "--quiet"};
     run_args.insert(run_args.end(), sets.begin(), sets.end());
