@@ -17,6 +17,7 @@
 #include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
 #include "sim/cli/reports.h"
+#include "sim/cli/speculative_decode.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
@@ -141,17 +142,27 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
   refuse_impossible_functional_check(experiment, plan);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
-  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
   SimOptions decode_options = experiment.sim;
   decode_options.tile_figures = tile_figures;
-  backend::Evaluation evaluation = backend->evaluate(plan, inputs, decode_options, progress);
-  DecodeMetrics metrics = decode_metrics(plan, evaluation.timeline);
+  std::optional<SpeculativeEvaluation> speculative;
+  backend::Evaluation evaluation;
+  DecodeMetrics metrics;
+  if (experiment.speculative) {
+    speculative = evaluate_speculative(experiment, plan, *backend, decode_options, progress);
+    evaluation = speculative->verify_run;
+    metrics = speculative->metrics;
+  } else {
+    const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+    evaluation = backend->evaluate(plan, inputs, decode_options, progress);
+    metrics = decode_metrics(plan, evaluation.timeline);
+  }
   backend::RunFigures& figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   figures.peak_rss_bytes = peak_rss_bytes();
   if (prefill) {
     const auto& [prefill_plan, prefill_evaluation] = *prefill;
-    metrics.prefill = prefill_metrics(prefill_plan, prefill_evaluation.timeline, metrics, evaluation.timeline);
+    metrics.prefill = prefill_metrics(prefill_plan, prefill_evaluation.timeline, metrics,
+                                      speculative ? speculative->first_step : evaluation.timeline);
     figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, prefill_evaluation.figures.peak_rss_bytes);
     if (figures.measured) {  // engine figures cover both simulations
       figures.events += prefill_evaluation.figures.events;
@@ -162,7 +173,8 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
   if (trace) {
     TracedPhase prefill_phase;
     if (prefill) prefill_phase = {&prefill->first, &prefill->second.timeline};
-    trace_document = timeline_trace(prefill_phase, {&plan, &evaluation.timeline}, *trace, backend->name(),
+    const mapping::Plan& decode_plan = speculative ? speculative->verify : plan;
+    trace_document = timeline_trace(prefill_phase, {&decode_plan, &evaluation.timeline}, *trace, backend->name(),
                                     figures.first_token_steps);
   }
   Report report{decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),

@@ -14,6 +14,7 @@
 #include "sim/cli/heatmaps.h"
 #include "sim/cli/output.h"
 #include "sim/cli/reports.h"
+#include "sim/cli/speculative_map.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 
@@ -160,7 +161,13 @@ void map(const ExperimentOptions& options, const std::string& heatmaps) {
 }  // namespace
 
 Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
-  return {plan_json(experiment, plan, compile_seconds), plan_table(experiment, plan, compile_seconds)};
+  Report report{plan_json(experiment, plan, compile_seconds), plan_table(experiment, plan, compile_seconds)};
+  if (experiment.speculative) {
+    const SpeculativeMap speculative = speculative_map(experiment, plan);
+    report.document["speculative"] = speculative.document;
+    report.table += speculative.table;
+  }
+  return report;
 }
 
 void add_map_command(CLI::App& app) {

@@ -166,6 +166,57 @@ std::vector<Metric> build_table() {
       TableRow{"end-to-end throughput", "tokens/s", 1, 1},
       prefill([](const PrefillMetrics& p) { return p.end_to_end_tokens_per_second; }));
 
+  // Speculative decoding's figures: left out (no row, no key) when the workload decodes plainly.
+  auto speculative = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.metrics.speculative) return nullptr;
+      return field(*r.metrics.speculative);
+    };
+  };
+  using S = SpeculativeMetrics;
+  add("metrics.speculative.draft_model", "", "the draft model (workload.speculative.draft_model)",
+      kSetup | kSpeculative, std::nullopt, speculative([](const S& s) { return s.draft_model; }));
+  add("metrics.speculative.draft_tokens", "tokens", "k: draft tokens proposed per step", kSetup | kSpeculative,
+      std::nullopt, speculative([](const S& s) { return s.draft_tokens; }));
+  add("metrics.speculative.acceptance", "", "fixed or sampled", kSetup | kSpeculative, std::nullopt,
+      speculative([](const S& s) { return s.acceptance; }));
+  add("metrics.speculative.acceptance_rate", "fraction",
+      "a: probability that a draft token is accepted, given that those before it were", kSetup | kSpeculative,
+      std::nullopt, speculative([](const S& s) { return s.acceptance_rate; }));
+  add("metrics.speculative.verify", "",
+      "pipelined (the k + 1 positions one after another through the target's layer pipeline) or chunk (together "
+      "through each step)",
+      kSetup | kSpeculative, std::nullopt, speculative([](const S& s) { return s.verify; }));
+  add("metrics.speculative.target_rows", "rows", "rows 0 .. target_rows - 1 of every wafer hold the target",
+      kSetup | kSpeculative, std::nullopt, speculative([](const S& s) { return s.target_rows; }));
+  add("metrics.speculative.draft_rows", "rows", "the last draft_rows rows of wafer 0 hold the draft",
+      kSetup | kSpeculative, std::nullopt, speculative([](const S& s) { return s.draft_rows; }));
+  add("metrics.speculative.draft_tiles", "tiles", "tiles the draft's plan uses", kSetup | kSpeculative, std::nullopt,
+      speculative([](const S& s) { return s.draft_tiles; }));
+  add("metrics.speculative.steps", "steps", "speculative steps of the batch until every sequence has its tokens",
+      kSpeculative, std::nullopt, speculative([](const S& s) { return s.steps; }));
+  add("metrics.speculative.tokens_per_step", "tokens",
+      "tokens a step emits per sequence, accepted drafts + 1: fixed, the closed form; sampled, the mean of the draws",
+      kSpeculative, TableRow{"speculative: tokens per step", "tokens", 1, 3},
+      speculative([](const S& s) { return s.tokens_per_step; }));
+  add("metrics.speculative.expected_tokens_per_step", "tokens", "the closed form (1 - a^(k+1)) / (1 - a)", kSpeculative,
+      std::nullopt, speculative([](const S& s) { return s.expected_tokens_per_step; }));
+  add("metrics.speculative.effective_tokens_per_second_per_user", "tokens/s",
+      "tokens_per_step over the step time (cycles_per_step / clock)", kSpeculative,
+      TableRow{"speculative: effective per user", "tokens/s", 1, 1},
+      speculative([](const S& s) { return s.effective_tokens_per_second_per_user; }));
+  add("metrics.speculative.cycles_per_step", "cycles", "draft_cycles_per_step + verify_cycles_per_step", kSpeculative,
+      TableRow{"speculative: step", "cycles", 1, 0}, speculative([](const S& s) { return s.cycles_per_step; }));
+  add("metrics.speculative.draft_cycles_per_step", "cycles", "the draft's k tokens of every sequence of the batch",
+      kSpeculative, TableRow{"speculative: draft", "cycles", 1, 0},
+      speculative([](const S& s) { return s.draft_cycles_per_step; }));
+  add("metrics.speculative.verify_cycles_per_step", "cycles",
+      "the target's pass over k + 1 positions of every sequence of the batch", kSpeculative,
+      TableRow{"speculative: verify", "cycles", 1, 0},
+      speculative([](const S& s) { return s.verify_cycles_per_step; }));
+  add("metrics.speculative.draft_fraction", "fraction", "draft_cycles_per_step over cycles_per_step", kSpeculative,
+      TableRow{"speculative: draft share", "%", 100, 1}, speculative([](const S& s) { return s.draft_fraction; }));
+
   add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program",
       kMeasuredOnly, TableRow{"compute utilisation, mean", "%", 100, 2},
       [](const DecodeResult& r) { return r.figures.compute_busy_mean; });
@@ -253,6 +304,7 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
   std::vector<std::vector<std::string>> rows;
   for (const Metric& metric : decode_metric_table()) {
     if (!metric.row) continue;
+    if ((metric.flags & kSpeculative) && !result.metrics.speculative) continue;
     const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
     rows.push_back({metric.row->label, value.is_null() ? "—" : row_value(*metric.row, value), metric.row->unit});
   }

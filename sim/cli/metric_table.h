@@ -41,7 +41,8 @@ enum MetricFlag : unsigned {
   kMeasuredOnly = 1u << 2,      // measured by the engine only: JSON null and "—" in the table when the backend
                                 // did not measure it (RunFigures::measured false), never a made-up zero
   kMachineDependent = 1u << 3,  // wall time and memory: the only figures two identical runs may differ in
-  kSetup = 1u << 4              // describes what was run (model, batch, ...), not a measured figure
+  kSetup = 1u << 4,             // describes what was run (model, batch, ...), not a measured figure
+  kSpeculative = 1u << 5        // speculative decoding only: no table row and no JSON key without it
 };
 
 struct Metric {

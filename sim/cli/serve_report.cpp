@@ -1,13 +1,16 @@
 #include "sim/cli/serve_report.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "mapping/plan.h"
+#include "mapping/verify_plan.h"
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
+#include "sim/experiment/speculative_placement.h"
 #include "sim/experiment/version.h"
 
 namespace wafersim::cli {
@@ -98,6 +101,25 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
   outcome.origin = stream.origin;
   const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
   serving::StepCosts costs(plan, prefill, plan.workload.seed);
+  uint64_t draft_capacity = UINT64_MAX;
+  if (experiment.speculative) {
+    if (!step_times_path.empty())
+      bad_step_times(step_times_path,
+                     "measured step times are not taken with workload.speculative (the closed form times the draft "
+                     "and the verify pass); leave out --step-times");
+    // The draft on the rows the target's plan leaves, compiled for the serving workload as the target was.
+    Experiment served = experiment;
+    served.workload = plan.workload;
+    const SpeculativeRows rows{plan.hw.grid_height, experiment.hardware.grid_height - plan.hw.grid_height};
+    const mapping::Plan draft = compile_draft_plan(served, rows);
+    const uint32_t k = experiment.speculative->draft_tokens;
+    costs.speculate(mapping::compile_verify_plan(plan, k + 1), draft, *experiment.speculative, plan.workload.seed);
+    draft_capacity = draft.max_context_tokens;
+    outcome.draft_model = draft.model.name;
+    outcome.draft_tokens = k;
+    outcome.target_rows = rows.target;
+    outcome.draft_rows = rows.draft;
+  }
   if (!step_times_path.empty()) {
     outcome.step_times_origin = apply_step_times(step_times_path, experiment, plan, prefill, costs);
     outcome.step_times_file = step_times_path;
@@ -106,7 +128,9 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
   outcome.interpolation_samples = costs.samples();
   outcome.chunk_tokens = costs.chunk_tokens();
   // A sliding-window model never outgrows its tiles: its share is bounded by max_positions per sequence only.
-  const uint64_t capacity = plan.max_context_tokens == UINT64_MAX ? UINT64_MAX / 4 : plan.max_context_tokens;
+  // With speculation the draft's cache holds the same positions: the smaller of the two bounds.
+  const uint64_t placed = std::min(plan.max_context_tokens, draft_capacity);
+  const uint64_t capacity = placed == UINT64_MAX ? UINT64_MAX / 4 : placed;
   outcome.run = serving::simulate_serving(outcome.spec, stream, costs, capacity, plan.hw.clock_ghz);
   outcome.metrics = serving::serving_metrics(outcome.spec, outcome.run);
   outcome.model_label = section_label(experiment.config, "model", plan.model.name);
@@ -189,6 +213,15 @@ nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outc
   document["reused_prefix_tokens"] = counters.reused_prefix_tokens;
   document["prefill_chunks"] = counters.prefill_chunks;
   document["decode_tokens"] = counters.decode_tokens;
+  if (!outcome.draft_model.empty())
+    document["speculative"] = {
+        {"draft_model", outcome.draft_model},
+        {"draft_tokens", outcome.draft_tokens},
+        {"target_rows", outcome.target_rows},
+        {"draft_rows", outcome.draft_rows},
+        {"decode_steps", counters.decode_steps},
+        {"tokens_per_step",
+         counters.decode_steps ? double(counters.decode_tokens) / double(counters.decode_steps) : 0.0}};
   nlohmann::json classes = nlohmann::json::object();
   for (size_t c = 0; c < workloads::kRequestClasses; ++c)
     classes[workloads::class_names()[c]] = class_json(m.classes[c]);
@@ -256,6 +289,13 @@ std::string serve_table(const ServeOutcome& outcome) {
   row("preemptions", "requests", count(&ClassMetrics::preemptions));
   out += table.str();
   const serving::ServingCounters& counters = outcome.run.counters;
+  if (!outcome.draft_model.empty())
+    out += fmt::format(
+        "speculative decoding: draft {} (k = {}) on {} rows beside the target's {}; {} steps emitted {} tokens, "
+        "{:.3f} tokens per step\n",
+        outcome.draft_model, outcome.draft_tokens, outcome.draft_rows, outcome.target_rows, counters.decode_steps,
+        counters.decode_tokens,
+        counters.decode_steps ? double(counters.decode_tokens) / double(counters.decode_steps) : 0.0);
   out += fmt::format(
       "pipeline occupancy {:.1f} % of {:.3f} s; KV share {} tokens, {} session evictions, {} prompt tokens reused; "
       "step times: {}, {} contexts interpolated (largest error {:.2f} %)\n",

@@ -26,6 +26,9 @@ struct ServeOutcome {
   uint32_t chunk_tokens = 0;
   std::string model_label, hardware_label;
   uint32_t wafers = 0;
+  // Speculative decoding: the draft's name and k, and the decode items (steps) behind decode_tokens.
+  std::string draft_model;
+  uint32_t draft_tokens = 0, target_rows = 0, draft_rows = 0;
 };
 
 // Builds the step costs of `plan` (compiled for serving_workload) and its

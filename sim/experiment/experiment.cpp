@@ -12,9 +12,11 @@
 #include "models/hardware.h"
 #include "sim/experiment/process_memory.h"
 #include "sim/experiment/sim_options.h"
+#include "sim/experiment/speculative_placement.h"
 #include "workloads/hf_config.h"
 #include "workloads/model_spec.h"
 #include "workloads/serving/serving_spec.h"
+#include "workloads/speculative_spec.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim {
@@ -26,6 +28,7 @@ const config::Schema& experiment_schema() {
     declare_sim_params(s);
     workloads::declare_model_params(s);
     workloads::declare_workload_params(s);
+    workloads::declare_speculative_params(s);
     mapping::declare_mapping_params(s);
     workloads::declare_serving_params(s);
     return s;
@@ -103,8 +106,10 @@ Experiment experiment_from_config(const config::Config& config) {
                         workloads::model_from_config(config),
                         workloads::workload_from_config(config),
                         mapping::mapping_options_from_config(config),
-                        sim_options_from_config(config)};
+                        sim_options_from_config(config),
+                        std::nullopt};
   workloads::check_workload_against_model(config, experiment.workload, experiment.model);
+  experiment.speculative = workloads::speculative_from_config(config, experiment.model, experiment.workload);
   // Every token of every sequence is an iteration whose timing is kept for the metrics.
   const uint64_t iterations = uint64_t(experiment.workload.batch) * experiment.workload.decode_tokens;
   if (iterations > kMaxIterations)
@@ -202,6 +207,7 @@ PromptBounds longest_prompt_that_fits(const Experiment& experiment) {
 }  // namespace
 
 mapping::Plan compile_plan(const Experiment& experiment) {
+  if (experiment.speculative) return compile_target_plan(experiment, speculative_rows(experiment));
   // A fixed wafer count sets the plan's size before anything is compiled.
   if (const uint32_t wafers = experiment.hardware.wafers; wafers > 0) {
     const uint64_t needed = plan_table_bytes(experiment.hardware, wafers);

@@ -2,6 +2,7 @@
 // One experiment: the resolved configuration of every section (hardware, model,
 // workload, mapping, sim) and the typed specs read from it. What every command
 // that takes an experiment starts from.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "models/hardware.h"
 #include "sim/experiment/sim_options.h"
 #include "workloads/model_spec.h"
+#include "workloads/speculative_spec.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim {
@@ -37,6 +39,7 @@ struct Experiment {
   workloads::WorkloadSpec workload;
   mapping::MappingOptions mapping;
   SimOptions sim;
+  std::optional<workloads::SpeculativeSpec> speculative;  // workload.speculative; none: plain decoding
 };
 
 // Tokens (batch x decode_tokens) one experiment may generate: their timings are kept.

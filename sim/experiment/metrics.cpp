@@ -14,6 +14,8 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
+}  // namespace
+
 LatencySummary summarise(std::vector<double> values) {
   if (values.empty()) return {};
   double sum = 0;
@@ -30,7 +32,6 @@ std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path)
   return out;
 }
 
-// Mean over iterations of each region's finish - start.
 std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
   std::vector<LayerCycles> out;
   const uint64_t iterations = plan.programs.iterations;
@@ -41,8 +42,6 @@ std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::De
   }
   return out;
 }
-
-}  // namespace
 
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
   DecodeMetrics metrics;

@@ -8,6 +8,7 @@
 
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
+#include "sim/experiment/speculative_figures.h"
 
 namespace wafersim {
 
@@ -46,8 +47,16 @@ struct DecodeMetrics {
   double cycles_per_token = 0;                               // mean per-token latency in cycles
   std::array<double, size_t(Category::kCount)> breakdown{};  // fractions of the critical path
   std::vector<LayerCycles> per_layer;
-  std::optional<PrefillMetrics> prefill;  // none: workload.prefill false (or not modelled for the model)
+  std::optional<PrefillMetrics> prefill;          // none: workload.prefill false (or not modelled for the model)
+  std::optional<SpeculativeMetrics> speculative;  // none: plain decoding
 };
+
+// Mean, nearest-rank p50 and p99, and max of the values.
+LatencySummary summarise(std::vector<double> values);
+// Each category's share of the path's cycles.
+std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path);
+// Per region, the mean over iterations of finish - start.
+std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
 
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
 PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping::DecodeTimeline& prefill,

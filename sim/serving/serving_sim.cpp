@@ -47,6 +47,7 @@ struct Live {
   bool finishing = false;
   double writer_s = 0;  // the connection's stream writer is busy until then
   uint64_t admitted_order = 0;
+  uint64_t steps = 0;  // decode items so far (speculative steps emit several tokens)
 };
 
 struct SessionState {
@@ -436,20 +437,30 @@ class Server {
       decodes_since_chunk_ = 0;
       if (--live.chunks_left == 0) {
         live.phase = Phase::Decode;
-        live.next_ready = exit;  // the first token follows the last chunk
+        // The first token follows the last chunk (after the draft's, when speculating).
+        live.next_ready = exit + costs_.draft_cycles(context_of(live));
       }
       return;
     }
-    const double exit = pass(ItemKind::Decode, context, entry);
-    counters_.decode_tokens++;
+    // A pipelined verify pass sends its k + 1 positions one after another.
+    double exit = 0;
+    for (uint32_t position = 0; position < costs_.verify_items(); ++position)
+      exit = pass(ItemKind::Decode, context + position, entry);
     decodes_since_chunk_++;
-    record.tokens_done++;
-    // The token streams to the client through the connection's writer.
-    live.writer_s = std::max(live.writer_s, exit / hz_) + token_overhead_s_;
-    const double received_s = live.writer_s + one_way_s_;
-    if (record.tokens_done == 1) record.first_token_s = received_s;
-    record.last_token_s = received_s;
-    live.next_ready = exit + costs_.transit_cycles(ItemKind::Decode, costs_.regions(ItemKind::Decode) - 1);
+    counters_.decode_steps++;
+    const uint64_t tokens =
+        std::min<uint64_t>(costs_.step_tokens(record.id, live.steps++), record.output_tokens - record.tokens_done);
+    for (uint64_t t = 0; t < tokens; ++t) {
+      counters_.decode_tokens++;
+      record.tokens_done++;
+      // Each token streams to the client through the connection's writer.
+      live.writer_s = std::max(live.writer_s, exit / hz_) + token_overhead_s_;
+      const double received_s = live.writer_s + one_way_s_;
+      if (record.tokens_done == 1) record.first_token_s = received_s;
+      record.last_token_s = received_s;
+    }
+    live.next_ready = exit + costs_.transit_cycles(ItemKind::Decode, costs_.regions(ItemKind::Decode) - 1) +
+                      costs_.draft_cycles(context_of(live));
     if (record.tokens_done == record.output_tokens) {
       live.finishing = true;
       live.finish = exit;

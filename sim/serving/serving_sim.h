@@ -44,8 +44,9 @@ struct ServingCounters {
   uint64_t evictions = 0;             // session caches dropped to make room
   uint64_t reused_prefix_tokens = 0;  // prompt positions not prefilled again thanks to a cached session
   uint64_t prefill_chunks = 0, decode_tokens = 0;
-  double busy_cycles = 0;  // the busiest region root's busy cycles
-  double end_cycles = 0;   // when the last item left the pipeline (or the clock stopped)
+  uint64_t decode_steps = 0;  // decode items: one per token, or per speculative step
+  double busy_cycles = 0;     // the busiest region root's busy cycles
+  double end_cycles = 0;      // when the last item left the pipeline (or the clock stopped)
 };
 
 struct ServingRun {

@@ -30,8 +30,10 @@ class ContextInputs : public IterationInputs {
   bool prefill_;
 };
 
+// A prefill chunk or a verify pass reaches every expert (its plan gives each an even share).
 double region_cycles(const mapping::Plan& plan, size_t region, uint64_t context, uint64_t seed) {
-  const ContextInputs inputs(plan.model, seed, context, plan.phase == mapping::Phase::Prefill);
+  const ContextInputs inputs(plan.model, seed, context,
+                             plan.phase == mapping::Phase::Prefill || plan.tokens_per_iteration > 1);
   return double(plan.regions[region].finish(mapping::Timed{}, inputs, 0).cycle);
 }
 
@@ -57,6 +59,34 @@ StepCosts::StepCosts(const mapping::Plan& decode, const mapping::Plan& prefill, 
   };
   build(decode, decode_, decode_transit_);
   build(prefill, prefill_, prefill_transit_);
+}
+
+void StepCosts::speculate(const mapping::Plan& chunk_verify, const mapping::Plan& draft,
+                          const workloads::SpeculativeSpec& spec, uint64_t seed) {
+  speculative_ = spec;
+  if (spec.verify == workloads::VerifyKind::Pipelined) {
+    verify_items_ = spec.draft_tokens + 1;  // decode items, costed as decode tokens
+  } else {
+    // A chunk pass is costed at its tokens' mean context, k / 2 past its first.
+    const uint64_t offset = spec.draft_tokens / 2;
+    for (size_t r = 0; r < chunk_verify.regions.size(); ++r)
+      for (size_t k = 0; k < contexts_.size(); ++k)
+        decode_[r][k] = region_cycles(chunk_verify, r, uint64_t(contexts_[k]) + offset, seed);
+  }
+  draft_.clear();
+  for (double context : contexts_) {
+    double chain = 0;  // one draft token through every region and back to the embedding
+    for (size_t r = 0; r < draft.regions.size(); ++r)
+      chain += region_cycles(draft, r, uint64_t(context), seed) +
+               (r < draft.region_sends.size() ? double(mapping::send_cycles(draft.hw, draft.region_sends[r])) : 0.0);
+    draft_.push_back(chain * spec.draft_tokens);
+  }
+}
+
+double StepCosts::draft_cycles(double context) const {
+  if (draft_.empty()) return 0;
+  const auto [k, fraction] = interpolation(context);
+  return draft_[k] + (draft_[k + 1] - draft_[k]) * fraction;
 }
 
 StepCosts::Interpolation StepCosts::interpolation(double context) const {

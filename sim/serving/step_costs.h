@@ -6,10 +6,12 @@
 // contexts; between them the cycles are interpolated linearly (the largest
 // error against the closed form at the midpoints is measured and reported).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mapping/plan.h"
+#include "workloads/speculative_spec.h"
 
 namespace wafersim::serving {
 
@@ -37,6 +39,25 @@ class StepCosts {
   double interpolation_error() const { return interpolation_error_; }
   size_t samples() const { return contexts_.size(); }
 
+  // Speculative decoding: a decode item becomes a speculative step, the
+  // target's verify pass over k + 1 positions after the draft's k tokens
+  // (`draft`'s whole chain, k times). A pipelined pass is verify_items() = k + 1
+  // decode items entering one after another; a chunk pass is one item costed
+  // by `chunk_verify` (compile_verify_plan, the same regions as the decode
+  // plan). The draft is a per-sequence delay before each verify pass, not a
+  // shared server: as if its layer pipeline had room for every sequence.
+  void speculate(const mapping::Plan& chunk_verify, const mapping::Plan& draft, const workloads::SpeculativeSpec& spec,
+                 uint64_t seed);
+  bool speculative() const { return speculative_.has_value(); }
+  // Decode items one step sends through the pipeline: 1, or k + 1 for a pipelined verify pass.
+  uint32_t verify_items() const { return verify_items_; }
+  // Cycles of the draft's k tokens before a verify pass at `context` (0 without speculation).
+  double draft_cycles(double context) const;
+  // Tokens step `step` of request `request` emits (1 without speculation).
+  uint32_t step_tokens(uint64_t request, uint64_t step) const {
+    return speculative_ ? speculative_->step_tokens(request, step) : 1;
+  }
+
   // Measured cycles replace the closed form's: region r's cycles at every
   // context are multiplied by ratios[r] (measured / closed form at the
   // context the measurement was made at). ratios has regions(kind) values.
@@ -55,6 +76,9 @@ class StepCosts {
   std::vector<double> contexts_;  // sample contexts, evenly spaced from 1
   Table decode_, prefill_;
   std::vector<double> decode_transit_, prefill_transit_;
+  std::vector<double> draft_;  // the draft's k tokens at each sample context; empty without speculation
+  std::optional<workloads::SpeculativeSpec> speculative_;
+  uint32_t verify_items_ = 1;
   uint32_t chunk_tokens_ = 1;
   uint64_t largest_context_ = 1;
   double interpolation_error_ = 0;

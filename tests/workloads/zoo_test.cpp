@@ -27,6 +27,7 @@ const Official kOfficial[] = {
     {"llama3.1-8b", 8.03e9, 0.005, 0, 0},
     {"llama3.1-70b", 70.6e9, 0.005, 0, 0},
     {"llama3.1-405b", 405.9e9, 0.005, 0, 0},
+    {"llama3.2-1b", 1.23e9, 0.005, 0, 0},
     {"llama2-13b", 13015864320.0, 0, 0, 0},
     {"codellama-34b", 33.7e9, 0.005, 0, 0},
     {"qwen2-72b", 72.7e9, 0.005, 0, 0},
@@ -128,7 +129,9 @@ TEST_CASE("active parameters are everything multiplied per token, input embeddin
     const PerToken t = derive(model);
     const ParamCounts counts = count_params(model);
     CHECK(double(counts.active) == t.matrix_weights + t.biases + t.vectors);
-    if (model.moe.n_experts == 0) CHECK(counts.active == counts.total - uint64_t(model.vocab_size) * model.d_model);
+    // A tied table is stored once and multiplied as the LM head: every parameter is active.
+    const uint64_t lookup_only = model.tied_embeddings ? 0 : uint64_t(model.vocab_size) * model.d_model;
+    if (model.moe.n_experts == 0) CHECK(counts.active == counts.total - lookup_only);
   }
 }
 

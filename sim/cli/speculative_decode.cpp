@@ -1,0 +1,61 @@
+#include "sim/cli/speculative_decode.h"
+
+#include "mapping/verify_plan.h"
+#include "sim/experiment/speculative_metrics.h"
+#include "sim/experiment/speculative_placement.h"
+#include "workloads/decode_inputs.h"
+#include "workloads/verify_inputs.h"
+
+namespace wafersim::cli {
+
+SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const mapping::Plan& target,
+                                           const backend::Backend& backend, const SimOptions& options,
+                                           const backend::ProgressFn& progress) {
+  const workloads::SpeculativeSpec& spec = *experiment.speculative;
+  const uint32_t wafer_rows = experiment.hardware.grid_height;
+  const SpeculativeRows rows{target.hw.grid_height, wafer_rows - target.hw.grid_height};
+  SpeculativeEvaluation out;
+  out.draft = compile_draft_plan(experiment, rows);
+  out.draft.workload.decode_tokens = spec.draft_tokens;
+  out.draft.programs.iterations = uint64_t(out.draft.workload.batch) * spec.draft_tokens;
+  const uint32_t positions = spec.draft_tokens + 1;
+  const bool pipelined = spec.verify == workloads::VerifyKind::Pipelined;
+  out.verify = pipelined ? mapping::compile_pipelined_verify_plan(target, positions)
+                         : mapping::compile_verify_plan(target, positions);
+
+  backend::ProgressFn draft_progress;
+  if (progress)
+    draft_progress = [&progress](backend::Progress p) {
+      p.unit = "draft tokens";
+      progress(p);
+    };
+  const workloads::DecodeInputs draft_inputs(out.draft.model, out.draft.workload);
+  SimOptions draft_options = options;
+  draft_options.tile_figures = false;
+  const backend::Evaluation draft_run =
+      backend.evaluate_in_child(out.draft, draft_inputs, draft_options, draft_progress);
+
+  if (pipelined) {
+    // Iteration j * batch + s is position j of sequence s: a decode token's inputs.
+    workloads::WorkloadSpec positions_workload = target.workload;
+    positions_workload.decode_tokens = positions;
+    const workloads::DecodeInputs verify_inputs(target.model, positions_workload);
+    out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
+  } else {
+    const workloads::VerifyInputs verify_inputs(target.model, target.workload,
+                                                positions);  // each sequence's own prompt
+    out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
+  }
+  out.metrics = speculative_decode_metrics(spec, target, out.draft, draft_run.timeline, out.verify,
+                                           out.verify_run.timeline, wafer_rows);
+  out.first_step = first_step_timeline(*out.metrics.speculative, out.verify_run.timeline, target.workload.batch);
+  backend::RunFigures& figures = out.verify_run.figures;
+  figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, draft_run.figures.peak_rss_bytes);
+  if (figures.measured) {
+    figures.events += draft_run.figures.events;
+    figures.link_hops += draft_run.figures.link_hops;
+  }
+  return out;
+}
+
+}  // namespace wafersim::cli

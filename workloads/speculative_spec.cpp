@@ -1,0 +1,112 @@
+#include "workloads/speculative_spec.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "models/config/config.h"
+#include "workloads/model_file.h"
+#include "workloads/workload_spec.h"
+
+namespace wafersim::workloads {
+
+namespace {
+
+constexpr const char* kDraft = "workload.speculative.draft_model";
+
+// A zoo name, or a model file relative to the file that names it.
+std::string draft_reference(const config::Config& config) {
+  const std::string& name = config.get_string(kDraft);
+  for (const std::string& zoo : zoo_model_names())
+    if (zoo == name) return name;
+  const std::filesystem::path path(name);
+  const std::string& file = config.where(kDraft).file;
+  if (path.is_absolute() || file.empty() || file == "--set" || file.front() == '<') return name;
+  return (std::filesystem::path(file).parent_path() / path).string();
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+uint32_t SpeculativeSpec::step_tokens(uint64_t sequence, uint64_t step) const {
+  if (acceptance == AcceptanceKind::Fixed) {
+    // A tolerance keeps a whole expectation (a = 0 or 1) from rounding one step short.
+    const double expected = expected_tokens_per_step();
+    auto total = [&](uint64_t steps) { return uint64_t(std::floor(double(steps) * expected + 1e-9)); };
+    return uint32_t(total(step + 1) - total(step));
+  }
+  uint64_t state = seed;
+  state = splitmix64(state) ^ sequence;
+  state = splitmix64(state) ^ step;
+  uint32_t accepted = 0;
+  while (accepted < draft_tokens && double(splitmix64(state) >> 11) * 0x1.0p-53 < rate) ++accepted;
+  return accepted + 1;
+}
+
+double SpeculativeSpec::expected_tokens_per_step() const {
+  const double k = draft_tokens;
+  if (rate >= 1) return k + 1;
+  return (1 - std::pow(rate, k + 1)) / (1 - rate);
+}
+
+void declare_speculative_params(config::Schema& schema) {
+  using config::enum_param;
+  using config::float_param;
+  using config::int_param;
+  schema.add(config::string_param(kDraft, "\"\"",
+                                  "Draft model of speculative decoding: a zoo name or a model file (relative to the "
+                                  "experiment file), with the target's vocabulary; empty: plain decoding"));
+  schema.add(int_param("workload.speculative.draft_tokens", "tokens", "4", 1, 32,
+                       "k: tokens the draft proposes per step; the target verifies k + 1 positions in one pass"));
+  schema.add(enum_param("workload.speculative.acceptance.kind", {"fixed", "sampled"}, "fixed",
+                        "fixed: every step emits the expected (1 - a^(k+1)) / (1 - a) tokens; sampled: each step "
+                        "draws its accepted drafts (each accepted with probability `rate` until the first rejection) "
+                        "from a seeded generator"));
+  schema.add(float_param("workload.speculative.acceptance.rate", "", "0.7", 0, 1,
+                         "a: probability that a draft token is accepted, given that every draft before it was"));
+  schema.add(
+      int_param("workload.speculative.acceptance.seed", "", "1", 0, 9.0e15, "Seed of the sampled acceptance draws"));
+  schema.add(enum_param("workload.speculative.verify", {"pipelined", "chunk"}, "pipelined",
+                        "How the target verifies the k + 1 positions in one pass: pipelined, one after another through "
+                        "its layer pipeline (a layer takes the next position once it has passed one on); chunk, all "
+                        "together through each step as a prefill chunk (a step works on all of them first)"));
+}
+
+std::optional<SpeculativeSpec> speculative_from_config(const config::Config& config, const ModelSpec& target,
+                                                       const WorkloadSpec& workload) {
+  if (config.get_string(kDraft).empty()) return std::nullopt;
+  SpeculativeSpec spec;
+  spec.draft_source = config.get_string(kDraft);
+  try {
+    spec.draft = load_model(draft_reference(config)).model;
+  } catch (const config::ConfigError& error) {
+    config.fail(kDraft, std::string("cannot load the draft model: ") + error.what());
+  }
+  spec.draft_tokens = uint32_t(config.get_int("workload.speculative.draft_tokens"));
+  spec.acceptance = config.get_string("workload.speculative.acceptance.kind") == "sampled" ? AcceptanceKind::Sampled
+                                                                                           : AcceptanceKind::Fixed;
+  spec.rate = config.get_float("workload.speculative.acceptance.rate");
+  spec.seed = uint64_t(config.get_int("workload.speculative.acceptance.seed"));
+  spec.verify = config.get_string("workload.speculative.verify") == "chunk" ? VerifyKind::Chunk : VerifyKind::Pipelined;
+  if (spec.draft.vocab_size != target.vocab_size)
+    config.fail(kDraft, "the draft " + spec.draft.name + " has a vocabulary of " +
+                            std::to_string(spec.draft.vocab_size) + " tokens and the target " + target.name +
+                            " one of " + std::to_string(target.vocab_size) +
+                            ": the target can only verify tokens of its own vocabulary; choose a draft of the same "
+                            "tokenizer");
+  const uint64_t deepest = workload.max_context() + spec.extra_context();
+  for (const ModelSpec* model : {&target, static_cast<const ModelSpec*>(&spec.draft)})
+    if (deepest > model->max_positions)
+      config.fail_given({"workload.speculative.draft_tokens", "workload.decode_tokens", "workload.prompt_tokens"},
+                        "prompt_tokens + decode_tokens + draft_tokens = " + std::to_string(deepest) +
+                            " positions, more than " + model->name + "'s max_positions (" +
+                            std::to_string(model->max_positions) + ")");
+  return spec;
+}
+
+}  // namespace wafersim::workloads
