@@ -6,6 +6,8 @@ namespace wafersim::mapping {
 
 const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Distributed ? "distributed" : "root"; }
 
+const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -37,6 +39,12 @@ void declare_mapping_params(config::Schema& schema) {
                         "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
                         "norms and residuals run on the slices and attention combines per KV-head group "
                         "(embedding, LM head and MoE regions always use root)"));
+  schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
+                        "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
+                        "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
+                        "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
+                        "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
+                        "along both axes (root-dataflow and MoE regions always use chunked_gemv)"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -54,6 +62,8 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
     config.fail(options.layer_columns == 0 ? "mapping.layer_grid.rows" : "mapping.layer_grid.columns",
                 "mapping.layer_grid needs both columns and rows (or neither)");
   options.dataflow = config.get_string("mapping.dataflow") == "distributed" ? Dataflow::Distributed : Dataflow::Root;
+  options.prefill_gemm =
+      config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
   return options;
 }
 

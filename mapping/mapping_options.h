@@ -20,6 +20,12 @@ namespace mapping {
 // Embedding, LM head and MoE regions always use Root.
 enum class Dataflow { Root, Distributed };
 
+// How a prefill runs the projection GEMMs of a distributed dense layer
+// (mapping.prefill_gemm; docs/MAPPING.md, "Prefill").
+//   ChunkedGemv: the decode GEMV carrying the chunk (multicast in, reduction tree out).
+//   MeshGemm: WaferLLM-style cyclic shifts between neighbours on the mesh (mapping/mesh_gemm.h).
+enum class PrefillGemm { ChunkedGemv, MeshGemm };
+
 struct MappingOptions {
   double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
@@ -34,9 +40,11 @@ struct MappingOptions {
 
   bool fixed_layer_grid() const { return layer_columns > 0; }
   Dataflow dataflow = Dataflow::Distributed;  // of dense layer regions
+  PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
 };
 
-const char* dataflow_name(Dataflow dataflow);  // "root", "distributed"
+const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
+const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);
