@@ -39,7 +39,7 @@ void declare_mapping_params(config::Schema& schema) {
                         "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
                         "norms and residuals run on the slices and attention combines per KV-head group "
                         "(embedding, LM head and MoE regions always use root)"));
-  schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
+  schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "meshgemm",
                         "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
                         "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
                         "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "

@@ -40,7 +40,7 @@ struct MappingOptions {
 
   bool fixed_layer_grid() const { return layer_columns > 0; }
   Dataflow dataflow = Dataflow::Distributed;  // of dense layer regions
-  PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
+  PrefillGemm prefill_gemm = PrefillGemm::MeshGemm;
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"

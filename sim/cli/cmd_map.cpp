@@ -65,6 +65,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"wafers", plan.hw.wafers},
           {"strips", plan.strips},
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
+          {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"slices", slices_text(plan.options)},
           {"tiles_used", plan.tiles_used},
@@ -96,6 +97,8 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
+                   "projections of a prefill (mapping.prefill_gemm)"});
   summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
                    "trees, store and forward per level (mapping.reduce_fanin)"});
   summary.add_row(
