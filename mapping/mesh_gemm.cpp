@@ -33,14 +33,15 @@ uint64_t share(uint64_t total, uint64_t parts, uint64_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-// The step's own environment: its programs carry the whole chunk already, so
-// Step::emit_tokens must not scale them again.
-// The compiler caps the chunk so that every message fits a task (prefill_plan.cpp).
+// The compiler caps the chunk so that every message fits a task (prefill_plan.cpp):
+// no MeshGEMM message outgrows the chunked GEMV's partial sums.
 uint32_t message_bytes(uint64_t bytes) {
   if (bytes > UINT32_MAX) throw std::logic_error("a MeshGEMM message of the chunk exceeds 4 GiB");
   return uint32_t(bytes);
 }
 
+// The step's own environment: its programs carry the whole chunk already, so
+// Step::emit_tokens must not scale them again.
 StepEnv whole_chunk(StepEnv env) {
   env.tokens = 1;
   return env;
