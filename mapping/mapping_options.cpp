@@ -10,6 +10,8 @@ const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Dist
 
 const char* reduction_name(Reduction reduction) { return reduction == Reduction::KTree ? "ktree" : "tree"; }
 
+const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -49,6 +51,12 @@ void declare_mapping_params(config::Schema& schema) {
                         "distributed dataflow, tree with root"));
   schema.add(int_param("mapping.ktree_levels", "", "2", 1, 8,
                        "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"));
+  schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
+                        "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
+                        "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
+                        "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
+                        "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
+                        "along both axes (root-dataflow and MoE regions always use chunked_gemv)"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -71,6 +79,8 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
                           ? Reduction::KTree
                           : Reduction::Tree;
   options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
+  options.prefill_gemm =
+      config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
   return options;
 }
 

@@ -27,6 +27,12 @@ enum class Dataflow { Root, Distributed };
 //     adds and forwards each wavelet as it arrives (docs/MAPPING.md).
 enum class Reduction { Tree, KTree };
 
+// How a prefill runs the projection GEMMs of a distributed dense layer
+// (mapping.prefill_gemm; docs/MAPPING.md, "Prefill").
+//   ChunkedGemv: the decode GEMV carrying the chunk (multicast in, reduction tree out).
+//   MeshGemm: WaferLLM-style cyclic shifts between neighbours on the mesh (mapping/mesh_gemm.h).
+enum class PrefillGemm { ChunkedGemv, MeshGemm };
+
 struct MappingOptions {
   double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
@@ -43,10 +49,12 @@ struct MappingOptions {
   Dataflow dataflow = Dataflow::Distributed;  // of dense layer regions
   Reduction reduction = Reduction::KTree;     // of every region's trees
   uint32_t ktree_levels = 2;
+  PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
 const char* reduction_name(Reduction reduction);  // "tree", "ktree"
+const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

@@ -52,7 +52,8 @@ Plan compile_prefill_plan(const Plan& decode) {
   plan.strips = decode.strips;
   RegionContext context{&plan.hw, &plan.model, &plan.options, plan.hw.fabric.colors - plan.hw.fabric.colors_reserved,
                         plan.tokens_per_iteration};
-  context.max_context = plan.workload.max_context();        // as the decode plan's regions were built
+  context.max_context = plan.workload.max_context();  // as the decode plan's regions were built
+  context.prefill = true;
   for (size_t r = 0; r + 1 < decode.regions.size(); ++r) {  // all but the LM head
     const Region& region = decode.regions[r];
     context.expert_tokens =

@@ -65,7 +65,8 @@ struct RegionContext {
   const workloads::ModelSpec* model = nullptr;
   const MappingOptions* options = nullptr;
   uint32_t colors_available = 0;
-  uint32_t tokens = 1;  // per iteration: 1 in decode, the chunk in a prefill (StepEnv::tokens)
+  uint32_t tokens = 1;   // per iteration: 1 in decode, the chunk in a prefill (StepEnv::tokens)
+  bool prefill = false;  // a prefill plan: its projections follow mapping.prefill_gemm
   // Prefill of an MoE layer: tokens each routed expert takes per chunk (0: an even share of the chunk's choices).
   uint32_t expert_tokens = 0;
   // The workload's largest context: attention tiles that hold no position at

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mapping/mesh_gemm.h"
 #include "mapping/region.h"
 #include "models/cost.h"
 #include "models/task_builders.h"
@@ -242,8 +243,15 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, cons
   });
 }
 
-void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context) {
+// mesh: the projections as MeshGEMM steps (a prefill with mapping.prefill_gemm: meshgemm).
+void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context, bool mesh) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  auto column_to_row = [mesh](const StepEnv& env, const GemvShape& shape) {
+    return mesh ? mesh_gemm_step(env, shape, /*from_column=*/true) : gemv_to_row_step(env, shape);
+  };
+  auto row_to_column = [mesh](const StepEnv& env, const GemvShape& shape) {
+    return mesh ? mesh_gemm_step(env, shape, /*from_column=*/false) : gemv_row_to_column_step(env, shape);
+  };
   const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
   chain.add("scatter", [&](const StepEnv& env) {
     return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
@@ -256,19 +264,18 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   // of root-row column j belongs to the KV head group that owns column j in
   // attention (its queries, key and value), each rotary pair in one tile.
   chain.add("qkv_proj", [&](const StepEnv& env) {
-    return gemv_to_row_step(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
+    return column_to_row(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
   const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true);
   chain.add("attention", [&](const StepEnv& env) {
     return row_attention_step(env, attention_shape(m, layer, max_context), dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
-    return gemv_row_to_column_step(
-        env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
+    return row_to_column(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
   });
   add_slice_norm(chain, m, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale", 0);
   chain.add("gate_up_proj", [&](const StepEnv& env) {
-    return gemv_to_row_step(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
+    return column_to_row(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
   });
   // W_gate and W_up interleaved so that a column holds the gate and up sums of the same elements.
   const uint64_t ffn_slice = chain.geo().largest_column_share(m.ffn_dim);
@@ -280,7 +287,7 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
         act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
-    return gemv_row_to_column_step(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
+    return row_to_column(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
   });
   chain.add("residual_slices", [&](const StepEnv& env) {
     return column_compute_step(
@@ -604,7 +611,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
       });
     } else if (context.options->dataflow == Dataflow::Distributed) {
-      add_distributed_layer(chain, m, uint32_t(layer), context.max_context);
+      add_distributed_layer(chain, m, uint32_t(layer), context.max_context,
+                            context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm);
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);

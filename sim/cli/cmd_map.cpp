@@ -67,6 +67,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"strips", plan.strips},
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
           {"reduction", mapping::reduction_name(plan.options.reduction)},
+          {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
           {"slices", slices_text(plan.options)},
@@ -99,6 +100,8 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
+                   "projections of a prefill (mapping.prefill_gemm)"});
   if (plan.options.reduction == mapping::Reduction::KTree)
     summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
                      "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});

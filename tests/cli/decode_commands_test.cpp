@@ -133,6 +133,8 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   CHECK(plan["reduce_fanin"] == 2);
   CHECK_THAT(plan["slices"].get<std::string>(), Catch::Contains("root column"));
   CHECK(run_json({"map", kTinyDense, "--set", "mapping.dataflow=root"})["dataflow"] == "root");
+  CHECK(plan["prefill_gemm"] == "chunked_gemv");  // the default
+  CHECK(run_json({"map", kTinyDense, "--set", "mapping.prefill_gemm=chunked_gemv"})["prefill_gemm"] == "chunked_gemv");
 
   // tiny-moe needs two tiny wafers.
   const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";

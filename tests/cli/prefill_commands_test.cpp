@@ -1,5 +1,8 @@
 // The prefill as a user sees it through `run` and `analytic`: its figures, time
 // to first token, decode figures unchanged by it, and its bad input.
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -117,4 +120,22 @@ TEST_CASE("a prompt too long for a fixed wafer count names the longest that fits
   // The figures are the compiler's: the first fits, the second does not.
   CHECK(map_with_prompt(fits).exit_code == 0);
   CHECK(map_with_prompt(fails).exit_code == 3);
+}
+
+TEST_CASE("a bad mapping.prefill_gemm is refused at its line, with no result file", "[cli][prefill]") {
+  Scratch scratch;
+  const std::string experiment = (scratch.path() / "exp.yaml").string();
+  const std::string out = (scratch.path() / "result.json").string();
+  std::ofstream(experiment) << "hardware: tiny\nmodel: tiny-dense\nworkload: {prompt_tokens: 100}\nmapping:\n"
+                               "  prefill_gemm: cannon\n";
+  const Outcome outcome = run_wafersim({"analytic", experiment, "--quiet", "--json", out});
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK(outcome.err.find("exp.yaml:5:") != std::string::npos);
+  CHECK(outcome.err.find("prefill_gemm") != std::string::npos);
+  CHECK(!std::filesystem::exists(out));
+  // Both values are accepted.
+  for (const std::string gemm : {"meshgemm", "chunked_gemv"})
+    CHECK(run_wafersim({"analytic", kTinyDense, "--quiet", "--set", "mapping.prefill_gemm=" + gemm}).exit_code == 0);
 }
