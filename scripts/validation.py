@@ -139,7 +139,8 @@ SENSITIVITY = [
     ("task start-up 16 cycles (15-17 reported)", ["hardware.tile.task_overhead_cycles=16"]),
     ("hop latency 2 cycles (measured on silicon)", ["hardware.fabric.hop_latency_cycles=2"]),
     ("turn latency 20 cycles (measured on silicon)", ["hardware.fabric.turn_latency_cycles=20"]),
-    ("reduce fan-in 4", ["mapping.reduce_fanin=4"]),
+    ("K-tree of 3 levels instead of 2 (a mapping knob, for scale)", ["mapping.ktree_levels=3"]),
+    ("store-and-forward fan-in-2 trees instead of streamed K-trees (a mapping knob)", ["mapping.reduction=tree"]),
 ]
 
 

@@ -1,10 +1,11 @@
 // ExpertRouter: the choice depends only on (seed, sequence, token, layer), through
-// splitmix64, integer arithmetic only, so every platform routes alike.
+// splitmix64_hash, integer arithmetic only, so every platform routes alike.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "workloads/splitmix.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim::workloads {
@@ -12,13 +13,6 @@ namespace wafersim::workloads {
 namespace {
 
 constexpr uint32_t kMaxTopK = 64;  // matches the range of model.moe.top_k
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -30,10 +24,10 @@ ExpertRouter::ExpertRouter(uint64_t seed, uint32_t n_experts, uint32_t top_k)
 }
 
 void ExpertRouter::route(uint64_t sequence, uint64_t token, uint32_t moe_layer, uint32_t* out) const {
-  uint64_t state = splitmix64(seed_);
-  state = splitmix64(state ^ sequence);
-  state = splitmix64(state ^ token);
-  state = splitmix64(state ^ moe_layer);
+  uint64_t state = splitmix64_hash(seed_);
+  state = splitmix64_hash(state ^ sequence);
+  state = splitmix64_hash(state ^ token);
+  state = splitmix64_hash(state ^ moe_layer);
 
   // Partial Fisher-Yates over the identity permutation 0..n-1, kept sparse: only
   // positions that received a displaced value are stored (at most top_k of them).
@@ -45,7 +39,7 @@ void ExpertRouter::route(uint64_t sequence, uint64_t token, uint32_t moe_layer, 
     return position;
   };
   for (uint32_t i = 0; i < top_k_; ++i) {
-    state = splitmix64(state);
+    state = splitmix64_hash(state);
     const uint32_t j = i + uint32_t(state % (n_experts_ - i));
     const uint32_t value_i = value_at(i);
     out[i] = value_at(j);

@@ -5,6 +5,7 @@
 
 #include "models/config/config.h"
 #include "workloads/model_file.h"
+#include "workloads/splitmix.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim::workloads {
@@ -24,13 +25,6 @@ std::string draft_reference(const config::Config& config) {
   return (std::filesystem::path(file).parent_path() / path).string();
 }
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 uint32_t SpeculativeSpec::step_tokens(uint64_t sequence, uint64_t step) const {
@@ -41,10 +35,10 @@ uint32_t SpeculativeSpec::step_tokens(uint64_t sequence, uint64_t step) const {
     return uint32_t(total(step + 1) - total(step));
   }
   uint64_t state = seed;
-  state = splitmix64(state) ^ sequence;
-  state = splitmix64(state) ^ step;
+  state = splitmix64_next(state) ^ sequence;
+  state = splitmix64_next(state) ^ step;
   uint32_t accepted = 0;
-  while (accepted < draft_tokens && double(splitmix64(state) >> 11) * 0x1.0p-53 < rate) ++accepted;
+  while (accepted < draft_tokens && double(splitmix64_next(state) >> 11) * 0x1.0p-53 < rate) ++accepted;
   return accepted + 1;
 }
 

@@ -11,6 +11,7 @@
 
 #include "models/config/error.h"
 #include "models/config/text.h"
+#include "workloads/splitmix.h"
 
 namespace wafersim::workloads {
 
@@ -22,18 +23,9 @@ uint64_t RequestStream::turns() const {
 
 // ---- seeded draws ----------------------------------------------------------
 
-namespace {
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
 StreamRandom::StreamRandom(uint64_t seed) : state_(seed) {}
 
-double StreamRandom::uniform() { return (double(splitmix64(state_) >> 11) + 0.5) * 0x1.0p-53; }
+double StreamRandom::uniform() { return (double(splitmix64_next(state_) >> 11) + 0.5) * 0x1.0p-53; }
 
 double StreamRandom::exponential(double mean) { return -std::log(uniform()) * mean; }
 
