@@ -202,9 +202,13 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         ++pc;
         continue;
       case TaskOp::SkipUnlessExpert:
+      case TaskOp::SkipIfExpert: {
         ++w.events;
-        pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile)) ? 0 : task.count);
+        const bool routed =
+            w.inputs.any_expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile), task.experts);
+        pc += 1 + (routed == (task.op == TaskOp::SkipUnlessExpert) ? 0 : task.count);
         continue;
+      }
       case TaskOp::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;

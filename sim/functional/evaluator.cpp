@@ -858,21 +858,51 @@ struct Evaluator::State {
     }
     observe(output);
   }
-  // The experts the router picked and the shared ones, each on its block, summed at the layer root.
+  // The experts the router picked and the shared ones, each on its block.
+  // mapping.moe_combine root: each result is sent in activations and summed
+  // at the layer root in block order. tree: fp32 sums along the combining
+  // tree (Block::combine_children), where a block adds the streams it takes
+  // in, in that order, to its own result. A DroppedPartialSum on line 0 of the
+  // step loses the message of the expert at that position (block index - 1).
   Data dispatch(const Data& in) {
     const size_t saved_s = s;
     const Step* saved_step = step;
-    std::vector<float> sum(m.d_model, 0.0f);
-    for (size_t expert_block = 1; expert_block < region->blocks.size(); ++expert_block) {
-      const int32_t expert = region->blocks[expert_block].expert;
-      if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;  // not routed: its block skips the token
-      const Data expert_result = run_block(expert_block, in, nullptr);
-      for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(expert_result.at[0].value[k]);  // sent in activations
+    const Region& layer = *region;
+    const int64_t drop = dropped(0);
+    const bool tree = plan.options.moe_combine == mapping::MoeCombine::Tree;
+    const size_t blocks = layer.blocks.size();
+    std::vector<std::vector<float>> own(blocks);  // empty: not routed, its block skips the token
+    for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
+      const int32_t expert = layer.blocks[expert_block].expert;
+      if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;
+      own[expert_block] = run_block(expert_block, in, nullptr).at[0].value;
     }
     block_index = 0;
-    block = &region->blocks[0];
+    block = &layer.blocks[0];
     s = saved_s;
     step = saved_step;
+    std::vector<float> sum(m.d_model, 0.0f);
+    if (!tree) {
+      for (size_t b = 1; b < blocks; ++b)
+        if (!own[b].empty() && int64_t(b - 1) != drop)
+          for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
+    } else {
+      // Children come after their parents: from the last block.
+      std::vector<std::vector<float>> streams(blocks);
+      for (size_t b = blocks; b-- > 1;) {
+        std::vector<float> acc = own[b];
+        for (const uint32_t child : layer.blocks[b].combine_children) {
+          if (streams[child].empty() || int64_t(child) - 1 == drop) continue;
+          if (acc.empty()) {
+            acc = streams[child];
+          } else {
+            for (uint32_t k = 0; k < m.d_model; ++k) acc[k] += streams[child][k];
+          }
+        }
+        streams[b] = std::move(acc);
+      }
+      if (blocks > 1 && !streams[1].empty() && drop != 0) sum = streams[1];
+    }
     for (float& v : sum) v = rounded(v);
     return at_root(std::move(sum));
   }
