@@ -176,10 +176,38 @@ TreeTasks tree_tasks(const mapping::Plan& plan, const BlockGeometry& g, uint32_t
 
 }  // namespace
 
+// mapping.moe_combine: tree. Each expert block root streams to its parent's
+// root (the block that lists it in combine_children, or the layer root) and
+// awaits one stream per child.
+static std::string combine_tree_mismatch(const mapping::Plan& plan, const Region& region, const Step& dispatch) {
+  std::vector<uint32_t> parent(region.blocks.size(), 0);
+  for (uint32_t b = 1; b < region.blocks.size(); ++b)
+    for (uint32_t child : region.blocks[b].combine_children) parent[child] = b;
+  for (uint32_t b = 1; b < region.blocks.size(); ++b) {
+    const BlockGeometry& g = region.blocks[b].geo;
+    const BlockGeometry& to = region.blocks[parent[b]].geo;
+    const TreeTasks tasks = tree_tasks(plan, g, 0, 0, dispatch.env().tag, dispatch.tags_used());
+    bool sends_right = !tasks.sends.empty();
+    for (const Task* send : tasks.sends)
+      sends_right = sends_right && send->dwafer == int32_t(to.wafer) - int32_t(g.wafer) &&
+                    send->dx == int32_t(to.x0) - int32_t(g.x0) && send->dy == int32_t(to.y0) - int32_t(g.y0);
+    const uint32_t children = uint32_t(region.blocks[b].combine_children.size());
+    if (!sends_right || tasks.awaited != children)
+      return fmt::format("{}, expert block {}: the program's combining {} the tree's ({} streams awaited of {})",
+                         region.name, b, sends_right ? "waits differ from" : "send differs from", tasks.awaited,
+                         children);
+  }
+  return "";
+}
+
 std::string program_tree_mismatch(const mapping::Plan& plan) {
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
       for (const auto& step : block.steps) {
+        if (step->dataflow().kind == StepKind::Dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
+          const std::string why = combine_tree_mismatch(plan, region, *step);
+          if (!why.empty()) return why;
+        }
         const StepDataflow df = step->dataflow();
         const mapping::StepEnv& env = step->env();
         const BlockGeometry& g = env.geo;

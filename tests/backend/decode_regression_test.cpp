@@ -109,6 +109,22 @@ TEST_CASE("contention off: K-trees in the root dataflow agree to the cycle", "[r
 TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "workload.batch=2"});
 }
+// mapping.moe_combine: the experts' streamed combining tree (the distributed
+// dataflow's default) and their results sent to the layer root, each in the other dataflow too.
+TEST_CASE("contention off: MoE combining tree with a shared expert agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "model.moe.n_shared_experts=1", "workload.batch=3"});
+}
+TEST_CASE("contention off: MoE combining tree in the root dataflow agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kRoot, "mapping.moe_combine=tree", "workload.batch=2"});
+}
+TEST_CASE("contention off: MoE combining tree with relayed routes agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "hardware.fabric.colors=6"});
+}
+TEST_CASE("contention off: MoE results to the layer root in the distributed dataflow agree to the cycle",
+          "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "mapping.moe_combine=root", "hardware.wafers=2"});
+}
+
 // 13 rows leave the attention block of an MoE region one row: its column trees have a single position.
 TEST_CASE("contention off: K-trees over a single tile agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "hardware.grid_height=13", "hardware.wafers=4"});
@@ -164,6 +180,9 @@ TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression]
 }
 TEST_CASE("contention on: MoE layers with K-trees within 10 percent", "[regression][contention][ktree]") {
   require_within_ten_percent("tiny-moe", {kDistributed, "workload.batch=2"});
+}
+TEST_CASE("contention on: MoE combining tree in the root dataflow within 10 percent", "[regression][contention][moe]") {
+  require_within_ten_percent("tiny-moe", {kRoot, "mapping.moe_combine=tree", "model.moe.n_shared_experts=1"});
 }
 TEST_CASE("contention on: K-trees with relayed routes within 10 percent", "[regression][contention][ktree]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "hardware.fabric.colors=6", "mapping.ktree_levels=3"});
