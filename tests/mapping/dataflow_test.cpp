@@ -68,8 +68,9 @@ TEST_CASE("the distributed dataflow is faster than the root dataflow on dense la
 
 TEST_CASE("the distributed dataflow leaves the embedding, LM head and MoE regions as they are", "[mapping][dataflow]") {
   const std::string text = zoo_experiment("tiny-moe", "tiny", 64, 2);
-  // The same reduction for both, so that only the dataflow differs.
-  const std::vector<std::string> mixed = {"model.moe.layers=[1]", "model.ffn_dim=512", "mapping.reduction=tree"};
+  // The same reduction and MoE combine for both, so that only the dataflow differs.
+  const std::vector<std::string> mixed = {"model.moe.layers=[1]", "model.ffn_dim=512", "mapping.reduction=tree",
+                                          "mapping.moe_combine=tree"};
   const Decoded root = decode(text, "root", mixed), distributed = decode(text, "distributed", mixed);
   REQUIRE(root.plan.regions.size() == 4);
   for (size_t r : {size_t(0), size_t(2), size_t(3)}) {

@@ -5,6 +5,7 @@
 // programs' guards are run here for every routing of tiny-moe's 8 experts.
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -75,11 +76,20 @@ void check_tree(const mapping::Plan& plan) {
     CHECK(parent_of.count(1) == 0);
     CHECK(two_children);  // the experts take more than one row: the column chain is exercised
 
-    // The layer root waits for one stream of the fp32 sum.
-    uint32_t root_streams = 0;
+    // The layer root waits for one stream of the fp32 sum, on the experts step's first tag.
+    uint16_t tag = 0;
+    for (const auto& step : region.blocks[0].steps)
+      if (std::string(step->label()) == "experts") tag = step->env().tag;
+    REQUIRE(tag != 0);
+    uint32_t root_waits = 0;
     for (const Task& task : region.blocks[0].program(0, 0))
-      if (task.op == TaskOp::Wait && task.stream && task.bytes == 4 * m.d_model) ++root_streams;
-    CHECK(root_streams == 1);
+      if (task.op == TaskOp::Wait && task.tag == tag) {
+        ++root_waits;
+        CHECK(task.stream);
+        CHECK(task.count == 1);
+        CHECK(task.bytes == 4 * m.d_model);
+      }
+    CHECK(root_waits == 1);
 
     // Every routing of the layer's experts (tiny-moe: 8, so 256 of them; top_k not assumed).
     REQUIRE(n_routed <= 10);
