@@ -68,6 +68,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
           {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
+          {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
           {"slices", slices_text(plan.options)},
@@ -102,6 +103,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
   summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
                    "projections of a prefill (mapping.prefill_gemm)"});
+  if (plan.model.moe.n_experts > 0)
+    summary.add_row({"MoE combine", mapping::moe_combine_name(plan.options.moe_combine),
+                     plan.options.moe_combine == mapping::MoeCombine::Tree
+                         ? "experts' results streamed along rows and up a column, one vector to the root "
+                           "(mapping.moe_combine)"
+                         : "every result sent to the layer root (mapping.moe_combine)"});
   if (plan.options.reduction == mapping::Reduction::KTree)
     summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
                      "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});
