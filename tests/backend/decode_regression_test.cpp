@@ -191,3 +191,26 @@ TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent"
           "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "workload.batch=4"});
 }
+
+// MoE at full scale, hidden from the suite (gpt-oss-120b: about 20 s and
+// 1.2 GB; qwen3-235b-a22b: about 5 min and 5.3 GB). Run one per process:
+//   build/tests/backend_tests "contention on: gpt-oss-120b at full scale within 10 percent"
+//   build/tests/backend_tests "contention on: qwen3-235b-a22b at full scale within 10 percent"
+// The quickstart's decode set-up of docs/MAPPING.md, "MoE: combining the experts' results".
+void require_full_scale_within_ten_percent(const std::string& model) {
+  const BothTimings both =
+      decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
+                          {"model=" + model, "hardware.wafers=auto", "workload.prefill=false",
+                           "workload.prompt_tokens=1024", "workload.decode_tokens=8", "sim.contention=true"});
+  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
+  INFO(model << ": simulated " << simulated << " cycles, analytic " << analytic << " cycles");
+  CHECK(both.plan.options.moe_combine == mapping::MoeCombine::Tree);
+  CHECK(simulated >= analytic);
+  CHECK(double(simulated) <= 1.10 * double(analytic));
+}
+TEST_CASE("contention on: gpt-oss-120b at full scale within 10 percent", "[.fullscale][moe]") {
+  require_full_scale_within_ten_percent("gpt-oss-120b");
+}
+TEST_CASE("contention on: qwen3-235b-a22b at full scale within 10 percent", "[.fullscale][moe]") {
+  require_full_scale_within_ten_percent("qwen3-235b-a22b");
+}
