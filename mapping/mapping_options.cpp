@@ -57,6 +57,10 @@ void declare_mapping_params(config::Schema& schema) {
                         "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
                         "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
                         "along both axes (root-dataflow and MoE regions always use chunked_gemv)"));
+  schema.add(enum_param("mapping.partial_sum_dtype", {"fp32", "fp16", "bf16"}, "fp32",
+                        "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
+                        "added (every GEMV, both dataflows, prefill included); fp16 halves the reduction's bytes, "
+                        "as WaferLLM's fp16 reductions do, at the cost of rounding at every add"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -81,6 +85,7 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
   options.prefill_gemm =
       config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
+  parse_dtype(config.get_string("mapping.partial_sum_dtype"), &options.partial_sum);  // the enum admits only dtypes
   return options;
 }
 

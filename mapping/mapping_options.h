@@ -2,6 +2,8 @@
 // The mapping.* section: strategy knobs of the layer-partitioning compiler.
 #include <cstdint>
 
+#include "models/dtype.h"
+
 namespace wafersim {
 namespace config {
 class Config;
@@ -50,6 +52,9 @@ struct MappingOptions {
   Reduction reduction = Reduction::KTree;     // of every region's trees
   uint32_t ktree_levels = 2;
   PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
+  // Format of a GEMV's partial sums as they are written, sent up the
+  // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
+  Dtype partial_sum = Dtype::FP32;
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
