@@ -65,6 +65,10 @@ void declare_mapping_params(config::Schema& schema) {
                         "stream as fp32 sums along each expert row and up the first column, every routed expert "
                         "adding its own as they pass, so the layer root takes in one vector; auto = tree with the "
                         "distributed dataflow, root with root"));
+  schema.add(enum_param("mapping.partial_sum_dtype", {"fp32", "fp16", "bf16"}, "fp32",
+                        "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
+                        "added (every GEMV, both dataflows, prefill included); fp16 halves the reduction's bytes, "
+                        "as WaferLLM's fp16 reductions do, at the cost of rounding at every add"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -93,6 +97,7 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.moe_combine = combine == "tree" || (combine == "auto" && options.dataflow == Dataflow::Distributed)
                             ? MoeCombine::Tree
                             : MoeCombine::Root;
+  parse_dtype(config.get_string("mapping.partial_sum_dtype"), &options.partial_sum);  // the enum admits only dtypes
   return options;
 }
 

@@ -2,6 +2,8 @@
 // The mapping.* section: strategy knobs of the layer-partitioning compiler.
 #include <cstdint>
 
+#include "models/dtype.h"
+
 namespace wafersim {
 namespace config {
 class Config;
@@ -60,6 +62,9 @@ struct MappingOptions {
   uint32_t ktree_levels = 2;
   PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
   MoeCombine moe_combine = MoeCombine::Tree;
+  // Format of a GEMV's partial sums as they are written, sent up the
+  // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
+  Dtype partial_sum = Dtype::FP32;
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"

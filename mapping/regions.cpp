@@ -42,7 +42,7 @@ Work work_of(const workloads::OpCost& cost) {
 }
 Work norm_work(const ModelSpec& m) { return work_of(workloads::norm_cost(m, 1)); }
 Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost(m, 1)); }
-// A GEMV leaves fp32 partial sums on the root column; the column step after it reads them.
+// fp32 values: norm statistics, router logits, scores.
 uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
 // Builds the chain of one block, handing out tags in order.
@@ -58,6 +58,7 @@ class ChainBuilder {
     env_.colors_available = context.colors_available;
     env_.layer = layer;
     env_.activation = context.model->activation_dtype;
+    env_.partial_sum = context.options->partial_sum;
     env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
     env_.tokens = context.tokens;
     block.tokens = context.tokens;
@@ -71,6 +72,8 @@ class ChainBuilder {
   }
   uint16_t next_tag() const { return next_tag_; }
   const BlockGeometry& geo() const { return block_.geo; }
+  // The bytes of a GEMV's summed output, as the step after it reads them.
+  uint64_t gemv_sum_bytes(uint64_t elements) const { return dtype_bytes(env_.partial_sum, elements); }
 
  private:
   Block& block_;
@@ -126,8 +129,8 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
     const uint64_t sums_bytes = sum_bytes(uint64_t(m.n_heads) + m.n_kv_heads);
     const uint64_t stats_flops = workloads::norm_statistics_flops_per_element(workloads::NormKind::RMSNorm);
     chain.add("qk_norm_stats", [&](const StepEnv& env) {
-      return column_compute_step(env, Work{qk_slice * stats_flops, sum_bytes(qk_slice), sums_bytes}, m.activation_dtype,
-                                 along_row);
+      return column_compute_step(env, Work{qk_slice * stats_flops, chain.gemv_sum_bytes(qk_slice), sums_bytes},
+                                 m.activation_dtype, along_row);
     });
     chain.add("qk_norm_reduce", [&](const StepEnv& env) {
       return along_row ? gather_row_step(env, sums_bytes, /*reduce=*/true)
@@ -139,7 +142,8 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
     qk_flops -= stats_flops;
     head_sums_read = sums_bytes;
   }
-  const Work work{qk_slice * qk_flops, sum_bytes(slice) + head_sums_read, dtype_bytes(m.activation_dtype, slice)};
+  const Work work{qk_slice * qk_flops, chain.gemv_sum_bytes(slice) + head_sums_read,
+                  dtype_bytes(m.activation_dtype, slice)};
   chain.add(rotary      ? "rotary"
             : m.qk_norm ? "qk_norm"
                         : "qkv_slices",
@@ -196,10 +200,11 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   });
   const uint64_t slice = chain.geo().largest_row_share(ffn);
   chain.add("activation", [&](const StepEnv& env) {
-    return column_compute_step(env,
-                               Work{slice * workloads::activation_flops_per_element(m.mlp),
-                                    workloads::activation_inputs(m.mlp) * sum_bytes(slice), dtype_bytes(act, slice)},
-                               act);
+    return column_compute_step(
+        env,
+        Work{slice * workloads::activation_flops_per_element(m.mlp),
+             workloads::activation_inputs(m.mlp) * chain.gemv_sum_bytes(slice), dtype_bytes(act, slice)},
+        act);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
@@ -283,7 +288,7 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
     return column_compute_step(
         env,
         Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
-             workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
+             workloads::activation_inputs(m.mlp) * chain.gemv_sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
         act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
@@ -776,7 +781,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       });
       const uint64_t slice = box.largest_row_share(m.vocab_size);  // local argmax over the slice
       chain.add("argmax_slice", [&](const StepEnv& env) {
-        return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, sum_bytes(slice), 8}, Dtype::FP32);
+        return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, chain.gemv_sum_bytes(slice), 8},
+                                   Dtype::FP32);
       });
       chain.add("argmax", [&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
       chain.add("sample", [&](const StepEnv& env) {

@@ -67,10 +67,12 @@ class SendTask : public MessageBuilder<SendTask> {
   SendTask& dwafer(int32_t dwafer) { return set(task_.dwafer, dwafer); }
   // The message belongs to iteration (current + delta).
   SendTask& iteration_delta(uint32_t delta) { return set(task_.iteration_delta, delta); }
-  // A stream that combines `work` with the streams the tile's streamed Waits
-  // took in, as their wavelets pass (models/cost.h, stream_tail_departure).
-  SendTask& streamed(const Work& combine) {
+  // A stream that combines `work` (in `dtype`) with the streams the tile's
+  // streamed Waits took in, as their wavelets pass (models/cost.h,
+  // stream_tail_departure).
+  SendTask& streamed(const Work& combine, Dtype dtype) {
     set(task_.work, combine);
+    set(task_.dtype, dtype);
     return set(task_.stream, true);
   }
 };

@@ -71,6 +71,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
+          {"partial_sum_dtype", to_string(plan.options.partial_sum)},
           {"slices", slices_text(plan.options)},
           {"tiles_used", plan.tiles_used},
           {"tiles_total", plan.tiles_total},
@@ -115,6 +116,8 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   else
     summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
                      "trees, store and forward per level (mapping.reduction, mapping.reduce_fanin)"});
+  summary.add_row({"partial sums", to_string(plan.options.partial_sum),
+                   "format of GEMV partial sums in the trees (mapping.partial_sum_dtype)"});
   summary.add_row(
       {"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices", slices_text(plan.options)});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),

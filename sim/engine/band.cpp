@@ -331,7 +331,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
                            uint64_t message_iteration, uint64_t cycle) {
   World& w = world_;
   StreamInputs& in = w.stream_inputs[tile];
-  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, Dtype::FP32, task.work);
+  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, task.dtype, task.work);
   const uint64_t busy = std::max({compiled.serialization, combine, in.ingest_cycles});
   const uint64_t tail_departure = stream_tail_departure(cycle, busy, in.tail);
   in = StreamInputs{};

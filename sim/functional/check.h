@@ -38,8 +38,9 @@ struct FunctionalReport {
   uint64_t kv_bytes = 0;
 };
 
-// The tolerance for a model's formats (docs/VALIDATION.md, "Numbers").
-double functional_tolerance(const workloads::ModelSpec& model);
+// The tolerance for a plan's formats (docs/VALIDATION.md, "Numbers"): the
+// model's, and the partial sums' along the plan's longest reduction line.
+double functional_tolerance(const mapping::Plan& plan);
 
 // Throws FunctionalError when the plan cannot be evaluated (unsupported_reason).
 FunctionalReport check_functional(const mapping::Plan& plan, std::vector<DroppedPartialSum> faults = {});

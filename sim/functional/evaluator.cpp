@@ -252,7 +252,7 @@ struct Evaluator::State {
   const mapping::Plan& plan;
   const ModelWeights& w;
   const ModelSpec& m;
-  Dtype act, kv;
+  Dtype act, kv, partial;
   std::vector<DroppedPartialSum> faults;
   // Weight blocks by (region, block, step, i, j).
   std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
@@ -280,6 +280,7 @@ struct Evaluator::State {
         m(weights.model()),
         act(weights.model().activation_dtype),
         kv(weights.model().kv_dtype),
+        partial(p.options.partial_sum),
         faults(std::move(f)),
         kv_of(sequences) {}
 
@@ -456,6 +457,19 @@ struct Evaluator::State {
   static void add_into(std::vector<float>& a, const std::vector<float>& b) {
     for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
   }
+  // A GEMV's partial sums: each tile writes its own in mapping.partial_sum_dtype,
+  // and every add of the tree rounds to it again.
+  std::vector<float> partial_sum(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
+                                 bool with_bias) {
+    std::vector<float> y = block_product(i, j, rows, x, with_bias);
+    for (float& v : y) v = round_to(partial, v);
+    return y;
+  }
+  auto add_partials() const {
+    return [this](std::vector<float>& a, const std::vector<float>& b) {
+      for (size_t k = 0; k < a.size(); ++k) a[k] = round_to(partial, a[k] + b[k]);
+    };
+  }
   Data gemv_to_column(const Data& in, const StepDataflow& df) {
     const BlockGeometry& g = geo();
     std::vector<Piece> x(g.cols);
@@ -471,9 +485,9 @@ struct Evaluator::State {
     Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
     for (uint32_t i = 0; i < g.rows; ++i) {
       std::vector<std::vector<float>> partial(g.cols);
-      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = block_product(i, j, rows[i], x[j], j == 0);
+      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
       out.at[i].index = rows[i];
-      out.at[i].value = reduce_tree(std::move(partial), *step, add_into, dropped(i));
+      out.at[i].value = reduce_tree(std::move(partial), *step, add_partials(), dropped(i));
     }
     return out;
   }
@@ -484,9 +498,9 @@ struct Evaluator::State {
     Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
     for (uint32_t j = 0; j < g.cols; ++j) {
       std::vector<std::vector<float>> partial(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = block_product(i, j, columns[j], in.at[i], i == 0);
+      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
       out.at[j].index = columns[j];
-      out.at[j].value = reduce_tree(std::move(partial), *step, add_into, dropped(j));
+      out.at[j].value = reduce_tree(std::move(partial), *step, add_partials(), dropped(j));
     }
     return out;
   }

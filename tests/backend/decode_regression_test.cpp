@@ -103,6 +103,12 @@ TEST_CASE("contention off: a K-tree of one level (a chain per line) agrees to th
 TEST_CASE("contention off: K-trees of three levels agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-dense", {kDistributed, "mapping.ktree_levels=3", "workload.batch=2"});
 }
+TEST_CASE("contention off: fp16 partial sums in streamed K-trees agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.partial_sum_dtype=fp16", "workload.batch=2"});
+}
+TEST_CASE("contention off: bf16 partial sums in store-and-forward trees agree to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {kRoot, "mapping.partial_sum_dtype=bf16"});
+}
 TEST_CASE("contention off: K-trees in the root dataflow agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-dense", {kRoot, "mapping.reduction=ktree"});
 }

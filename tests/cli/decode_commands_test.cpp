@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -16,17 +16,6 @@ namespace {
 
 const std::string kSource = WAFERSIM_SOURCE_DIR;
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
-
-json run_json(const std::vector<std::string>& args, int expected_exit = 0) {
-  Scratch scratch;
-  const std::string out = (scratch.path() / "result.json").string();
-  std::vector<std::string> full = args;
-  full.insert(full.end(), {"--quiet", "--json", out});
-  const Outcome outcome = run_wafersim(full);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == expected_exit);
-  return json::parse(read_all(out));
-}
 
 json::json_pointer json_pointer(std::string path) {
   std::replace(path.begin(), path.end(), '.', '/');

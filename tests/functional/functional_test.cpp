@@ -82,6 +82,25 @@ TEST_CASE("functional: every reduction variant and multicast axis matches", "[fu
       }
 }
 
+// Partial sums rounded to 16 bits at every tile of their line: still within
+// the tolerance, which widens with the format and the plan's longest line;
+// and further from the reference than fp32 partial sums.
+TEST_CASE("functional: fp16 and bf16 partial sums match within their wider tolerance", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    const std::string flow = std::string("mapping.dataflow=") + dataflow;
+    const FunctionalReport fp32 = check_functional(tiny_plan("tiny-dense", {flow}));
+    for (const char* partial : {"fp16", "bf16"}) {
+      INFO(dataflow << " " << partial);
+      const FunctionalReport narrow =
+          check_functional(tiny_plan("tiny-dense", {flow, std::string("mapping.partial_sum_dtype=") + partial}));
+      require_match(narrow, 9);
+      REQUIRE(narrow.tolerance >= fp32.tolerance);
+      if (std::string(partial) == "bf16") REQUIRE(narrow.tolerance > fp32.tolerance);
+      REQUIRE(narrow.max_rel_error != fp32.max_rel_error);  // the narrower sums are really rounded
+    }
+  }
+}
+
 TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
