@@ -478,8 +478,8 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     const uint64_t own_bytes = sum_bytes(uint64_t(m.d_model) * tokens[e]);
     const Work add{uint64_t(m.d_model) * tokens[e] * ElementwiseFlops::kAdd, 2 * own_bytes, own_bytes};
     SendTask passing = send;
-    passing.streamed(Work{});
-    send.streamed(add);
+    passing.streamed(Work{}, Dtype::FP32);
+    send.streamed(add, Dtype::FP32);
     if (e >= routed) {
       out.push_back(send);
     } else {
