@@ -314,9 +314,13 @@ class PlanCompiler {
     bool grown = false;
     for (size_t r = 0; r < needs_.size(); ++r) {
       const BlockGeometry& box = layout.boxes[r];
+      RegionContext region_context = context;
+      region_context.slices_in = r > 0 && slices_handoff(plan_.options, needs_[r - 1].kind, needs_[r].kind);
+      region_context.slices_out =
+          r + 1 < needs_.size() && slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind);
       Region region;
       try {
-        region = build_region(context, needs_[r].kind, needs_[r].layer, box);
+        region = build_region(region_context, needs_[r].kind, needs_[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, "too few rows for its experts");
         overflow_ = fmt::format("; in the last layout tried, {} had too few rows ({}) for its experts",
@@ -329,7 +333,8 @@ class PlanCompiler {
       FullestTile fullest;
       RegionStats stats =
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
-      if (stats.sram_peak_bytes > hw().tile.sram_bytes) relieve_edges(context, needs_[r], region, stats, fullest);
+      if (stats.sram_peak_bytes > hw().tile.sram_bytes)
+        relieve_edges(region_context, needs_[r], region, stats, fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
         needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);

@@ -12,6 +12,8 @@ const char* reduction_name(Reduction reduction) { return reduction == Reduction:
 
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
+const char* handoff_name(Handoff handoff) { return handoff == Handoff::Slices ? "slices" : "root"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -22,8 +24,10 @@ void declare_mapping_params(config::Schema& schema) {
   schema.add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
                        "Children per node of the reduction and gather trees inside a region"));
   schema.add(
-      enum_param("mapping.multicast_axis", {"x", "y"}, "x",
-                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other)"));
+      enum_param("mapping.multicast_axis", {"auto", "x", "y"}, "auto",
+                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
+                 "auto = y with the slices hand-off (the root column then lies along x, across the strips' "
+                 "direction, so consecutive regions' slices meet column by column), x with root"));
   schema.add(
       bool_param("mapping.use_all_tiles", true,
                  "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
@@ -51,6 +55,13 @@ void declare_mapping_params(config::Schema& schema) {
                         "distributed dataflow, tree with root"));
   schema.add(int_param("mapping.ktree_levels", "", "2", 1, 8,
                        "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"));
+  schema.add(enum_param("mapping.handoff", {"auto", "root", "slices"}, "auto",
+                        "How the activation vector passes between consecutive regions: root = the previous region's "
+                        "root sends the whole vector to the next one's root (which multicasts it down its root "
+                        "column); slices = the previous region's root-column tiles send their slices straight to the "
+                        "next region's root-column tiles, skipping the gather and the scatter (between distributed "
+                        "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
+                        "distributed dataflow, root with root"));
   schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
                         "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
                         "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
@@ -64,7 +75,6 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.region_aspect = config.get_float("mapping.region_aspect");
   options.strips = uint32_t(config.get_int("mapping.strips"));
   options.reduce_fanin = uint32_t(config.get_int("mapping.reduce_fanin"));
-  options.multicast_along_x = config.get_string("mapping.multicast_axis") == "x";
   options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
   options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
   options.moe_attention_share = config.get_float("mapping.moe_attention_share");
@@ -81,6 +91,14 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
   options.prefill_gemm =
       config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
+  const std::string handoff = config.get_string("mapping.handoff");
+  if (handoff == "slices" && options.dataflow == Dataflow::Root)
+    config.fail("mapping.handoff", "mapping.handoff: slices needs mapping.dataflow: distributed (the root dataflow "
+                                   "keeps the vector at the region root)");
+  options.handoff = handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root
+                                                                                                   : Handoff::Slices;
+  const std::string axis = config.get_string("mapping.multicast_axis");
+  options.multicast_along_x = axis == "x" || (axis == "auto" && !options.slices_handoff());
   return options;
 }
 

@@ -33,6 +33,15 @@ enum class Reduction { Tree, KTree };
 //   MeshGemm: WaferLLM-style cyclic shifts between neighbours on the mesh (mapping/mesh_gemm.h).
 enum class PrefillGemm { ChunkedGemv, MeshGemm };
 
+// How the activation vector passes from one region to the next (mapping.handoff).
+//   Root: the previous region's root sends the whole vector to the next one's root.
+//   Slices: the previous region's root-column tiles send their slices straight
+//     to the next region's root-column tiles (re-cut where the two regions'
+//     slices differ); the next region skips its scatter and the previous its
+//     gather. Between distributed dense layers, and from the embedding and
+//     into the LM head next to them; MoE regions keep Root on both sides.
+enum class Handoff { Root, Slices };
+
 struct MappingOptions {
   double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
@@ -50,11 +59,15 @@ struct MappingOptions {
   Reduction reduction = Reduction::KTree;     // of every region's trees
   uint32_t ktree_levels = 2;
   PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
+  Handoff handoff = Handoff::Slices;  // honoured with the distributed dataflow only
+
+  bool slices_handoff() const { return handoff == Handoff::Slices && dataflow == Dataflow::Distributed; }
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
 const char* reduction_name(Reduction reduction);  // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
+const char* handoff_name(Handoff handoff);        // "root", "slices"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

@@ -26,6 +26,10 @@ struct Front {
   FrontKind kind = FrontKind::Root;
   Timed root;             // Root: when the root holds the vector
   std::vector<Timed> at;  // Column: per row i; Row: per column j
+  // A gather down the root column (Column to Root) also says when each of the
+  // column's tiles was done with it: what the slices hand-off needs to know of
+  // a region whose tiles take the next iteration's slices (docs/MAPPING.md).
+  std::vector<Timed> line_done;
 
   const Timed& latest() const;  // when the last part of the data is ready
   static Front at_root(const Timed& when) {
@@ -166,7 +170,8 @@ class Step {
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;
   void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
-  Timed tree_time(const Tree& tree, std::vector<Timed> ready) const;
+  // `done` (optional): when each position's tile has finished its part of the tree.
+  Timed tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done = nullptr) const;
 
   StepEnv env_;
 };
