@@ -211,6 +211,7 @@ class PlanCompiler {
     usable_ = plan_.hw.usable_sram_bytes();
     colors_available_ = plan_.hw.fabric.colors - plan_.hw.fabric.colors_reserved;
     needs_ = region_needs(model, max_context_);
+    if (plan_.options.multicast_axis_auto) plan_.options.multicast_along_x = !hands_off_slices();
     tile_budget_ = first_tile_budget();
     for (const RegionNeed& need : needs_) total_bytes_ += need.bytes;
     for (const RegionNeed& need : needs_) weight_bytes_ += region_weight_bytes(model, need.kind, need.layer);
@@ -514,6 +515,13 @@ class PlanCompiler {
     } catch (const DoesNotFitError&) {
       return fmt::format("; it does not fit with {} either", knobs);
     }
+  }
+
+  // Whether some region hands slices on to the next (mapping.handoff).
+  bool hands_off_slices() const {
+    for (size_t r = 0; r + 1 < needs_.size(); ++r)
+      if (slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind)) return true;
+    return false;
   }
 
   // mapping.layer_grid gives every layer region that many tiles, whatever it needs.

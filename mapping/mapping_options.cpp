@@ -26,8 +26,8 @@ void declare_mapping_params(config::Schema& schema) {
   schema.add(
       enum_param("mapping.multicast_axis", {"auto", "x", "y"}, "auto",
                  "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
-                 "auto = y with the slices hand-off (the root column then lies along x, across the strips' "
-                 "direction, so consecutive regions' slices meet column by column), x with root"));
+                 "auto = y when some regions hand slices on (mapping.handoff; the root column then lies along x, "
+                 "across the strips' direction, so consecutive regions' slices meet column by column), else x"));
   schema.add(
       bool_param("mapping.use_all_tiles", true,
                  "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
@@ -93,12 +93,13 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
       config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
   const std::string handoff = config.get_string("mapping.handoff");
   if (handoff == "slices" && options.dataflow == Dataflow::Root)
-    config.fail("mapping.handoff", "mapping.handoff: slices needs mapping.dataflow: distributed (the root dataflow "
-                                   "keeps the vector at the region root)");
+    config.fail("mapping.handoff",
+                "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
   options.handoff = handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root
                                                                                                    : Handoff::Slices;
   const std::string axis = config.get_string("mapping.multicast_axis");
-  options.multicast_along_x = axis == "x" || (axis == "auto" && !options.slices_handoff());
+  options.multicast_axis_auto = axis == "auto";
+  options.multicast_along_x = axis != "y";
   return options;
 }
 

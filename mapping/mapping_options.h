@@ -47,6 +47,9 @@ struct MappingOptions {
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
   uint32_t reduce_fanin = 2;            // children per node of reduction and gather trees
   bool multicast_along_x = true;        // input vectors travel along x (rows); false = along y
+  // mapping.multicast_axis: auto: the compiler sets multicast_along_x (false
+  // when some region hands slices on to the next, docs/MAPPING.md).
+  bool multicast_axis_auto = false;
   bool use_all_tiles = true;            // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
   double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes

@@ -82,6 +82,23 @@ TEST_CASE("functional: every reduction variant and multicast axis matches", "[fu
       }
 }
 
+// The slices hand-off: the next region's root-column tiles take the previous
+// one's slices straight (re-cut where their slices differ: along x a root
+// column is a region's height), on one wafer and across two.
+TEST_CASE("functional: both hand-offs between regions match", "[functional]") {
+  for (const char* handoff : {"root", "slices"})
+    for (const char* axis : {"x", "y"})
+      for (const char* wafers : {"1", "2"}) {
+        INFO("handoff " << handoff << ", axis " << axis << ", wafers " << wafers);
+        const mapping::Plan plan = tiny_plan(
+            "tiny-dense", {"mapping.dataflow=distributed", std::string("mapping.handoff=") + handoff,
+                           std::string("mapping.multicast_axis=") + axis, std::string("hardware.wafers=") + wafers},
+            3, 2);
+        REQUIRE(plan.regions[1].slices_in == (std::string(handoff) == "slices"));
+        require_match(check_functional(plan), 5);
+      }
+}
+
 TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
