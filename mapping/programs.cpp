@@ -165,7 +165,11 @@ void connect_regions(Plan& plan) {
         main.line_epilogue[piece.from].push_back(piece.send);
         if (!slowest || send_cycles(plan.hw, piece.send) > send_cycles(plan.hw, *slowest)) slowest = &piece.send;
       }
-      for (std::vector<Task>& tasks : main.line_epilogue) tasks.push_back(mark_out);
+      // A region that takes its input at the root finishes when its root has
+      // sent its own slice: the root may start the next iteration while the
+      // scatter still runs down the column, and a region's spans must not overlap.
+      for (uint32_t i = 0; i < (region.slices_in ? region.line_tiles() : 1); ++i)
+        main.line_epilogue[i].push_back(mark_out);
       plan.region_sends.push_back(*slowest);
       continue;
     }

@@ -549,7 +549,8 @@ Front Region::run(Front front, size_t first, size_t last, const IterationInputs&
   const auto& steps = blocks[0].steps;
   bool clamped = line_free == nullptr;
   for (size_t s = first; s < last; ++s) {
-    front = steps[s]->latency(front, inputs, iteration);
+    front = clamped ? steps[s]->latency(front, inputs, iteration)
+                    : steps[s]->latency_after(front, inputs, iteration, *line_free);
     if (front.kind == FrontKind::Column) {
       // The data's first arrival on the root column: a tile still busy with the previous iteration takes it later.
       if (!clamped)

@@ -86,13 +86,19 @@ class Lookup : public Step {
     out.push_back(index == 0);
     out.push_back(index + 1 == (row ? env_.geo.rows : env_.geo.cols));
   }
-  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    return latency_after(in, inputs, iteration, {});
+  }
+  // In a block one tile wide the far corner is the root column's last tile,
+  // which may still be taking the previous iteration's slices.
+  Front latency_after(const Front& in, const IterationInputs&, uint64_t,
+                      const std::vector<Timed>& line_free) const override {
     const BlockGeometry& g = env_.geo;
     const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
     Front out = in;
-    out.root = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes) +
-                                 message_cycles_for_tokens(hops, turns, relays(1), row_bytes_),
-                             Category::Fabric);
+    Timed request = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes), Category::Fabric);
+    if (g.cols == 1 && !line_free.empty()) request = later(line_free[g.rows - 1], request);
+    out.root = request.after(message_cycles_for_tokens(hops, turns, relays(1), row_bytes_), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {

@@ -101,6 +101,13 @@ class Step {
   virtual void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const = 0;
   // Contention-free timing: the front after the step, given the front before.
   virtual Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const = 0;
+  // The same when the root column's tiles may still be busy with the previous
+  // iteration until `line_free` (the slices hand-off, Region::run): a step
+  // that uses one of them before the data first reaches the column waits for it.
+  virtual Front latency_after(const Front& in, const IterationInputs& inputs, uint64_t iteration,
+                              const std::vector<Timed>& /*line_free*/) const {
+    return latency(in, inputs, iteration);
+  }
 
   // Weight elements tile (i, j) stores for this step, in weight_dtype(), and
   // bias elements, in bias_dtype() (biases are never block-scaled).

@@ -59,7 +59,8 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
         span.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n, &span.line_done,
                               region.waits_for_line() ? &line_free[r] : nullptr);
       }
-      const Timed& finish = span.out.latest();
+      // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
+      const Timed& finish = span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
       timeline.start[r][n] = start;
       timeline.finish[r][n] = finish.cycle;
       root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];

@@ -848,6 +848,8 @@ struct Evaluator::State {
   }
   void observe_step(const Data& data, const StepObserver& observe) const {
     const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
+    // The embedding's scatter (the slices hand-off) spreads its output: the embedded token.
+    if (region->layer < 0 && std::strcmp(step->label(), "scatter") == 0) name = "embed";
     if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
     StepOutput output{region, step->label(), name, {}};
     const BlockGeometry& g = geo();

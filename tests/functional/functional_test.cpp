@@ -200,9 +200,11 @@ bool has_step(const mapping::Plan& plan, const std::string& label) {
 
 TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums of squares and matches",
           "[functional]") {
-  // Distributed on tiny-dense: each column of a KV-head group holds whole heads,
-  // so the per-head norm is local and the plan has no reduction for it.
-  const mapping::Plan whole = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"});
+  // Distributed on tiny-dense with the root row along x (its strips' width):
+  // each column of a KV-head group holds whole heads, so the per-head norm is
+  // local and the plan has no reduction for it.
+  const mapping::Plan whole = tiny_plan(
+      "tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.multicast_axis=x"});
   CHECK(!has_step(whole, "qk_norm_reduce"));
   require_match(check_functional(whole), 9);
   // Root: the root column's 12 slices cut heads; the sums of squares reduce
