@@ -95,8 +95,8 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   if (handoff == "slices" && options.dataflow == Dataflow::Root)
     config.fail("mapping.handoff",
                 "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
-  options.handoff = handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root
-                                                                                                   : Handoff::Slices;
+  options.handoff =
+      handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root : Handoff::Slices;
   const std::string axis = config.get_string("mapping.multicast_axis");
   options.multicast_axis_auto = axis == "auto";
   options.multicast_along_x = axis != "y";

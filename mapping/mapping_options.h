@@ -43,10 +43,10 @@ enum class PrefillGemm { ChunkedGemv, MeshGemm };
 enum class Handoff { Root, Slices };
 
 struct MappingOptions {
-  double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
-  uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
-  uint32_t reduce_fanin = 2;            // children per node of reduction and gather trees
-  bool multicast_along_x = true;        // input vectors travel along x (rows); false = along y
+  double region_aspect = 1.0;     // preferred columns / rows of a layer region (picks the strip count)
+  uint32_t strips = 0;            // vertical strips per wafer; 0 = chosen from region_aspect
+  uint32_t reduce_fanin = 2;      // children per node of reduction and gather trees
+  bool multicast_along_x = true;  // input vectors travel along x (rows); false = along y
   // mapping.multicast_axis: auto: the compiler sets multicast_along_x (false
   // when some region hands slices on to the next, docs/MAPPING.md).
   bool multicast_axis_auto = false;

@@ -89,8 +89,9 @@ void RegionSpans::append(uint64_t first_context, const RegionSpan& span) {
 }
 
 const RegionSpan& RegionSpans::at(uint64_t context) const {
-  auto after = std::upper_bound(pieces_.begin(), pieces_.end(), context,
-                                [](uint64_t c, const std::pair<uint64_t, RegionSpan>& piece) { return c < piece.first; });
+  auto after =
+      std::upper_bound(pieces_.begin(), pieces_.end(), context,
+                       [](uint64_t c, const std::pair<uint64_t, RegionSpan>& piece) { return c < piece.first; });
   if (after == pieces_.begin()) throw std::logic_error("RegionSpans: context below the first one visited");
   return std::prev(after)->second;
 }

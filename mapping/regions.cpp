@@ -655,7 +655,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         });
       if (context.slices_out)  // the first layer's scatter, done here: the slices leave from the root column
         chain.add("scatter", [&](const StepEnv& env) {
-          return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, box.largest_row_share(m.d_model)));
+          return column_broadcast_step(env, dtype_bytes(act, m.d_model),
+                                       dtype_bytes(act, box.largest_row_share(m.d_model)));
         });
     } else if (kind == RegionKind::Head) {
       if (context.slices_in)  // the last layer's gather, done here: the slices arrive on the root column

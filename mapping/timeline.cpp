@@ -60,7 +60,8 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
                               region.waits_for_line() ? &line_free[r] : nullptr);
       }
       // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
-      const Timed& finish = span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
+      const Timed& finish =
+          span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
       timeline.start[r][n] = start;
       timeline.finish[r][n] = finish.cycle;
       root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];

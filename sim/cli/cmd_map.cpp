@@ -73,8 +73,8 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
           {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
-          {"handoff", mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices
-                                                                           : mapping::Handoff::Root)},
+          {"handoff",
+           mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
           {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
@@ -154,12 +154,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const mapping::Region& region = plan.regions[r];
     const mapping::RegionStats& stats = plan.stats[r];
-    regions.add_row({region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0),
-                     std::to_string(region.box.y0), fmt::format("{} x {}", region.box.width_x(), region.box.height_y()),
-                     std::to_string(stats.tiles), megabytes(stats.weight_bytes), megabytes(stats.kv_bytes),
-                     std::to_string(stats.sram_peak_bytes), std::to_string(stats.sram_mean_bytes),
-                     context_text(stats.max_context_tokens),
-                     fmt::format("{}/{}", region.slices_in ? "slices" : "root", region.slices_out ? "slices" : "root")});
+    regions.add_row(
+        {region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0), std::to_string(region.box.y0),
+         fmt::format("{} x {}", region.box.width_x(), region.box.height_y()), std::to_string(stats.tiles),
+         megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
+         std::to_string(stats.sram_mean_bytes), context_text(stats.max_context_tokens),
+         fmt::format("{}/{}", region.slices_in ? "slices" : "root", region.slices_out ? "slices" : "root")});
   }
   out << regions.str();
   return out.str();

@@ -898,7 +898,8 @@ struct Evaluator::State {
     }
     const bool slices_out = index == 0 && region->slices_out;
     if (in.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
-      fail(slices_out ? "the block's chain does not end on its root column" : "the block's chain does not end at its root");
+      fail(slices_out ? "the block's chain does not end on its root column"
+                      : "the block's chain does not end at its root");
     return in;
   }
   // The slices hand-off: each root-column tile takes the elements of its slice,

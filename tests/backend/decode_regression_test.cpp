@@ -150,8 +150,8 @@ TEST_CASE("contention off: slices hand-off with store-and-forward trees, two waf
 }
 TEST_CASE("contention off: slices hand-off with one-level K-trees and relays agrees to the cycle",
           "[regression][exact][handoff]") {
-  require_same_cycles("tiny-dense",
-                      {kDistributed, kSlices, "mapping.ktree_levels=1", "hardware.fabric.colors=6", "workload.batch=2"});
+  require_same_cycles(
+      "tiny-dense", {kDistributed, kSlices, "mapping.ktree_levels=1", "hardware.fabric.colors=6", "workload.batch=2"});
 }
 TEST_CASE("contention off: slices hand-off into and out of a layer beside an MoE layer agrees to the cycle",
           "[regression][exact][handoff]") {

@@ -90,10 +90,11 @@ TEST_CASE("functional: both hand-offs between regions match", "[functional]") {
     for (const char* axis : {"x", "y"})
       for (const char* wafers : {"1", "2"}) {
         INFO("handoff " << handoff << ", axis " << axis << ", wafers " << wafers);
-        const mapping::Plan plan = tiny_plan(
-            "tiny-dense", {"mapping.dataflow=distributed", std::string("mapping.handoff=") + handoff,
-                           std::string("mapping.multicast_axis=") + axis, std::string("hardware.wafers=") + wafers},
-            3, 2);
+        const mapping::Plan plan =
+            tiny_plan("tiny-dense",
+                      {"mapping.dataflow=distributed", std::string("mapping.handoff=") + handoff,
+                       std::string("mapping.multicast_axis=") + axis, std::string("hardware.wafers=") + wafers},
+                      3, 2);
         REQUIRE(plan.regions[1].slices_in == (std::string(handoff) == "slices"));
         require_match(check_functional(plan), 5);
       }
@@ -203,8 +204,8 @@ TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums o
   // Distributed on tiny-dense with the root row along x (its strips' width):
   // each column of a KV-head group holds whole heads, so the per-head norm is
   // local and the plan has no reduction for it.
-  const mapping::Plan whole = tiny_plan(
-      "tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.multicast_axis=x"});
+  const mapping::Plan whole =
+      tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.multicast_axis=x"});
   CHECK(!has_step(whole, "qk_norm_reduce"));
   require_match(check_functional(whole), 9);
   // Root: the root column's 12 slices cut heads; the sums of squares reduce
