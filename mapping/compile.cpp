@@ -211,6 +211,7 @@ class PlanCompiler {
     usable_ = plan_.hw.usable_sram_bytes();
     colors_available_ = plan_.hw.fabric.colors - plan_.hw.fabric.colors_reserved;
     needs_ = region_needs(model, max_context_);
+    if (plan_.options.multicast_axis_auto) plan_.options.multicast_along_x = !hands_off_slices();
     tile_budget_ = first_tile_budget();
     for (const RegionNeed& need : needs_) total_bytes_ += need.bytes;
     for (const RegionNeed& need : needs_) weight_bytes_ += region_weight_bytes(model, need.kind, need.layer);
@@ -314,9 +315,13 @@ class PlanCompiler {
     bool grown = false;
     for (size_t r = 0; r < needs_.size(); ++r) {
       const BlockGeometry& box = layout.boxes[r];
+      RegionContext region_context = context;
+      region_context.slices_in = r > 0 && slices_handoff(plan_.options, needs_[r - 1].kind, needs_[r].kind);
+      region_context.slices_out =
+          r + 1 < needs_.size() && slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind);
       Region region;
       try {
-        region = build_region(context, needs_[r].kind, needs_[r].layer, box);
+        region = build_region(region_context, needs_[r].kind, needs_[r].layer, box);
       } catch (const std::logic_error&) {  // too few rows for its sub-blocks
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, "too few rows for its experts");
         overflow_ = fmt::format("; in the last layout tried, {} had too few rows ({}) for its experts",
@@ -329,7 +334,8 @@ class PlanCompiler {
       FullestTile fullest;
       RegionStats stats =
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
-      if (stats.sram_peak_bytes > hw().tile.sram_bytes) relieve_edges(context, needs_[r], region, stats, fullest);
+      if (stats.sram_peak_bytes > hw().tile.sram_bytes)
+        relieve_edges(region_context, needs_[r], region, stats, fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
         needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);
@@ -509,6 +515,13 @@ class PlanCompiler {
     } catch (const DoesNotFitError&) {
       return fmt::format("; it does not fit with {} either", knobs);
     }
+  }
+
+  // Whether some region hands slices on to the next (mapping.handoff).
+  bool hands_off_slices() const {
+    for (size_t r = 0; r + 1 < needs_.size(); ++r)
+      if (slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind)) return true;
+    return false;
   }
 
   // mapping.layer_grid gives every layer region that many tiles, whatever it needs.

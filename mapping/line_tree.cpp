@@ -53,31 +53,35 @@ uint32_t tree_levels(uint32_t n, uint32_t fanin) {
   return levels;
 }
 
-Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs) {
+Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs, std::vector<Timed>* done) {
   const uint64_t n = ready.size();
   const TreeShape shape = fanin_tree(fanin);
   uint32_t level = 0;
   for (uint64_t stride = 1; stride < n; stride *= fanin, ++level) {
     const uint64_t span = stride * fanin;
     for (uint64_t k = 0; k < n; k += span) {
-      Timed done = ready[k];
+      Timed node = ready[k];
       uint64_t received_bytes = 0;
       for (uint32_t m = 1; m < fanin; ++m) {
         const uint64_t child = k + m * stride;
         if (child >= n) break;
         const uint64_t bytes = costs.payload_bytes(uint32_t(child), subtree_size(child, stride, n, shape));
-        done = later(done, ready[child].after(costs.message_cycles(level, uint32_t(child), uint32_t(m * stride), bytes),
+        node = later(node, ready[child].after(costs.message_cycles(level, uint32_t(child), uint32_t(m * stride), bytes),
                                               Category::Reduce));
         received_bytes += bytes;
       }
-      if (k + stride < n) ready[k] = done.after(costs.combine_cycles(received_bytes), Category::Reduce);
+      if (k + stride < n) ready[k] = node.after(costs.combine_cycles(received_bytes), Category::Reduce);
     }
   }
+  // A node is last updated at the level it sends at: when it sends (sends take no time).
+  if (done) *done = ready;
   return ready[0];
 }
 
-Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs) {
+Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs,
+                             std::vector<Timed>* done) {
   const uint32_t n = uint32_t(ready.size());
+  if (done) done->assign(n, Timed{});
   // Per node once it has sent: when its head left (with the path to it) and when its tail left.
   std::vector<Timed> head(n);
   std::vector<uint64_t> tail(n, 0);
@@ -104,12 +108,15 @@ Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, c
     }
     const uint64_t busy = std::max(received == 0 ? 0 : costs.combine_cycles(received), ingest);
     if (role.send_level < 0) {
-      const uint64_t done = stream_tail_departure(start.cycle, busy, inputs_tail);
-      return start.after(done - start.cycle, Category::Reduce);
+      const uint64_t end = stream_tail_departure(start.cycle, busy, inputs_tail);
+      const Timed result = start.after(end - start.cycle, Category::Reduce);
+      if (done) (*done)[k] = result;
+      return result;
     }
     const uint64_t out = costs.payload_bytes(k, role.subtree_size);
     head[k] = start;
     tail[k] = stream_tail_departure(start.cycle, std::max(costs.serialization_cycles(out), busy), inputs_tail);
+    if (done) (*done)[k] = start.after(tail[k] - start.cycle, Category::Reduce);
   }
   return ready[0];  // n == 0
 }

@@ -64,12 +64,17 @@ struct TreeCosts {
 // When the root holds the combined result, if node k holds its own part at
 // ready[k]. Contention-free: equals the engine with contention off. Messages
 // and combining count as Category::Reduce on the critical path.
-Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs);
+// `done` (optional) receives when each node's tile has finished its part: its
+// send left (the root: the result is there).
+Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs,
+                      std::vector<Timed>* done = nullptr);
 
 // The same for a streamed tree of any shape (models/cost.h, stream_tail_departure):
 // a node's stream starts when its own part and its children's heads are there
 // and ends when its serialisation (or its combining) is done and its children's
 // tails have arrived and been added.
-Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs);
+// `done` as above: a node's tile is busy until its stream's tail has left.
+Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs,
+                             std::vector<Timed>* done = nullptr);
 
 }  // namespace wafersim::mapping

@@ -13,6 +13,7 @@ const char* reduction_name(Reduction reduction) { return reduction == Reduction:
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
 const char* moe_combine_name(MoeCombine combine) { return combine == MoeCombine::Tree ? "tree" : "root"; }
+const char* handoff_name(Handoff handoff) { return handoff == Handoff::Slices ? "slices" : "root"; }
 
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
@@ -24,8 +25,10 @@ void declare_mapping_params(config::Schema& schema) {
   schema.add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
                        "Children per node of the reduction and gather trees inside a region"));
   schema.add(
-      enum_param("mapping.multicast_axis", {"x", "y"}, "x",
-                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other)"));
+      enum_param("mapping.multicast_axis", {"auto", "x", "y"}, "auto",
+                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
+                 "auto = y when some regions hand slices on (mapping.handoff; the root column then lies along x, "
+                 "across the strips' direction, so consecutive regions' slices meet column by column), else x"));
   schema.add(
       bool_param("mapping.use_all_tiles", true,
                  "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
@@ -53,6 +56,13 @@ void declare_mapping_params(config::Schema& schema) {
                         "distributed dataflow, tree with root"));
   schema.add(int_param("mapping.ktree_levels", "", "2", 1, 8,
                        "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"));
+  schema.add(enum_param("mapping.handoff", {"auto", "root", "slices"}, "auto",
+                        "How the activation vector passes between consecutive regions: root = the previous region's "
+                        "root sends the whole vector to the next one's root (which multicasts it down its root "
+                        "column); slices = the previous region's root-column tiles send their slices straight to the "
+                        "next region's root-column tiles, skipping the gather and the scatter (between distributed "
+                        "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
+                        "distributed dataflow, root with root"));
   schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
                         "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
                         "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
@@ -76,7 +86,6 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.region_aspect = config.get_float("mapping.region_aspect");
   options.strips = uint32_t(config.get_int("mapping.strips"));
   options.reduce_fanin = uint32_t(config.get_int("mapping.reduce_fanin"));
-  options.multicast_along_x = config.get_string("mapping.multicast_axis") == "x";
   options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
   options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
   options.moe_attention_share = config.get_float("mapping.moe_attention_share");
@@ -98,6 +107,15 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
                             ? MoeCombine::Tree
                             : MoeCombine::Root;
   parse_dtype(config.get_string("mapping.partial_sum_dtype"), &options.partial_sum);  // the enum admits only dtypes
+  const std::string handoff = config.get_string("mapping.handoff");
+  if (handoff == "slices" && options.dataflow == Dataflow::Root)
+    config.fail("mapping.handoff",
+                "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
+  options.handoff =
+      handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root : Handoff::Slices;
+  const std::string axis = config.get_string("mapping.multicast_axis");
+  options.multicast_axis_auto = axis == "auto";
+  options.multicast_along_x = axis != "y";
   return options;
 }
 

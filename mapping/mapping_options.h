@@ -44,11 +44,23 @@ enum class PrefillGemm { ChunkedGemv, MeshGemm };
 //     and the layer root takes in one vector (docs/MAPPING.md, "MoE").
 enum class MoeCombine { Root, Tree };
 
+// How the activation vector passes from one region to the next (mapping.handoff).
+//   Root: the previous region's root sends the whole vector to the next one's root.
+//   Slices: the previous region's root-column tiles send their slices straight
+//     to the next region's root-column tiles (re-cut where the two regions'
+//     slices differ); the next region skips its scatter and the previous its
+//     gather. Between distributed dense layers, and from the embedding and
+//     into the LM head next to them; MoE regions keep Root on both sides.
+enum class Handoff { Root, Slices };
+
 struct MappingOptions {
-  double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
-  uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
-  uint32_t reduce_fanin = 2;            // children per node of reduction and gather trees
-  bool multicast_along_x = true;        // input vectors travel along x (rows); false = along y
+  double region_aspect = 1.0;     // preferred columns / rows of a layer region (picks the strip count)
+  uint32_t strips = 0;            // vertical strips per wafer; 0 = chosen from region_aspect
+  uint32_t reduce_fanin = 2;      // children per node of reduction and gather trees
+  bool multicast_along_x = true;  // input vectors travel along x (rows); false = along y
+  // mapping.multicast_axis: auto: the compiler sets multicast_along_x (false
+  // when some region hands slices on to the next, docs/MAPPING.md).
+  bool multicast_axis_auto = false;
   bool use_all_tiles = true;            // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
   double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes
@@ -65,12 +77,16 @@ struct MappingOptions {
   // Format of a GEMV's partial sums as they are written, sent up the
   // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
   Dtype partial_sum = Dtype::FP32;
+  Handoff handoff = Handoff::Slices;  // honoured with the distributed dataflow only
+
+  bool slices_handoff() const { return handoff == Handoff::Slices && dataflow == Dataflow::Distributed; }
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
 const char* reduction_name(Reduction reduction);  // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
 const char* moe_combine_name(MoeCombine combine);  // "root", "tree"
+const char* handoff_name(Handoff handoff);        // "root", "slices"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

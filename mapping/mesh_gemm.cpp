@@ -158,7 +158,7 @@ class MeshGemm : public Step {
       return tokens_ > first_tokens_ ? cycles(shape_.weight, l == 0 ? rest_bias_ : rest_) : 0;
     };
     std::map<int64_t, Timed> by_class;  // input ring term (relative to reach(m)) -> the gathered result
-    Front out{output(), {}, std::vector<Timed>(spread_)};
+    Front out{output(), {}, std::vector<Timed>(spread_), {}};
     for (uint32_t m = 0; m < spread_; ++m) {
       int64_t key = -1;  // no input ring
       if (spread_ > 1) {

@@ -45,7 +45,14 @@ struct Plan {
   std::vector<Region> regions;     // token order: embedding, layers, LM head
   std::vector<RegionStats> stats;  // per region
   std::vector<Task> region_sends;  // region r's root to the next (the LM head's feeds the embedding; none after a
-                                   // prefill's last layer)
+                                   // prefill's last layer); with slices the slowest of the pieces
+  // The slices hand-off from region r to r + 1 (empty: the root sends the
+  // whole vector), in the order the senders send them.
+  struct HandoffPiece {
+    uint32_t from = 0, to = 0;  // root-column tiles of region r and of region r + 1
+    Task send;
+  };
+  std::vector<std::vector<HandoffPiece>> handoffs;
   ProgramSet programs;
 
   uint64_t tiles_used = 0, tiles_total = 0;

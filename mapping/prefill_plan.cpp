@@ -58,6 +58,10 @@ Plan compile_prefill_plan(const Plan& decode) {
     const Region& region = decode.regions[r];
     context.expert_tokens =
         region.kind == RegionKind::Moe ? busiest_expert_tokens(plan.model, plan.workload, uint32_t(region.layer)) : 0;
+    // The hand-off as in decode, except that the last layer gathers its slices
+    // to its root, where the prefill ends (the LM head would take them from there).
+    context.slices_in = region.slices_in;
+    context.slices_out = region.slices_out && r + 2 < decode.regions.size();
     plan.regions.push_back(build_region(context, region.kind, region.layer, region.box));
     plan.stats.push_back(decode.stats[r]);
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "models/field_list.h"
@@ -41,6 +42,13 @@ std::vector<uint32_t> classes(const Block& block, bool rows) {
   for (uint32_t index = 0; index < n; ++index) {
     std::vector<uint64_t> signature{index == 0};
     for (const auto& step : block.steps) step->signature(rows, index, signature);
+    if (rows)  // the root-column tile of row `index` waits for or sends slices of its own
+      for (const auto* line : {&block.line_prologue, &block.line_epilogue}) {
+        uint64_t hash = kFieldHashSeed;
+        if (!line->empty())
+          for (const Task& t : (*line)[index]) hash = hash_fields(hash, t);
+        signature.push_back(hash);
+      }
     out[index] = ids.emplace(std::move(signature), uint32_t(ids.size())).first->second;
   }
   return out;
@@ -83,6 +91,43 @@ Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t it
 // What the LM head sends back to the embedding: the sampled token id.
 using workloads::kTokenIdBytes;
 
+// The first element of each row's slice of a vector of `total` elements, and the end.
+std::vector<uint64_t> row_starts(const BlockGeometry& geo, uint64_t total) {
+  std::vector<uint64_t> start(geo.rows + 1, 0);
+  for (uint32_t i = 0; i < geo.rows; ++i) start[i + 1] = start[i] + geo.row_share(total, i);
+  return start;
+}
+
+// The slices hand-off: every root-column tile of `from` sends each piece of its
+// slice that a root-column tile of `to` holds straight to that tile.
+std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& from, const Region& to) {
+  const BlockGeometry &a = from.blocks[0].geo, &b = to.blocks[0].geo;
+  const std::vector<uint64_t> sent = row_starts(a, plan.model.d_model), kept = row_starts(b, plan.model.d_model);
+  const int32_t dwafer = int32_t(b.wafer) - int32_t(a.wafer);
+  std::vector<Plan::HandoffPiece> pieces;
+  uint32_t first = 0;
+  for (uint32_t i = 0; i < a.rows; ++i) {
+    while (first < b.rows && kept[first + 1] <= sent[i]) ++first;
+    for (uint32_t k = first; k < b.rows && kept[k] < sent[i + 1]; ++k) {
+      const uint64_t elements = std::min(sent[i + 1], kept[k + 1]) - std::max(sent[i], kept[k]);
+      if (elements == 0) continue;
+      // A prefill chunk carries its tokens' slices.
+      const uint64_t bytes = dtype_bytes(plan.model.activation_dtype, elements) * plan.tokens_per_iteration;
+      if (bytes > UINT32_MAX) throw std::logic_error("a slice of the chunk exceeds 4 GiB");
+      const Task send = SendTask()
+                            .dx(int32_t(b.x(k, 0)) - int32_t(a.x(i, 0)))
+                            .dy(int32_t(b.y(k, 0)) - int32_t(a.y(i, 0)))
+                            .dwafer(dwafer)
+                            .bytes(bytes)
+                            .tag(kTagInput)
+                            .category(dwafer != 0 ? Category::OffWafer : Category::Fabric)
+                            .layer(uint16_t(std::max(from.layer, 0)));
+      pieces.push_back({i, k, send});
+    }
+  }
+  return pieces;
+}
+
 }  // namespace
 
 void connect_regions(Plan& plan) {
@@ -91,18 +136,50 @@ void connect_regions(Plan& plan) {
   const uint64_t vector_bytes =
       dtype_bytes(plan.model.activation_dtype, plan.model.d_model) * plan.tokens_per_iteration;
   const size_t n = plan.regions.size();
+  plan.handoffs.assign(n, {});
+  for (size_t r = 0; r + 1 < n; ++r)
+    if (plan.regions[r].slices_out) plan.handoffs[r] = handoff_pieces(plan, plan.regions[r], plan.regions[r + 1]);
   for (size_t r = 0; r < n; ++r) {
     Region& region = plan.regions[r];
     Block& main = region.blocks[0];
-    main.root_prologue = {WaitTask().tag(kTagInput).messages(1), MarkTask().slot(Plan::mark_in(r))};
+    const Task mark_in = MarkTask().slot(Plan::mark_in(r)), mark_out = MarkTask().slot(Plan::mark_out(r));
+    if (region.slices_in) {
+      // Every root-column tile waits for the pieces of its slice (none: its slice is empty) and marks the start.
+      if (r == 0 || !plan.regions[r - 1].slices_out) throw std::logic_error(region.name + ": slices come from nowhere");
+      std::vector<uint32_t> pieces(region.line_tiles(), 0);
+      for (const Plan::HandoffPiece& piece : plan.handoffs[r - 1]) ++pieces[piece.to];
+      main.line_prologue.assign(region.line_tiles(), {});
+      for (uint32_t i = 0; i < region.line_tiles(); ++i) {
+        if (pieces[i] > 0) main.line_prologue[i].push_back(WaitTask().tag(kTagInput).messages(pieces[i]));
+        main.line_prologue[i].push_back(mark_in);
+      }
+    } else {
+      main.root_prologue = {WaitTask().tag(kTagInput).messages(1), mark_in};
+    }
     const bool last = r + 1 == n;
+    if (region.slices_out) {
+      if (last) throw std::logic_error(region.name + ": slices go nowhere");
+      main.line_epilogue.assign(region.line_tiles(), {});
+      const Task* slowest = nullptr;
+      for (const Plan::HandoffPiece& piece : plan.handoffs[r]) {
+        main.line_epilogue[piece.from].push_back(piece.send);
+        if (!slowest || send_cycles(plan.hw, piece.send) > send_cycles(plan.hw, *slowest)) slowest = &piece.send;
+      }
+      // A region that takes its input at the root finishes when its root has
+      // sent its own slice: the root may start the next iteration while the
+      // scatter still runs down the column, and a region's spans must not overlap.
+      for (uint32_t i = 0; i < (region.slices_in ? region.line_tiles() : 1); ++i)
+        main.line_epilogue[i].push_back(mark_out);
+      plan.region_sends.push_back(*slowest);
+      continue;
+    }
     if (last && prefill) {
-      main.root_epilogue = {MarkTask().slot(Plan::mark_out(r))};
+      main.root_epilogue = {mark_out};
       continue;
     }
     const Task send = root_send(region, plan.regions[last ? 0 : r + 1], last ? kTokenIdBytes : vector_bytes,
                                 last ? plan.workload.batch : 0);
-    main.root_epilogue = {send, MarkTask().slot(Plan::mark_out(r))};
+    main.root_epilogue = {send, mark_out};
     plan.region_sends.push_back(send);
   }
 }

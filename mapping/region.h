@@ -21,6 +21,9 @@ struct Block {
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<Task> root_prologue;  // before the steps, on the block root
   std::vector<Task> root_epilogue;  // after the steps, on the block root
+  // With the slices hand-off, per root-column tile i (the root included),
+  // instead of the root's: waiting for the slices, or sending them on.
+  std::vector<std::vector<Task>> line_prologue, line_epilogue;
   // A routed expert runs only when the router picks it for the iteration.
   int32_t expert = -1;
   uint32_t moe_layer = 0;
@@ -56,10 +59,30 @@ struct Region {
   // whatever their layer number: built from the same kind, box shape and
   // per-layer model figures (attention window, matrix shapes, vector parameters).
   std::vector<uint64_t> timing_class;
+  // mapping.handoff: the input arrives as slices on the root column's tiles
+  // (the chain starts from Front::Column), or the output leaves from them (it
+  // ends on Front::Column), instead of at the root.
+  bool slices_in = false, slices_out = false;
 
-  // Contention-free: when the root has finished the chain, if the input
-  // vector reached it at `start` (with the critical path that led there).
+  uint32_t line_tiles() const { return blocks[0].geo.rows; }
+  // Contention-free: when the chain has finished (the root, or the last of the
+  // root column's slices), if the input reached the root (or every root-column
+  // tile) at `start` (with the critical path that led there).
   Timed finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const;
+  // Steps [first, last) of the chain from `in`. `line_done` (optional, one per
+  // root-column tile) is updated with when each of those tiles finished its
+  // last task of those steps; with `line_free` each tile takes its first slice
+  // of data no earlier than it (it was still busy with the previous iteration).
+  Front run(Front in, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
+            std::vector<Timed>* line_done = nullptr, const std::vector<Timed>* line_free = nullptr) const;
+  // With slices in, the steps up to the first that brings the data to the
+  // root (the reduce of the input norm's statistics, the LM head's gather):
+  // the part of the chain that depends on when each slice arrived. 0 otherwise.
+  size_t head_steps() const;
+  // Whether the chain's timing depends on when the root-column tiles were
+  // done with the previous iteration beyond its start: a region whose input
+  // comes to the root and whose output leaves as slices.
+  bool waits_for_line() const { return slices_out && !slices_in; }
   // The same chain step by step: cycles from each step's input being complete
   // to its output being complete, for reports of where a region's time goes.
   std::vector<std::pair<std::string, uint64_t>> step_cycles(const IterationInputs& inputs, uint64_t iteration) const;
@@ -77,11 +100,18 @@ struct RegionContext {
   // The workload's largest context: attention tiles that hold no position at
   // it keep no attention buffers (0: unknown, every tile keeps them).
   uint64_t max_context = 0;
+  // The hand-off with the neighbours (Region::slices_in, slices_out).
+  bool slices_in = false, slices_out = false;
 };
 
 // Builds a region filling `box`. Throws std::logic_error when the box is too
 // small for the region's sub-blocks (the compiler then makes it taller).
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);
+
+// Whether the vector passes from a region of kind `from` to the next, of kind
+// `to`, as slices (mapping.handoff): between distributed dense layers, the
+// embedding and the LM head; root next to MoE layers.
+bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind to);
 
 // Contention-free cycles of the message a Send task sends.
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send);

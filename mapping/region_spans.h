@@ -21,13 +21,28 @@
 
 namespace wafersim::mapping {
 
+// What a region's chain gives from its root's start (after Region::head_steps
+// with slices in) at cycle 0: the front it ends on, and when each root-column
+// tile was done (Region::run).
+struct RegionSpan {
+  Front out;
+  std::vector<Timed> line_done;
+
+  // The same from a start at `start`.
+  RegionSpan shifted(const Timed& start) const;
+  bool operator==(const RegionSpan& other) const;
+};
+
 class RegionSpans {
  public:
   // `contexts`: every context the run visits, sorted, without repeats.
   RegionSpans(const Region& region, const std::vector<uint64_t>& contexts);
 
   // The span at a context from the constructor's list.
-  const Timed& at(uint64_t context) const;
+  const RegionSpan& at(uint64_t context) const;
+  // The region's span from `start` at a context, by evaluating its chain.
+  static RegionSpan evaluate(const Region& region, const Timed& start, const IterationInputs& inputs,
+                             uint64_t iteration);
   // Times the region's chain was evaluated: a measure of the saving.
   uint64_t evaluations() const { return evaluations_; }
 
@@ -35,18 +50,19 @@ class RegionSpans {
   static bool depends_on_context_only(const Region& region);
 
  private:
-  Timed evaluate(uint64_t context);
-  void fill(size_t lo, size_t hi, const Timed& span_lo, const Timed& span_hi);
-  void append(uint64_t first_context, const Timed& span);
+  RegionSpan evaluate(uint64_t context);
+  void fill(size_t lo, size_t hi, const RegionSpan& span_lo, const RegionSpan& span_hi);
+  void append(uint64_t first_context, const RegionSpan& span);
 
   const Region& region_;
   const std::vector<uint64_t>& contexts_;
-  std::vector<std::pair<uint64_t, Timed>> pieces_;  // (first context, span), by context
+  std::vector<std::pair<uint64_t, RegionSpan>> pieces_;  // (first context, span), by context
   uint64_t evaluations_ = 0;
 };
 
 // The tables of a plan's regions for the contexts its iterations visit: one per
-// timing class (Region::timing_class), none for regions with routed experts.
+// timing class (Region::timing_class), none for regions with routed experts or
+// whose chain waits for its root column's tiles (Region::waits_for_line).
 class PlanSpans {
  public:
   PlanSpans(const Plan& plan, const IterationInputs& inputs);

@@ -217,8 +217,10 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
 //
 // The residual stream stays as slices on the root column (slice i on tile
 // (i, 0)); the GEMVs alternate column-to-row and row-to-column so no vector
-// passes through the root between them. The region still takes its input at
-// the root and hands its output on from the root.
+// passes through the root between them. With the root hand-off the region
+// takes its input at the root (scatter) and hands its output on from the root
+// (gather); with slices (mapping.handoff) the root column's tiles take and
+// hand on their slices themselves.
 
 // A norm over the column slices: each slice's statistics (after adding the
 // branch to the stream, with `residual`), an fp32 reduce of them down the
@@ -249,7 +251,8 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, cons
 }
 
 // mesh: the projections as MeshGEMM steps (a prefill with mapping.prefill_gemm: meshgemm).
-void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context, bool mesh) {
+void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context, bool mesh,
+                           bool slices_in, bool slices_out) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
   auto column_to_row = [mesh](const StepEnv& env, const GemvShape& shape) {
     return mesh ? mesh_gemm_step(env, shape, /*from_column=*/true) : gemv_to_row_step(env, shape);
@@ -258,9 +261,10 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
     return mesh ? mesh_gemm_step(env, shape, /*from_column=*/false) : gemv_row_to_column_step(env, shape);
   };
   const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
-  chain.add("scatter", [&](const StepEnv& env) {
-    return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
-  });
+  if (!slices_in)
+    chain.add("scatter", [&](const StepEnv& env) {
+      return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
+    });
   // Every norm vector of the layer (and the sinks) is stored with the input norm's scaling, as the root dataflow
   // stores them with its input norm.
   add_slice_norm(chain, m, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast", "input_norm_scale",
@@ -298,7 +302,9 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
     return column_compute_step(
         env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
   });
-  chain.add("gather_residual", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
+  if (!slices_out)
+    chain.add("gather_residual",
+              [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
 }
 
 // Sends the vector to the routed experts' rows, waits for their results and
@@ -608,7 +614,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
           send_cycles(*context.hw, head_send) +
           (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
       // Contention-free time from dispatch to this expert's result at the layer root.
-      Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols)};
+      Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
         const uint32_t hops = left + j;
         front.at[j] =
@@ -645,6 +651,11 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
 
 }  // namespace
 
+bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind to) {
+  return options.slices_handoff() && from != RegionKind::Moe && to != RegionKind::Moe &&
+         !(from == RegionKind::Embedding && to == RegionKind::Head);
+}
+
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
   if (send.dwafer != 0) return offwafer_message_cycles(hw, send.bytes);
   const uint32_t hops = uint32_t(std::abs(send.dx) + std::abs(send.dy));
@@ -654,10 +665,16 @@ uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
 std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   std::vector<Task> tasks;
   const bool root = i == 0 && j == 0;
-  if (root) tasks.insert(tasks.end(), root_prologue.begin(), root_prologue.end());
+  auto edge = [&](const std::vector<std::vector<Task>>& line, const std::vector<Task>& at_root) {
+    if (j == 0 && !line.empty())
+      tasks.insert(tasks.end(), line[i].begin(), line[i].end());
+    else if (root)
+      tasks.insert(tasks.end(), at_root.begin(), at_root.end());
+  };
+  edge(line_prologue, root_prologue);
   const size_t body = tasks.size();
   for (const auto& step : steps) step->emit_tokens(i, j, tasks);
-  if (root) tasks.insert(tasks.end(), root_epilogue.begin(), root_epilogue.end());
+  edge(line_epilogue, root_epilogue);
   if (dispatch_bytes == 0) return tasks;
   if (root) tasks.insert(tasks.end(), root_combine.begin(), root_combine.end());
   const size_t unguarded = root ? root_combine.size() : 0;  // the combining tree's part runs either way
@@ -691,16 +708,57 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   return tasks;
 }
 
+namespace {
+
+// The front a region's chain starts from when its input is complete at `start`.
+Front entry_front(const Region& region, const Timed& start) {
+  if (!region.slices_in) return Front::at_root(start);
+  Front front;
+  front.kind = FrontKind::Column;
+  front.at.assign(region.line_tiles(), start);
+  return front;
+}
+
+}  // namespace
+
+Front Region::run(Front front, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
+                  std::vector<Timed>* line_done, const std::vector<Timed>* line_free) const {
+  const auto& steps = blocks[0].steps;
+  bool clamped = line_free == nullptr;
+  for (size_t s = first; s < last; ++s) {
+    front = clamped ? steps[s]->latency(front, inputs, iteration)
+                    : steps[s]->latency_after(front, inputs, iteration, *line_free);
+    if (front.kind == FrontKind::Column) {
+      // The data's first arrival on the root column: a tile still busy with the previous iteration takes it later.
+      if (!clamped)
+        for (size_t i = 0; i < front.at.size(); ++i) front.at[i] = later((*line_free)[i], front.at[i]);
+      clamped = true;
+      if (line_done) *line_done = front.at;
+    } else if (!front.line_done.empty()) {
+      if (line_done) *line_done = std::move(front.line_done);
+      front.line_done.clear();  // consumed: the next steps' fronts must not carry it on
+    }
+  }
+  if (line_done && front.kind == FrontKind::Root && !line_done->empty()) (*line_done)[0] = front.root;
+  return front;
+}
+
+size_t Region::head_steps() const {
+  if (!slices_in) return 0;
+  const auto& steps = blocks[0].steps;
+  for (size_t s = 0; s < steps.size(); ++s)
+    if (steps[s]->output() == FrontKind::Root) return s + 1;
+  throw std::logic_error(name + ": a chain that takes slices never brings them to its root");
+}
+
 Timed Region::finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const {
-  Front front{FrontKind::Root, start, {}};
-  for (const auto& step : blocks[0].steps) front = step->latency(front, inputs, iteration);
-  return front.root;
+  return run(entry_front(*this, start), 0, blocks[0].steps.size(), inputs, iteration).latest();
 }
 
 std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const IterationInputs& inputs,
                                                                   uint64_t iteration) const {
   std::vector<std::pair<std::string, uint64_t>> out;
-  Front front;
+  Front front = entry_front(*this, Timed{});
   for (const auto& step : blocks[0].steps) {
     const uint64_t before = front.latest().cycle;
     front = step->latency(front, inputs, iteration);
@@ -772,7 +830,16 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         chain.add("position_add", [&](const StepEnv& env) {
           return root_compute_step(env, work_of(workloads::position_add_cost(m, 1)), act, Category::Compute);
         });
+      if (context.slices_out)  // the first layer's scatter, done here: the slices leave from the root column
+        chain.add("scatter", [&](const StepEnv& env) {
+          return column_broadcast_step(env, dtype_bytes(act, m.d_model),
+                                       dtype_bytes(act, box.largest_row_share(m.d_model)));
+        });
     } else if (kind == RegionKind::Head) {
+      if (context.slices_in)  // the last layer's gather, done here: the slices arrive on the root column
+        chain.add("gather_input", [&](const StepEnv& env) {
+          return gather_column_step(env, dtype_bytes(act, box.largest_row_share(m.d_model)));
+        });
       chain.add("final_norm", [&](const StepEnv& env) {
         return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
       });
@@ -790,7 +857,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       });
     } else if (context.options->dataflow == Dataflow::Distributed) {
       add_distributed_layer(chain, m, uint32_t(layer), context.max_context,
-                            context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm);
+                            context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm,
+                            context.slices_in, context.slices_out);
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);
@@ -800,7 +868,10 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   }
   if (kind == RegionKind::Dense || kind == RegionKind::Moe)
     region.kv_bytes_per_position = workloads::kv_bytes_per_position(m);
+  region.slices_in = context.slices_in;
+  region.slices_out = context.slices_out;
   region.timing_class = timing_class(m, kind, layer, box);
+  region.timing_class.insert(region.timing_class.end(), {uint64_t(region.slices_in), uint64_t(region.slices_out)});
   return region;
 }
 

@@ -86,13 +86,19 @@ class Lookup : public Step {
     out.push_back(index == 0);
     out.push_back(index + 1 == (row ? env_.geo.rows : env_.geo.cols));
   }
-  Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    return latency_after(in, inputs, iteration, {});
+  }
+  // In a block one tile wide the far corner is the root column's last tile,
+  // which may still be taking the previous iteration's slices.
+  Front latency_after(const Front& in, const IterationInputs&, uint64_t,
+                      const std::vector<Timed>& line_free) const override {
     const BlockGeometry& g = env_.geo;
     const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
     Front out = in;
-    out.root = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes) +
-                                 message_cycles_for_tokens(hops, turns, relays(1), row_bytes_),
-                             Category::Fabric);
+    Timed request = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes), Category::Fabric);
+    if (g.cols == 1 && !line_free.empty()) request = later(line_free[g.rows - 1], request);
+    out.root = request.after(message_cycles_for_tokens(hops, turns, relays(1), row_bytes_), Category::Fabric);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -175,7 +181,7 @@ class GemvToColumn : public Step {
       ready[j] = arrival.after(j == 0 ? c_bias : c, Category::Compute);
     }
     const Timed row_done = tree_time(tree_, std::move(ready));
-    Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows)};
+    Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows), {}};
     for (uint32_t i = 0; i < g.rows; ++i)
       out.at[i] =
           row_done.after(i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), down_), Category::Fabric);
@@ -248,7 +254,7 @@ class GemvToRow : public Step {
     std::vector<Timed> ready(g.rows);
     for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(i == 0 ? c_bias : c, Category::Compute);
     const Timed column_done = tree_time(tree_, std::move(ready));
-    Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
+    Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
     for (uint32_t j = 0; j < g.cols; ++j)
       out.at[j] =
           column_done.after(j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0), Category::Fabric);
@@ -340,7 +346,7 @@ class ColumnBroadcast : public Step {
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
-    Front out{output(), {}, std::vector<Timed>(line_tiles())};
+    Front out{output(), {}, std::vector<Timed>(line_tiles()), {}};
     for (uint32_t k = 0; k < line_tiles(); ++k)
       out.at[k] = in.root.after(k == 0 ? 0 : line_message_cycles(k, bytes_, 0), Category::Fabric);
     return out;
@@ -382,7 +388,11 @@ class GatherToRoot : public Step {
     if (row != tree_.along_row) tree_signature(tree_, index, out);
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
-    return Front::at_root(tree_time(tree_, in.at));
+    if (tree_.along_row) return Front::at_root(tree_time(tree_, in.at));
+    std::vector<Timed> done;
+    Front out = Front::at_root(tree_time(tree_, in.at, &done));
+    out.line_done = std::move(done);
+    return out;
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // Slices stream through the nodes of a gather on their way to the root: a
@@ -640,7 +650,7 @@ class Attention : public Step {
       return it->second;
     };
     if (row_io_) {
-      Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols)};
+      Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
       for (uint32_t group = 0; group < groups_; ++group) {
         const uint32_t start = group_start_[group], columns = group_columns(group);
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {

@@ -26,6 +26,10 @@ struct Front {
   FrontKind kind = FrontKind::Root;
   Timed root;             // Root: when the root holds the vector
   std::vector<Timed> at;  // Column: per row i; Row: per column j
+  // A gather down the root column (Column to Root) also says when each of the
+  // column's tiles was done with it: what the slices hand-off needs to know of
+  // a region whose tiles take the next iteration's slices (docs/MAPPING.md).
+  std::vector<Timed> line_done;
 
   const Timed& latest() const;  // when the last part of the data is ready
   static Front at_root(const Timed& when) {
@@ -98,6 +102,13 @@ class Step {
   virtual void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const = 0;
   // Contention-free timing: the front after the step, given the front before.
   virtual Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const = 0;
+  // The same when the root column's tiles may still be busy with the previous
+  // iteration until `line_free` (the slices hand-off, Region::run): a step
+  // that uses one of them before the data first reaches the column waits for it.
+  virtual Front latency_after(const Front& in, const IterationInputs& inputs, uint64_t iteration,
+                              const std::vector<Timed>& /*line_free*/) const {
+    return latency(in, inputs, iteration);
+  }
 
   // Weight elements tile (i, j) stores for this step, in weight_dtype(), and
   // bias elements, in bias_dtype() (biases are never block-scaled).
@@ -168,7 +179,8 @@ class Step {
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;
   void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
-  Timed tree_time(const Tree& tree, std::vector<Timed> ready) const;
+  // `done` (optional): when each position's tile has finished its part of the tree.
+  Timed tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done = nullptr) const;
 
   StepEnv env_;
 };

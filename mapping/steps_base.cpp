@@ -132,7 +132,7 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
   }
 }
 
-Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready) const {
+Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done) const {
   const TreeShape shape = tree_shape(tree.n);
   TreeCosts costs;
   costs.message_cycles = [&](uint32_t level, uint32_t child, uint32_t distance, uint64_t bytes) {
@@ -141,8 +141,8 @@ Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready) const {
   costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
   costs.combine_cycles = [&](uint64_t bytes) { return cycles(tree.sum, combine_work(tree, bytes)); };
   costs.serialization_cycles = [&](uint64_t bytes) { return serialization_cycles(env_.fabric, bytes * env_.tokens); };
-  if (shape.chains) return stream_tree_completion(std::move(ready), shape, costs);
-  return tree_completion(std::move(ready), env_.fanin, costs);
+  if (shape.chains) return stream_tree_completion(std::move(ready), shape, costs, done);
+  return tree_completion(std::move(ready), env_.fanin, costs, done);
 }
 
 }  // namespace wafersim::mapping

@@ -25,6 +25,9 @@ namespace {
 // Where a dense layer's vectors live between its steps.
 std::string slices_text(const mapping::MappingOptions& options) {
   if (options.dataflow == mapping::Dataflow::Root) return "at each region's root tile between steps";
+  if (options.slices_handoff())
+    return "slices on each region's root column (residual) and root row (q/k/v, MLP); handed on as slices between "
+           "regions (root next to MoE layers)";
   return "slices on each region's root column (residual) and root row (q/k/v, MLP); root at the region's ends";
 }
 
@@ -58,7 +61,9 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                        {"sram_peak_bytes", stats.sram_peak_bytes},
                        {"sram_mean_bytes", stats.sram_mean_bytes},
                        {"max_context_tokens", context_json(stats.max_context_tokens)},
-                       {"relays", stats.relayed_patterns}});
+                       {"relays", stats.relayed_patterns},
+                       {"handoff_in", region.slices_in ? "slices" : "root"},
+                       {"handoff_out", region.slices_out ? "slices" : "root"}});
   }
   return {{"fits", true},
           {"model", section_label(experiment.config, "model", plan.model.name)},
@@ -69,6 +74,9 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
           {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
+          {"handoff",
+           mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
+          {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
           {"partial_sum_dtype", to_string(plan.options.partial_sum)},
@@ -102,6 +110,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  summary.add_row({"hand-off", plan.options.slices_handoff() ? "slices" : "root",
+                   plan.options.slices_handoff()
+                       ? "root-column tiles to the next region's, straight (mapping.handoff; root next to MoE layers)"
+                       : "region root to the next region's root (mapping.handoff)"});
+  summary.add_row({"multicast axis", plan.options.multicast_along_x ? "x" : "y",
+                   "root row along it, root column across (mapping.multicast_axis)"});
   summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
                    "projections of a prefill (mapping.prefill_gemm)"});
   if (plan.model.moe.n_experts > 0)
@@ -145,15 +159,17 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                  {"KV", "MB", true},
                  {"SRAM peak", "B", true},
                  {"SRAM mean", "B", true},
-                 {"max context", "tokens", true}});
+                 {"max context", "tokens", true},
+                 {"hand-off in/out", "", false}});
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const mapping::Region& region = plan.regions[r];
     const mapping::RegionStats& stats = plan.stats[r];
-    regions.add_row({region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0),
-                     std::to_string(region.box.y0), fmt::format("{} x {}", region.box.width_x(), region.box.height_y()),
-                     std::to_string(stats.tiles), megabytes(stats.weight_bytes), megabytes(stats.kv_bytes),
-                     std::to_string(stats.sram_peak_bytes), std::to_string(stats.sram_mean_bytes),
-                     context_text(stats.max_context_tokens)});
+    regions.add_row(
+        {region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0), std::to_string(region.box.y0),
+         fmt::format("{} x {}", region.box.width_x(), region.box.height_y()), std::to_string(stats.tiles),
+         megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
+         std::to_string(stats.sram_mean_bytes), context_text(stats.max_context_tokens),
+         fmt::format("{}/{}", region.slices_in ? "slices" : "root", region.slices_out ? "slices" : "root")});
   }
   out << regions.str();
   return out.str();

@@ -890,6 +890,8 @@ struct Evaluator::State {
   }
   void observe_step(const Data& data, const StepObserver& observe) const {
     const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
+    // The embedding's scatter (the slices hand-off) spreads its output: the embedded token.
+    if (region->layer < 0 && std::strcmp(step->label(), "scatter") == 0) name = "embed";
     if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
     StepOutput output{region, step->label(), name, {}};
     const BlockGeometry& g = geo();
@@ -966,14 +968,44 @@ struct Evaluator::State {
       }
       if (label == "sample") result.argmax = uint32_t(in.at[0].value.at(1));
     }
-    if (in.kind != FrontKind::Root) fail("the block's chain does not end at its root");
+    const bool slices_out = index == 0 && region->slices_out;
+    if (in.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
+      fail(slices_out ? "the block's chain does not end on its root column"
+                      : "the block's chain does not end at its root");
     return in;
+  }
+  // The slices hand-off: each root-column tile takes the elements of its slice,
+  // wherever in the previous region's root column they were.
+  Data resliced(const Data& in) {
+    std::vector<float> vector(m.d_model, NAN);
+    std::vector<bool> seen(m.d_model, false);
+    for (const Piece& piece : in.at)
+      for (size_t k = 0; k < piece.index.size(); ++k) {
+        if (piece.index[k] >= m.d_model || seen[piece.index[k]])
+          throw FunctionalError(fmt::format("{}: the slices handed on overlap", region->name));
+        seen[piece.index[k]] = true;
+        vector[piece.index[k]] = piece.value[k];
+      }
+    for (uint32_t k = 0; k < m.d_model; ++k)
+      if (!seen[k]) throw FunctionalError(fmt::format("{}: element {} of the slices never arrives", region->name, k));
+    // The slices of the residual stream, as a scatter leaves them.
+    const auto cuts = split(whole(vector).index, region->blocks[0].geo.rows);
+    Data out{FrontKind::Column, {}};
+    for (const std::vector<uint32_t>& cut : cuts) {
+      Piece piece;
+      for (uint32_t k : cut) piece.index.push_back(k), piece.value.push_back(vector[k]);
+      out.at.push_back(std::move(piece));
+    }
+    stream = out;
+    return out;
   }
   Data run_region(size_t index, Data in, const StepObserver& observe) {
     r = index;
     region = &plan.regions[index];
+    if (region->slices_in) in = resliced(in);
     Data out = run_block(0, std::move(in), &observe);
-    for (float& v : out.at[0].value) v = rounded(v);  // sent on in the activation format
+    for (Piece& piece : out.at)
+      for (float& v : piece.value) v = rounded(v);  // sent on in the activation format
     return out;
   }
 };

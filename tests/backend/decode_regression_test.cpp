@@ -140,9 +140,45 @@ TEST_CASE("contention off: K-trees over a single tile agree to the cycle", "[reg
 TEST_CASE("contention off: relieved edge tiles agree to the cycle", "[regression][exact][packing]") {
   require_same_cycles("tiny-dense", {kRoot, "model.ffn_dim=2688", "hardware.wafers=1"});
 }
+// Along x (the geometry this wafer fits with) the layers' root columns differ in
+// height, so the slices hand-off re-cuts them, relieved row 0 included.
 TEST_CASE("contention off: distributed dataflow, relieved edge tiles agree to the cycle",
           "[regression][exact][packing][distributed]") {
-  require_same_cycles("tiny-dense", {kDistributed, "model.ffn_dim=2688", "hardware.wafers=1"});
+  require_same_cycles("tiny-dense",
+                      {kDistributed, "model.ffn_dim=2688", "hardware.wafers=1", "mapping.multicast_axis=x"});
+}
+
+// The hand-off between regions (mapping.handoff): slices by default with the
+// distributed dataflow (tiny-dense turns from one strip to the next between its
+// layers, or crosses to the second wafer), root as before.
+const std::string kSlices = "mapping.handoff=slices";
+TEST_CASE("contention off: root hand-off between distributed layers agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.handoff=root", "workload.batch=3"});
+}
+TEST_CASE("contention off: slices hand-off along x, re-cut between regions, agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "workload.batch=3"});
+}
+TEST_CASE("contention off: slices hand-off across two wafers along x, uneven GQA groups, agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "hardware.wafers=2",
+                                     "workload.batch=3", "model.n_heads=6", "model.head_dim=32", "model.n_kv_heads=3"});
+}
+TEST_CASE("contention off: slices hand-off with store-and-forward trees, two wafers, agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.reduction=tree", "hardware.wafers=2",
+                                     "workload.batch=2", "workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention off: slices hand-off with one-level K-trees and relays agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles(
+      "tiny-dense", {kDistributed, kSlices, "mapping.ktree_levels=1", "hardware.fabric.colors=6", "workload.batch=2"});
+}
+TEST_CASE("contention off: slices hand-off into and out of a layer beside an MoE layer agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-moe",
+                      {kDistributed, kSlices, "model.moe.layers=[1]", "model.ffn_dim=512", "workload.batch=2"});
 }
 
 // q/k norm of heads cut across tiles: the sums of squares all-reduce along the
@@ -192,6 +228,10 @@ TEST_CASE("contention on: MoE combining tree in the root dataflow within 10 perc
 }
 TEST_CASE("contention on: K-trees with relayed routes within 10 percent", "[regression][contention][ktree]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "hardware.fabric.colors=6", "mapping.ktree_levels=3"});
+}
+TEST_CASE("contention on: slices hand-off along x (shared root columns) within 10 percent",
+          "[regression][contention][handoff]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "workload.batch=2"});
 }
 TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
           "[regression][contention][distributed]") {

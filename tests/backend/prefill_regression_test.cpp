@@ -37,6 +37,13 @@ TEST_CASE("prefill, contention off: distributed dataflow, chunks of two layers a
           "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed}));
 }
+// Chunks handed on as slices (the default) re-cut between layers of different heights along x.
+TEST_CASE("prefill, contention off: slices hand-off along x agrees to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.multicast_axis=x", "workload.batch=2"}));
+}
+TEST_CASE("prefill, contention off: root hand-off agrees to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.handoff=root"}));
+}
 TEST_CASE("prefill, contention off: chunks of three sequences agree to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "workload.batch=3"}));
 }

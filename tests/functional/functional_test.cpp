@@ -101,6 +101,24 @@ TEST_CASE("functional: fp16 and bf16 partial sums match within their wider toler
   }
 }
 
+// The slices hand-off: the next region's root-column tiles take the previous
+// one's slices straight (re-cut where their slices differ: along x a root
+// column is a region's height), on one wafer and across two.
+TEST_CASE("functional: both hand-offs between regions match", "[functional]") {
+  for (const char* handoff : {"root", "slices"})
+    for (const char* axis : {"x", "y"})
+      for (const char* wafers : {"1", "2"}) {
+        INFO("handoff " << handoff << ", axis " << axis << ", wafers " << wafers);
+        const mapping::Plan plan =
+            tiny_plan("tiny-dense",
+                      {"mapping.dataflow=distributed", std::string("mapping.handoff=") + handoff,
+                       std::string("mapping.multicast_axis=") + axis, std::string("hardware.wafers=") + wafers},
+                      3, 2);
+        REQUIRE(plan.regions[1].slices_in == (std::string(handoff) == "slices"));
+        require_match(check_functional(plan), 5);
+      }
+}
+
 TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
@@ -202,9 +220,11 @@ bool has_step(const mapping::Plan& plan, const std::string& label) {
 
 TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums of squares and matches",
           "[functional]") {
-  // Distributed on tiny-dense: each column of a KV-head group holds whole heads,
-  // so the per-head norm is local and the plan has no reduction for it.
-  const mapping::Plan whole = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed"});
+  // Distributed on tiny-dense with the root row along x (its strips' width):
+  // each column of a KV-head group holds whole heads, so the per-head norm is
+  // local and the plan has no reduction for it.
+  const mapping::Plan whole =
+      tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.multicast_axis=x"});
   CHECK(!has_step(whole, "qk_norm_reduce"));
   require_match(check_functional(whole), 9);
   // Root: the root column's 12 slices cut heads; the sums of squares reduce

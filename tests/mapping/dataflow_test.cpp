@@ -2,6 +2,7 @@
 // on slices instead of passing every vector through the region root. It must
 // be faster than the root dataflow on dense models (a regression that brings
 // the hub back fails here), and it must leave the other regions alone.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,9 @@ TEST_CASE("the distributed dataflow is faster than the root dataflow on dense la
     for (size_t r = 1; r + 1 < root.plan.regions.size(); ++r) {
       INFO(root.plan.regions[r].name << ": root " << region_cycles(root, r) << " cycles, distributed "
                                      << region_cycles(distributed, r));
-      CHECK(first_step(distributed.plan.regions[r]) == "scatter");
+      // Layers take their slices from the previous region's root column (mapping.handoff: slices).
+      CHECK(distributed.plan.regions[r].slices_in);
+      CHECK(first_step(distributed.plan.regions[r]) == "input_norm_stats");
       CHECK(double(region_cycles(distributed, r)) <= c.at_most * double(region_cycles(root, r)));
     }
     CHECK(last_exit(distributed.timeline) < last_exit(root.timeline));
@@ -68,9 +71,9 @@ TEST_CASE("the distributed dataflow is faster than the root dataflow on dense la
 
 TEST_CASE("the distributed dataflow leaves the embedding, LM head and MoE regions as they are", "[mapping][dataflow]") {
   const std::string text = zoo_experiment("tiny-moe", "tiny", 64, 2);
-  // The same reduction and MoE combine for both, so that only the dataflow differs.
+  // The same reduction, MoE combine and hand-off for both, so that only the dataflow differs.
   const std::vector<std::string> mixed = {"model.moe.layers=[1]", "model.ffn_dim=512", "mapping.reduction=tree",
-                                          "mapping.moe_combine=tree"};
+                                          "mapping.moe_combine=tree", "mapping.handoff=root"};
   const Decoded root = decode(text, "root", mixed), distributed = decode(text, "distributed", mixed);
   REQUIRE(root.plan.regions.size() == 4);
   for (size_t r : {size_t(0), size_t(2), size_t(3)}) {
@@ -100,4 +103,45 @@ TEST_CASE("16-bit partial sums shorten every dense layer's reductions", "[mappin
     }
     CHECK(last_exit(fp16.timeline) < last_exit(fp32.timeline));
   }
+}
+
+TEST_CASE("the slices hand-off moves the scatter into the embedding and the gather into the LM head",
+          "[mapping][dataflow][handoff]") {
+  // A dense layer between the embedding and an MoE layer: slices in from the
+  // embedding, root out to the MoE layer, which is unchanged.
+  const std::vector<std::string> mixed = {"model.moe.layers=[1]", "model.ffn_dim=512"};
+  const std::string moe = zoo_experiment("tiny-moe", "tiny", 64, 2);
+  const Decoded slices = decode(moe, "distributed", mixed);
+  std::vector<std::string> root_mixed = mixed;
+  root_mixed.push_back("mapping.handoff=root");
+  root_mixed.push_back("mapping.multicast_axis=y");  // the axis auto picks with slices
+  const Decoded root = decode(moe, "distributed", root_mixed);
+  const auto& regions = slices.plan.regions;
+  REQUIRE(regions.size() == 4);
+  CHECK(std::string(regions[0].blocks[0].steps.back()->label()) == "scatter");
+  CHECK((regions[0].slices_out && regions[1].slices_in));
+  CHECK(first_step(regions[1]) == "input_norm_stats");
+  CHECK((!regions[1].slices_out && !regions[2].slices_in && !regions[2].slices_out && !regions[3].slices_in));
+  CHECK(std::string(regions[1].blocks[0].steps.back()->label()) == "gather_residual");
+  const auto& a = root.plan.regions[2].blocks[0].steps;
+  const auto& b = regions[2].blocks[0].steps;
+  REQUIRE(a.size() == b.size());
+  for (size_t s = 0; s < a.size(); ++s) CHECK(std::string(a[s]->label()) == b[s]->label());
+
+  // Dense layers in one strip: the LM head gathers, and with axis y (auto)
+  // every slice goes straight along its own physical column, one piece per tile.
+  const Decoded dense = decode(zoo_experiment("tiny-dense", "tiny", 64, 2), "distributed", {"mapping.strips=1"});
+  const mapping::Plan& plan = dense.plan;
+  CHECK(!plan.options.multicast_along_x);
+  CHECK(first_step(plan.regions.back()) == "gather_input");
+  const mapping::BlockGeometry& from = plan.regions[1].blocks[0].geo;
+  REQUIRE(plan.handoffs[1].size() == from.rows);
+  std::set<uint32_t> columns;
+  for (const mapping::Plan::HandoffPiece& piece : plan.handoffs[1]) {
+    CHECK(piece.from == piece.to);
+    CHECK(piece.send.dx == 0);
+    CHECK(piece.send.dwafer == 0);
+    columns.insert(from.x(piece.from, 0));
+  }
+  CHECK(columns.size() == from.rows);
 }

@@ -75,6 +75,7 @@ const std::map<std::string, StepOps> kSteps = {
     {"mlp_norm_scale", {Cut::Column, {}, "attn_residual"}},
     {"residual_slices", {Cut::Column, {"mlp_residual"}, ""}},
     {"gather_residual", {Cut::None, {}, "gathers"}},
+    {"gather_input", {Cut::None, {}, "gathers"}},
     {"gather_logits", {Cut::None, {}, "gathers"}},
     {"top_k", {Cut::None, {"top_k"}, ""}},
     // Each routed expert scales its result at its own root; the layer root sums
