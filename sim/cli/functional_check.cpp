@@ -32,15 +32,17 @@ void refuse_impossible_functional_check(const Experiment& experiment, const mapp
                                                          needed / 1e9, double(available) / 1e9));
 }
 
-void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, const mapping::Plan* prefill,
+                          Report& report) {
   if (!experiment.sim.functional) return;  // refuse_impossible_functional_check ran before the timing
-  const functional::FunctionalReport result = functional::check_functional(plan);
+  const functional::FunctionalReport result = functional::check_functional(plan, {}, prefill);
   nlohmann::json& out = report.document["functional"];
   out["max_abs_error"] = finite_or_null(result.max_abs_error);
   out["max_rel_error"] = finite_or_null(result.max_rel_error);
   out["argmax_agreement"] = result.argmax_agreement;
   out["tolerance"] = result.tolerance;
   out["tokens"] = result.tokens;
+  out["prefill_checked"] = result.prefill_checked;
   out["passed"] = result.passed;
   out["wall_seconds"] = result.wall_seconds;
   out["weight_bytes"] = result.weight_bytes;
@@ -50,7 +52,8 @@ void add_functional_check(const Experiment& experiment, const mapping::Plan& pla
   nlohmann::json first = nullptr;
   if (result.first) {
     const functional::Divergence& d = *result.first;
-    first = {{"sequence", d.sequence},
+    first = {{"plan", d.plan},
+             {"sequence", d.sequence},
              {"position", d.position},
              {"region", d.region},
              {"layer", d.layer},
@@ -79,12 +82,13 @@ std::string functional_failure(const Report& report) {
   const nlohmann::json& d = f["first_divergence"];
   if (d.is_null()) return message;
   if (!d["error"].get<std::string>().empty())
-    return message + fmt::format("; first divergence: sequence {} position {}: {}", d["sequence"].dump(),
-                                 d["position"].dump(), d["error"].get<std::string>());
+    return message + fmt::format("; first divergence: {} plan, sequence {} position {}: {}",
+                                 d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(),
+                                 d["error"].get<std::string>());
   return message + fmt::format(
-                       "; first divergence: sequence {} position {}, {} (layer {}), step {}, tile (wafer {}, x "
-                       "{}, y {}): relative error {:.3g}",
-                       d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
+                       "; first divergence: {} plan, sequence {} position {}, {} (layer {}), step {}, tile "
+                       "(wafer {}, x {}, y {}): relative error {:.3g}",
+                       d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
                        d["step"].get<std::string>(), d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
                        d["rel_error"].is_null() ? INFINITY : d["rel_error"].get<double>());
 }
