@@ -170,12 +170,15 @@ struct Moves {
   }
 };
 
-Moves found_moves(const mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_t j) {
+// Tiles share deduplicated programs: `seen` keeps each program's moves in the step.
+const Moves& found_moves(const mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_t j,
+                         std::map<uint32_t, Moves>& seen) {
   const ProgramSet& set = plan.programs;
   const BlockGeometry& g = step.env().geo;
   const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
-  Moves out;
-  if (set.tile_program[tile] == ProgramSet::kIdle) return out;
+  auto [it, fresh] = seen.try_emplace(set.tile_program[tile]);
+  Moves& out = it->second;
+  if (!fresh || set.tile_program[tile] == ProgramSet::kIdle) return out;
   const uint16_t first = step.env().tag, last = uint16_t(first + step.tags_used());
   for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
     if (task.tag < first || task.tag >= last) continue;
@@ -266,11 +269,12 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
         const BlockGeometry& g = step->env().geo;
         Moves probe;
         if (!expected_moves(*step, 0, 0, probe)) continue;
+        std::map<uint32_t, Moves> seen;
         for (uint32_t i = 0; i < g.rows; ++i)
           for (uint32_t j = 0; j < g.cols; ++j) {
             Moves want;
             expected_moves(*step, i, j, want);
-            const Moves got = found_moves(plan, *step, i, j);
+            const Moves& got = found_moves(plan, *step, i, j, seen);
             std::string what;
             if (!got.stray.empty())
               what = got.stray;
