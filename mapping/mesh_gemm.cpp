@@ -85,9 +85,8 @@ class MeshGemm : public Step {
   FrontKind output() const override { return from_column_ ? FrontKind::Row : FrontKind::Column; }
   StepDataflow dataflow() const override {
     // The same GEMM as the decode GEMV it replaces, with the same partitions.
-    StepDataflow df{from_column_ ? StepKind::GemvToRow : StepKind::GemvToColumn, false, false, !from_column_, false,
-                    {},
-                    0};
+    StepDataflow df{
+        from_column_ ? StepKind::GemvToRow : StepKind::GemvToColumn, false, false, !from_column_, false, {}, 0};
     df.ring_block_tokens = uint32_t(ceil_div(tokens_, lines_));  // the gather tree's blocks (tree_.bytes_per_position)
     return df;
   }

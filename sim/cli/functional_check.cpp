@@ -88,8 +88,9 @@ std::string functional_failure(const Report& report) {
   return message + fmt::format(
                        "; first divergence: {} plan, sequence {} position {}, {} (layer {}), step {}, tile "
                        "(wafer {}, x {}, y {}): relative error {:.3g}",
-                       d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
-                       d["step"].get<std::string>(), d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
+                       d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(),
+                       d["region"].get<std::string>(), d["layer"].dump(), d["step"].get<std::string>(),
+                       d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
                        d["rel_error"].is_null() ? INFINITY : d["rel_error"].get<double>());
 }
 

@@ -123,7 +123,8 @@ FunctionalReport check_functional(const mapping::Plan& plan, std::vector<Dropped
     agree += got.argmax == expected.argmax;
   };
   auto stopped = [&](const char* phase, uint32_t sequence, uint64_t position, const FunctionalError& error) {
-    if (!report.first) report.first = Divergence{sequence, position, "", "", "", -1, 0, 0, 0, INFINITY, error.what(), phase};
+    if (!report.first)
+      report.first = Divergence{sequence, position, "", "", "", -1, 0, 0, 0, INFINITY, error.what(), phase};
     report.max_abs_error = report.max_rel_error = INFINITY;
   };
   // The token each sequence feeds at its next position: its prompt, then the argmax of the position before.
@@ -183,8 +184,8 @@ std::string functional_summary(const FunctionalReport& r) {
       "functional: {} ({} tokens{}, max rel error {:.3g} vs tolerance {:.3g}, max abs error {:.3g}, argmax agreement "
       "{:.3f}, {:.2f} s)",
       r.passed ? "numbers match the reference" : "numbers DIVERGE", r.tokens,
-      r.prefill_checked ? ", the prompt through the prefill plan" : "", r.max_rel_error, r.tolerance,
-      r.max_abs_error, r.argmax_agreement, r.wall_seconds);
+      r.prefill_checked ? ", the prompt through the prefill plan" : "", r.max_rel_error, r.tolerance, r.max_abs_error,
+      r.argmax_agreement, r.wall_seconds);
   if (r.first) {
     const Divergence& d = *r.first;
     if (!d.what.empty())

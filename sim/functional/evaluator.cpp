@@ -161,8 +161,8 @@ namespace {
 struct Moves {
   std::vector<int32_t> tree_along_row, tree_along_column, ring_along_row, ring_along_column;
   std::vector<std::pair<Dir, uint32_t>> multicasts;  // direction, tiles reached
-  uint32_t awaited = 0;                               // Found: messages waited for; Expected: at least this many
-  std::string stray;                                  // Found: a send that leaves the block's lines
+  uint32_t awaited = 0;                              // Found: messages waited for; Expected: at least this many
+  std::string stray;                                 // Found: a send that leaves the block's lines
   void sort() {
     for (auto* list : {&tree_along_row, &tree_along_column, &ring_along_row, &ring_along_column})
       std::sort(list->begin(), list->end());
@@ -208,15 +208,18 @@ bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& ou
   auto tree = [&](bool along_row, uint32_t k, uint32_t n) {
     const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
     for (uint32_t c : role.children_per_level) out.awaited += c;
-    if (role.send_level >= 0) (along_row ? out.tree_along_row : out.tree_along_column).push_back(-int32_t(role.parent_distance));
+    if (role.send_level >= 0)
+      (along_row ? out.tree_along_row : out.tree_along_column).push_back(-int32_t(role.parent_distance));
   };
   auto multicast = [&](Dir dir, uint32_t tiles) {
     if (tiles > 0) out.multicasts.emplace_back(dir, tiles);
   };
   const bool ring = df.ring_block_tokens > 0;
   auto rings = [&] {  // MeshGEMM: partials and token blocks each go to the ring successor
-    if (g.rows > 1) out.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i, g.rows)) - int32_t(i)), ++out.awaited;
-    if (g.cols > 1) out.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j, g.cols)) - int32_t(j)), ++out.awaited;
+    if (g.rows > 1)
+      out.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i, g.rows)) - int32_t(i)), ++out.awaited;
+    if (g.cols > 1)
+      out.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j, g.cols)) - int32_t(j)), ++out.awaited;
   };
   switch (df.kind) {
     case StepKind::GemvToColumn:  // x along the root row, down each column; sums along each row
@@ -285,8 +288,8 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
             else if (got.multicasts != want.multicasts)
               what = "the program's multicasts differ from the tiles the step delivers to";
             else if (got.awaited < want.awaited)  // waits also take inputs: at least the children, never fewer
-              what = fmt::format("the program's waits differ from its tree's ({} children awaited of {})",
-                                 got.awaited, want.awaited);
+              what = fmt::format("the program's waits differ from its tree's ({} children awaited of {})", got.awaited,
+                                 want.awaited);
             if (!what.empty())
               return fmt::format("{}, step {}, tile (wafer {}, x {}, y {}): {}", region.name, step->label(), g.wafer,
                                  g.x(i, j), g.y(i, j), what);
@@ -868,8 +871,7 @@ struct Evaluator::State {
   }
   // Where the partials are combined (the root, or a group's first column) the
   // sink logits join the softmax's denominator, as the plan's sink work there does.
-  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head,
-                                  bool sinks) const {
+  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head, bool sinks) const {
     const uint32_t hd = m.head_dim;
     std::vector<float> out;
     for (uint32_t h = first_head; h < last_head; ++h) {
@@ -1157,9 +1159,8 @@ std::vector<TokenResult> Evaluator::prefill_chunk(uint32_t sequence, uint64_t fi
   // decode plan's LM head for its final hidden state and logits.
   s.use(s.decode);
   for (size_t r = s.prefill->regions.size(); r < s.decode.regions.size(); ++r)
-    for (size_t k = 0; k < chunk.size(); ++k) s.run_region(r, {&chunk[k]}, [&](size_t, const StepOutput& output) {
-        observe(k, output);
-      });
+    for (size_t k = 0; k < chunk.size(); ++k)
+      s.run_region(r, {&chunk[k]}, [&](size_t, const StepOutput& output) { observe(k, output); });
   std::vector<TokenResult> results;
   for (TokenState& t : chunk) results.push_back(std::move(t.result));
   return results;

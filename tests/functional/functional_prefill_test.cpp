@@ -22,7 +22,8 @@ namespace {
 mapping::Plan prefill_plan(const std::string& model, std::vector<std::string> overrides, uint64_t prompt,
                            uint64_t chunk, uint64_t decode = 2) {
   // Before the caller's settings, which may turn the prefill off again.
-  overrides.insert(overrides.begin(), {"workload.prefill=true", "workload.prefill_chunk_tokens=" + std::to_string(chunk)});
+  overrides.insert(overrides.begin(),
+                   {"workload.prefill=true", "workload.prefill_chunk_tokens=" + std::to_string(chunk)});
   return compile(load_experiment_text(zoo_experiment(model, "tiny", prompt, decode), model + ".yaml", overrides));
 }
 
@@ -53,8 +54,8 @@ TEST_CASE("functional prefill: chunks that do and do not divide the prompt, both
     const char* dataflow;
     const char* gemm;
   };
-  for (const Case c : {Case{"root", "chunked_gemv"}, Case{"distributed", "chunked_gemv"},
-                       Case{"distributed", "meshgemm"}}) {
+  for (const Case c :
+       {Case{"root", "chunked_gemv"}, Case{"distributed", "chunked_gemv"}, Case{"distributed", "meshgemm"}}) {
     const std::vector<std::string> settings = {std::string("mapping.dataflow=") + c.dataflow,
                                                std::string("mapping.prefill_gemm=") + c.gemm};
     // 6 tokens in chunks of 3; 7 tokens in chunks of 3, 3 and 1 (the last one short).
@@ -65,8 +66,7 @@ TEST_CASE("functional prefill: chunks that do and do not divide the prompt, both
   }
 }
 
-TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every ring position match",
-          "[functional]") {
+TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every ring position match", "[functional]") {
   // One chunk of 30 tokens: the rings of the tiny layer's lines take blocks of
   // several tokens each, each finishing at its own ring position.
   const mapping::Plan plan =
@@ -87,21 +87,21 @@ TEST_CASE("functional prefill: batch > 1, two wafers, MoE with shared experts, w
     const mapping::Plan two = prefill_plan("tiny-dense", {mesh, "hardware.wafers=2"}, 5, 4);
     REQUIRE(two.hw.wafers == 2);
     require_match(check_functional(two), 7);
-    require_match(
-        check_functional(prefill_plan("tiny-dense", {mesh, "model.sliding_window=4", "model.sliding_window_every=2"},
-                                      9, 4)),
-        11);
     require_match(check_functional(prefill_plan(
-                      "tiny-dense", {mesh, "model.norm=layernorm", "model.mlp=plain", "model.positions=learned"}, 5, 3)),
-                  7);
+                      "tiny-dense", {mesh, "model.sliding_window=4", "model.sliding_window_every=2"}, 9, 4)),
+                  11);
+    require_match(
+        check_functional(prefill_plan(
+            "tiny-dense", {mesh, "model.norm=layernorm", "model.mlp=plain", "model.positions=learned"}, 5, 3)),
+        7);
   }
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
-    require_match(check_functional(prefill_plan("tiny-moe",
-                                                {std::string("mapping.dataflow=") + dataflow,
-                                                 "model.moe.n_shared_experts=1", "workload.batch=2"},
-                                                5, 3)),
-                  2 * 7);
+    require_match(
+        check_functional(prefill_plan(
+            "tiny-moe",
+            {std::string("mapping.dataflow=") + dataflow, "model.moe.n_shared_experts=1", "workload.batch=2"}, 5, 3)),
+        2 * 7);
   }
 }
 
