@@ -78,6 +78,29 @@ TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every 
   require_match(check_functional(plan, {}, &prefill), 31);
 }
 
+TEST_CASE("functional prefill: MeshGEMM under every reduction variant, both multicast axes and relays matches",
+          "[functional]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"mapping.reduction=tree", "mapping.reduce_fanin=3", "mapping.multicast_axis=y"},
+      {"mapping.reduction=ktree", "mapping.ktree_levels=2", "mapping.multicast_axis=x"},
+      {"mapping.reduction=ktree", "mapping.ktree_levels=3", "mapping.multicast_axis=y"},
+      {"hardware.fabric.colors=6"},  // some routing patterns go through relays
+  };
+  for (std::vector<std::string> variant : variants) {
+    INFO(variant.front());
+    variant.push_back("mapping.dataflow=distributed");
+    variant.push_back("mapping.prefill_gemm=meshgemm");
+    const mapping::Plan plan = prefill_plan("tiny-dense", variant, 7, 4);
+    if (variant.front() == "hardware.fabric.colors=6") {
+      uint32_t relayed = 0;
+      for (const mapping::Region& region : mapping::compile_prefill_plan(plan).regions)
+        for (const auto& step : region.blocks[0].steps) relayed += step->relayed_patterns();
+      REQUIRE(relayed > 0);
+    }
+    require_match(check_functional(plan), 9);
+  }
+}
+
 TEST_CASE("functional prefill: batch > 1, two wafers, MoE with shared experts, windows, layernorm/GELU match",
           "[functional]") {
   for (const char* gemm : {"chunked_gemv", "meshgemm"}) {
