@@ -35,7 +35,12 @@ void refuse_impossible_functional_check(const Experiment& experiment, const mapp
 void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, const mapping::Plan* prefill,
                           Report& report) {
   if (!experiment.sim.functional) return;  // refuse_impossible_functional_check ran before the timing
-  const functional::FunctionalReport result = functional::check_functional(plan, {}, prefill);
+  functional::FunctionalReport result;
+  try {
+    result = functional::check_functional(plan, {}, prefill);
+  } catch (const functional::FunctionalError& error) {  // the prefill plan, which the early refusal did not see
+    experiment.config.fail("sim.functional", std::string("the functional check cannot run: ") + error.what());
+  }
   nlohmann::json& out = report.document["functional"];
   out["max_abs_error"] = finite_or_null(result.max_abs_error);
   out["max_rel_error"] = finite_or_null(result.max_rel_error);
