@@ -12,6 +12,8 @@ const char* reduction_name(Reduction reduction) { return reduction == Reduction:
 
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
+const char* moe_combine_name(MoeCombine combine) { return combine == MoeCombine::Tree ? "tree" : "root"; }
+
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
   schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
@@ -57,6 +59,16 @@ void declare_mapping_params(config::Schema& schema) {
                         "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
                         "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
                         "along both axes (root-dataflow and MoE regions always use chunked_gemv)"));
+  schema.add(enum_param("mapping.moe_combine", {"auto", "root", "tree"}, "auto",
+                        "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
+                        "its result to the layer root, which takes them in one after the other; tree = the results "
+                        "stream as fp32 sums along each expert row and up the first column, every routed expert "
+                        "adding its own as they pass, so the layer root takes in one vector; auto = tree with the "
+                        "distributed dataflow, root with root"));
+  schema.add(enum_param("mapping.partial_sum_dtype", {"fp32", "fp16", "bf16"}, "fp32",
+                        "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
+                        "added (every GEMV, both dataflows, prefill included); fp16 halves the reduction's bytes, "
+                        "as WaferLLM's fp16 reductions do, at the cost of rounding at every add"));
 }
 
 MappingOptions mapping_options_from_config(const config::Config& config) {
@@ -81,6 +93,11 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
   options.prefill_gemm =
       config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
+  const std::string combine = config.get_string("mapping.moe_combine");
+  options.moe_combine = combine == "tree" || (combine == "auto" && options.dataflow == Dataflow::Distributed)
+                            ? MoeCombine::Tree
+                            : MoeCombine::Root;
+  parse_dtype(config.get_string("mapping.partial_sum_dtype"), &options.partial_sum);  // the enum admits only dtypes
   return options;
 }
 

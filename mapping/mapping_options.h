@@ -2,6 +2,8 @@
 // The mapping.* section: strategy knobs of the layer-partitioning compiler.
 #include <cstdint>
 
+#include "models/dtype.h"
+
 namespace wafersim {
 namespace config {
 class Config;
@@ -33,6 +35,15 @@ enum class Reduction { Tree, KTree };
 //   MeshGemm: WaferLLM-style cyclic shifts between neighbours on the mesh (mapping/mesh_gemm.h).
 enum class PrefillGemm { ChunkedGemv, MeshGemm };
 
+// How an MoE layer region combines its experts' results (mapping.moe_combine).
+//   Root: every routed and shared expert sends its whole result to the layer
+//     root, whose one input ramp takes them in one after the other.
+//   Tree: the results stream, as fp32 sums, along each expert row to its first
+//     block and up the first column to the layer root; the experts of the
+//     iteration's routing (and the shared ones) add theirs in as they pass,
+//     and the layer root takes in one vector (docs/MAPPING.md, "MoE").
+enum class MoeCombine { Root, Tree };
+
 struct MappingOptions {
   double region_aspect = 1.0;           // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;                  // vertical strips per wafer; 0 = chosen from region_aspect
@@ -50,11 +61,16 @@ struct MappingOptions {
   Reduction reduction = Reduction::KTree;     // of every region's trees
   uint32_t ktree_levels = 2;
   PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
+  MoeCombine moe_combine = MoeCombine::Tree;
+  // Format of a GEMV's partial sums as they are written, sent up the
+  // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
+  Dtype partial_sum = Dtype::FP32;
 };
 
 const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
 const char* reduction_name(Reduction reduction);  // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
+const char* moe_combine_name(MoeCombine combine);  // "root", "tree"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

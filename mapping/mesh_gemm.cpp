@@ -67,13 +67,16 @@ class MeshGemm : public Step {
     // partial each of the lines_ tiles of its ring: a tile forwards all but its own share.
     input_ring_bytes_ = spread_ > 1 ? dtype_bytes(env.activation, ceil_div(in_elements * (spread_ - 1), spread_)) : 0;
     partial_ring_bytes_ =
-        lines_ > 1 ? 4 * ceil_div(uint64_t(tokens_) * block_out_ * (lines_ - 1), uint64_t(lines_)) : 0;
+        lines_ > 1
+            ? dtype_bytes(env.partial_sum, ceil_div(uint64_t(tokens_) * block_out_ * (lines_ - 1), uint64_t(lines_)))
+            : 0;
     tree_.along_row = !from_column;
     tree_.n = lines_;
     tree_.tag = uint16_t(env.tag + 3);
     tree_.pattern = kTreePattern;
     tree_.gather = true;
-    tree_.bytes_per_position = 4 * ceil_div(tokens_, lines_) * block_out_;  // fp32 sums, as the GEMV leaves them
+    tree_.bytes_per_position =
+        dtype_bytes(env.partial_sum, ceil_div(tokens_, lines_) * block_out_);  // as the GEMV leaves them
     const Work one = block(false), one_bias = block(shape.bias);
     first_ = one * first_tokens_;
     first_bias_ = one_bias * first_tokens_;
@@ -205,7 +208,7 @@ class MeshGemm : public Step {
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return dtype_bytes(env_.activation, block_in_) + 2 * block_out_ * 4;
+    return dtype_bytes(env_.activation, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
   }
   uint32_t patterns() const override { return kTreePattern + tree_levels(lines_, env_.fanin); }
   uint16_t tags_used() const override { return uint16_t(3 + tree_levels(lines_, env_.fanin)); }
@@ -216,7 +219,7 @@ class MeshGemm : public Step {
     return Work{workloads::matmul_flops(block_in_, block_out_, bias),
                 dtype_bytes(shape_.weight, block_in_ * block_out_) +
                     (bias ? dtype_bytes(shape_.bias_dtype, block_out_) : 0) + dtype_bytes(env_.activation, block_in_),
-                block_out_ * 4};
+                dtype_bytes(env_.partial_sum, block_out_)};
   }
   // A ring's two directions take two patterns: forward (to a larger position) and back.
   static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }

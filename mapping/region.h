@@ -33,6 +33,11 @@ struct Block {
   uint32_t dispatch_row_tiles = 0;     // a row head: tiles after it on the expert row
   uint32_t dispatch_column_tiles = 0;  // the first head: tiles below it on the first column
   bool on_dispatch_column = false;     // the block's first column carries the column multicast
+  // mapping.moe_combine: tree. The block root's part of the combining tree,
+  // run whether or not the expert is routed (it may pass others' sums on), and
+  // the blocks whose streams it takes in, in the order it adds them (region block indices).
+  std::vector<Task> root_combine;
+  std::vector<uint32_t> combine_children;
 
   // Tasks of tile (i, j), guard and forwarding included.
   std::vector<Task> program(uint32_t i, uint32_t j) const;

@@ -42,7 +42,7 @@ Work work_of(const workloads::OpCost& cost) {
 }
 Work norm_work(const ModelSpec& m) { return work_of(workloads::norm_cost(m, 1)); }
 Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost(m, 1)); }
-// A GEMV leaves fp32 partial sums on the root column; the column step after it reads them.
+// fp32 values: norm statistics, router logits, scores.
 uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
 // Builds the chain of one block, handing out tags in order.
@@ -58,6 +58,7 @@ class ChainBuilder {
     env_.colors_available = context.colors_available;
     env_.layer = layer;
     env_.activation = context.model->activation_dtype;
+    env_.partial_sum = context.options->partial_sum;
     env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
     env_.tokens = context.tokens;
     block.tokens = context.tokens;
@@ -71,6 +72,8 @@ class ChainBuilder {
   }
   uint16_t next_tag() const { return next_tag_; }
   const BlockGeometry& geo() const { return block_.geo; }
+  // The bytes of a GEMV's summed output, as the step after it reads them.
+  uint64_t gemv_sum_bytes(uint64_t elements) const { return dtype_bytes(env_.partial_sum, elements); }
 
  private:
   Block& block_;
@@ -126,8 +129,8 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
     const uint64_t sums_bytes = sum_bytes(uint64_t(m.n_heads) + m.n_kv_heads);
     const uint64_t stats_flops = workloads::norm_statistics_flops_per_element(workloads::NormKind::RMSNorm);
     chain.add("qk_norm_stats", [&](const StepEnv& env) {
-      return column_compute_step(env, Work{qk_slice * stats_flops, sum_bytes(qk_slice), sums_bytes}, m.activation_dtype,
-                                 along_row);
+      return column_compute_step(env, Work{qk_slice * stats_flops, chain.gemv_sum_bytes(qk_slice), sums_bytes},
+                                 m.activation_dtype, along_row);
     });
     chain.add("qk_norm_reduce", [&](const StepEnv& env) {
       return along_row ? gather_row_step(env, sums_bytes, /*reduce=*/true)
@@ -139,7 +142,8 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
     qk_flops -= stats_flops;
     head_sums_read = sums_bytes;
   }
-  const Work work{qk_slice * qk_flops, sum_bytes(slice) + head_sums_read, dtype_bytes(m.activation_dtype, slice)};
+  const Work work{qk_slice * qk_flops, chain.gemv_sum_bytes(slice) + head_sums_read,
+                  dtype_bytes(m.activation_dtype, slice)};
   chain.add(rotary      ? "rotary"
             : m.qk_norm ? "qk_norm"
                         : "qkv_slices",
@@ -196,10 +200,11 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   });
   const uint64_t slice = chain.geo().largest_row_share(ffn);
   chain.add("activation", [&](const StepEnv& env) {
-    return column_compute_step(env,
-                               Work{slice * workloads::activation_flops_per_element(m.mlp),
-                                    workloads::activation_inputs(m.mlp) * sum_bytes(slice), dtype_bytes(act, slice)},
-                               act);
+    return column_compute_step(
+        env,
+        Work{slice * workloads::activation_flops_per_element(m.mlp),
+             workloads::activation_inputs(m.mlp) * chain.gemv_sum_bytes(slice), dtype_bytes(act, slice)},
+        act);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
@@ -283,7 +288,7 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
     return column_compute_step(
         env,
         Work{ffn_slice * workloads::activation_flops_per_element(m.mlp),
-             workloads::activation_inputs(m.mlp) * sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
+             workloads::activation_inputs(m.mlp) * chain.gemv_sum_bytes(ffn_slice), dtype_bytes(act, ffn_slice)},
         act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
@@ -296,47 +301,202 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   chain.add("gather_residual", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
 }
 
-// Sends the vector to the routed experts' rows, waits for their results and combines them.
+// Sends the vector to the routed experts' rows, waits for their results and
+// combines them: all of them at the root (mapping.moe_combine: root), or the
+// one sum the combining tree streams to it (tree).
 class Dispatch : public Step {
  public:
   struct Expert {
     int32_t routed_index;  // -1 for a shared expert
-    Timed result;          // from dispatch to the result at the layer root, contention-free
+    Timed result;          // root: from dispatch to the result at the layer root, contention-free
+    // tree: from dispatch to the vector at the block root, and to its own result there
+    Timed arrival, ready;
+    int32_t row_child = -1, column_child = -1;  // indices into the experts, -1 for none
+    uint64_t latency = 0;        // tree: its stream's head to its parent, contention-free
+    uint64_t serialization = 0;  // tree: of its stream
+    uint64_t add_cycles = 0;     // tree: adding its own result into the stream
   };
+  // Root: `results` messages and the root's `combine`. Tree: one stream of
+  // `stream_bytes` per token, written out as activations by `combine`.
   Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
-           uint32_t results, const Work& combine)
+           uint32_t results, const Work& combine, bool tree, uint64_t stream_bytes)
       : Step(env),
         head_sends_(std::move(head_sends)),
         experts_(std::move(experts)),
         moe_layer_(moe_layer),
         results_(results),
-        combine_(combine) {}
+        combine_(combine),
+        tree_(tree),
+        stream_bytes_(stream_bytes) {}
   StepDataflow dataflow() const override { return {StepKind::Dispatch, false, false, false, false, {}, 0}; }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (i != 0 || j != 0) return;
     out.insert(out.end(), head_sends_.begin(), head_sends_.end());
-    out.push_back(wait().tag(env_.tag).messages(results_));
-    out.push_back(compute().work(combine_).dtype(env_.activation));
+    if (!tree_) {
+      out.push_back(wait().tag(env_.tag).messages(results_));
+      out.push_back(compute().work(combine_).dtype(env_.activation));
+      return;
+    }
+    out.push_back(wait().tag(env_.tag).messages(1).heads_only(uint32_t(stream_bytes_)));
+    out.push_back(compute().work(combine_).dtype(Dtype::FP32).category(Category::Reduce).after_streams());
   }
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    if (tree_) return tree_latency(in, inputs, iteration);
     Timed last = in.root;
     for (const Expert& expert : experts_)
-      if (expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index)))
-        last = later(last, in.root.then(expert.result));
+      if (routed(expert, inputs, iteration)) last = later(last, in.root.then(expert.result));
     return Front::at_root(last.after(cycles(env_.activation, combine_), Category::Compute));
   }
-  uint32_t patterns() const override { return 2; }
-  uint16_t tags_used() const override { return 1; }
+  // Root: the dispatch's two multicasts. Tree: and two alternating colours for
+  // each of the row chains and the column chain.
+  uint32_t patterns() const override { return tree_ ? 6 : 2; }
+  uint16_t tags_used() const override { return tree_ ? 2 : 1; }
 
  private:
+  bool routed(const Expert& expert, const IterationInputs& inputs, uint64_t iteration) const {
+    return expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index));
+  }
+  // The programs' streams (build_moe), node by node from the last: a child
+  // always comes after its parent. A node streams when its own expert is
+  // routed (adding its result) or one of its children streams (passing the sum on).
+  Front tree_latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const {
+    const size_t n = experts_.size();
+    std::vector<Timed> head(n);
+    std::vector<uint64_t> tail(n, 0);
+    std::vector<char> streams(n, 0);
+    for (size_t k = n; k-- > 0;) {
+      const Expert& node = experts_[k];
+      const bool own = routed(node, inputs, iteration);
+      Timed start = in.root.then(own ? node.ready : node.arrival);
+      uint64_t inputs_tail = 0, ingest = 0;
+      bool children = false;
+      for (const int32_t child : {node.row_child, node.column_child}) {
+        if (child < 0 || !streams[size_t(child)]) continue;
+        const Expert& c = experts_[size_t(child)];
+        start = later(start, head[size_t(child)].after(c.latency, Category::Reduce));
+        inputs_tail = std::max(inputs_tail, tail[size_t(child)] + c.latency);
+        ingest += c.serialization;
+        children = true;
+      }
+      if (!own && !children) continue;
+      streams[k] = 1;
+      head[k] = start;
+      tail[k] = stream_tail_departure(start.cycle, std::max({node.serialization, own ? node.add_cycles : 0, ingest}),
+                                      inputs_tail);
+    }
+    if (n == 0 || !streams[0]) throw std::logic_error("an MoE layer's combining tree carries nothing to its root");
+    const Expert& first = experts_[0];
+    const Timed start = later(in.root, head[0].after(first.latency, Category::Reduce));
+    const uint64_t done = stream_tail_departure(
+        start.cycle, std::max(cycles(Dtype::FP32, combine_), first.serialization), tail[0] + first.latency);
+    return Front::at_root(start.after(done - start.cycle, Category::Reduce));
+  }
+
   std::vector<Task> head_sends_;
   std::vector<Expert> experts_;
   uint32_t moe_layer_, results_;
   Work combine_;
+  bool tree_;
+  uint64_t stream_bytes_;
 };
+
+// Where an expert block sits: its row, its place in the row, and the end of its row (an expert index).
+struct TreePlace {
+  uint32_t row, place, row_end;
+};
+
+// mapping.moe_combine: tree. The expert blocks' results, in fp32, stream
+// along each expert row to its first block (each block to its left
+// neighbour) and up the first column, head to head, to the layer root. A
+// block whose expert is routed (or shared) adds its result into the stream
+// as it passes; another passes the sum on when a block after it in its row
+// (a head: after it in the region) streams, and is silent otherwise. So the
+// layer root takes in one vector, whatever the routing. Blocks are in index
+// order, so "a block after it streams" is "an expert of that range is
+// routed": SkipUnlessExpert / SkipIfExpert over the range guard each task.
+void add_combining_tree(const RegionContext& context, Region& region, uint32_t layer,
+                        const std::vector<TreePlace>& places, const std::vector<uint32_t>& tokens, uint16_t column_tag,
+                        uint16_t row_tag, std::vector<Dispatch::Expert>& experts) {
+  const ModelSpec& m = *context.model;
+  const HardwareSpec& hw = *context.hw;
+  const uint32_t total = uint32_t(places.size()), routed = m.moe.n_experts;
+  const uint16_t tag_layer = uint16_t(layer);
+  // A stream carries the sums of the chunk's tokens that its experts [first, end) took.
+  auto stream_bytes = [&](uint32_t first, uint32_t end) {
+    uint64_t covered = 0;
+    for (uint32_t e = first; e < end; ++e) covered += tokens[e];
+    const uint64_t bytes = sum_bytes(m.d_model) * std::min<uint64_t>(covered, context.tokens);
+    if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
+    return uint32_t(bytes);
+  };
+  // Skip the next task unless an expert of [first, end) is routed; a range
+  // holding a shared expert always streams, so it needs no guard.
+  auto unless_routed = [&](uint32_t first, uint32_t end, std::vector<Task>& out) {
+    if (end <= routed)
+      out.push_back(SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
+  };
+  uint32_t previous_head = 0;
+  for (uint32_t e = 0; e < total; ++e) {
+    const TreePlace& place = places[e];
+    const bool head = place.place == 0;
+    if (head && place.row > 0) {
+      previous_head = e - 1;
+      while (places[previous_head].place != 0) --previous_head;
+    }
+    const uint32_t end = head ? total : place.row_end;  // the block's stream covers experts [e, end)
+    Block& block = region.blocks[1 + e];
+    const BlockGeometry& parent =
+        head ? (place.row == 0 ? region.blocks[0].geo : region.blocks[1 + previous_head].geo) : region.blocks[e].geo;
+    Dispatch::Expert& node = experts[e];
+    std::vector<Task>& out = block.root_combine;
+    if (e + 1 < place.row_end) {  // the row's next block
+      node.row_child = int32_t(e + 1);
+      block.combine_children.push_back(1 + e + 1);
+      unless_routed(e + 1, place.row_end, out);
+      out.push_back(
+          WaitTask().tag(row_tag).messages(1).heads_only(stream_bytes(e + 1, place.row_end)).layer(tag_layer));
+    }
+    if (head && place.row_end < total) {  // the next row's head
+      node.column_child = int32_t(place.row_end);
+      block.combine_children.push_back(1 + place.row_end);
+      unless_routed(place.row_end, total, out);
+      out.push_back(WaitTask().tag(column_tag).messages(1).heads_only(stream_bytes(place.row_end, total)).layer(tag_layer));
+    }
+    // Row chains and the column chain alternate two colours each (after the dispatch's two).
+    const uint32_t pattern = head ? 4 + place.row % 2 : 2 + place.place % 2;
+    const uint32_t bytes = stream_bytes(e, end);
+    SendTask send = root_to_root(block.geo, parent)
+                        .bytes(bytes)
+                        .tag(head ? column_tag : row_tag)
+                        .relays(pattern >= context.colors_available ? 1 : 0)
+                        .category(Category::Reduce)
+                        .layer(tag_layer);
+    // One fp32 add per element of its own result, as the sum passes.
+    const uint64_t own_bytes = sum_bytes(uint64_t(m.d_model) * tokens[e]);
+    const Work add{uint64_t(m.d_model) * tokens[e] * ElementwiseFlops::kAdd, 2 * own_bytes, own_bytes};
+    SendTask passing = send;
+    passing.streamed(Work{}, Dtype::FP32);
+    send.streamed(add, Dtype::FP32);
+    if (e >= routed) {
+      out.push_back(send);
+    } else {
+      out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+      out.push_back(send);
+      if (e + 1 < end) {  // not routed: it passes the sum of the experts after it, if any is
+        const bool ask = end <= routed;
+        out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(ask ? 2 : 1).layer(tag_layer));
+        unless_routed(e + 1, end, out);
+        out.push_back(passing);
+      }
+    }
+    node.serialization = serialization_cycles(hw.fabric, bytes);
+    node.latency = send_cycles(hw, send) - node.serialization;
+    node.add_cycles = compute_cycles(hw.tile, Dtype::FP32, add);
+  }
+}
 
 // MoE layer: attention block on top, expert blocks in rows below it.
 void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
@@ -382,9 +542,12 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
                              Category::Compute);
   });
-  const uint16_t return_tag = chain.next_tag();  // the dispatch step's own tag
-  const uint16_t dispatch_tag = uint16_t(return_tag + 1);
-  const uint16_t expert_first_tag = uint16_t(return_tag + 2);
+  const bool tree = context.options->moe_combine == MoeCombine::Tree;
+  // The dispatch step's own tags: results (root), or the column chain and the row chains (tree).
+  const uint16_t return_tag = chain.next_tag();
+  const uint16_t row_tag = uint16_t(return_tag + 1);
+  const uint16_t dispatch_tag = uint16_t(return_tag + (tree ? 2 : 1));
+  const uint16_t expert_first_tag = uint16_t(dispatch_tag + 1);
   const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
   // A prefill chunk (context.tokens > 1) goes to every expert, each taking
   // context.expert_tokens of its tokens' top-k choices (by default an even
@@ -398,6 +561,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   // Expert blocks, row by row; the first block of each row is its dispatch head.
   std::vector<Task> head_sends;  // to the first row's head only: the others hear it down the first column
   std::vector<Dispatch::Expert> experts;
+  std::vector<uint32_t> tokens;  // per expert block: tokens of the chunk it takes
+  std::vector<TreePlace> rows;
   const FixedInputs fixed;
   for (uint32_t row = 0, e = 0; row < expert_row_count; ++row) {
     const uint32_t in_row = std::min(per_row, total - e);
@@ -431,7 +596,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
                                    m.activation_dtype, Category::Compute);
         });
       const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
-      expert.root_epilogue.push_back(back);
+      if (!tree) expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
         head_sends.push_back(
             root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
@@ -451,17 +616,27 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
                 .after(head_arrival, Category::Fabric)
                 .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
       }
+      Dispatch::Expert timing;
+      timing.routed_index = expert.expert;
+      timing.arrival = front.at[0];
       for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
-      experts.push_back({expert.expert, front.root.after(send_cycles(*context.hw, back), Category::Fabric)});
+      timing.ready = front.root;
+      timing.result = front.root.after(send_cycles(*context.hw, back), Category::Fabric);
+      experts.push_back(timing);
+      tokens.push_back(expert_context.tokens);
+      rows.push_back({row, b, e - b + in_row});
       region.blocks.push_back(std::move(expert));
     }
   }
-  // The root sums the (scaled) results.
+  if (tree) add_combining_tree(context, region, layer, rows, tokens, return_tag, row_tag, experts);
+  // Root: the root sums the (scaled) results. Tree: the experts have added
+  // them into the fp32 sum, which the root writes out as activations as it arrives.
   const uint64_t results = m.moe.top_k + m.moe.n_shared_experts;
-  const Work combine{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
+  const Work combine = tree ? Work{0, sum_bytes(m.d_model), vector_bytes}
+                            : Work{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
     return std::make_unique<Dispatch>(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts,
-                                      combine);
+                                      combine, tree, sum_bytes(m.d_model));
   });
   chain.add("residual", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
@@ -484,6 +659,8 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   for (const auto& step : steps) step->emit_tokens(i, j, tasks);
   if (root) tasks.insert(tasks.end(), root_epilogue.begin(), root_epilogue.end());
   if (dispatch_bytes == 0) return tasks;
+  if (root) tasks.insert(tasks.end(), root_combine.begin(), root_combine.end());
+  const size_t unguarded = root ? root_combine.size() : 0;  // the combining tree's part runs either way
 
   // Expert block: the tiles that carry the dispatched vector take (and pass) it
   // first; the rest of the block runs only if the expert is routed.
@@ -507,7 +684,7 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
     const Task guard = SkipUnlessExpertTask()
                            .expert(Task::kTileParam)  // experts of the same shape share programs
                            .moe_layer(moe_layer)
-                           .tasks(uint32_t(tasks.size() - guarded))
+                           .tasks(uint32_t(tasks.size() - unguarded - guarded))
                            .layer(uint16_t(moe_layer));
     tasks.insert(tasks.begin() + long(guarded), guard);
   }
@@ -604,7 +781,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
       });
       const uint64_t slice = box.largest_row_share(m.vocab_size);  // local argmax over the slice
       chain.add("argmax_slice", [&](const StepEnv& env) {
-        return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, sum_bytes(slice), 8}, Dtype::FP32);
+        return column_compute_step(env, Work{slice * ElementwiseFlops::kArgmax, chain.gemv_sum_bytes(slice), 8},
+                                   Dtype::FP32);
       });
       chain.add("argmax", [&](const StepEnv& env) { return gather_column_step(env, 8, /*reduce=*/true); });
       chain.add("sample", [&](const StepEnv& env) {

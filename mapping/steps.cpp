@@ -22,12 +22,12 @@ uint64_t chunk(uint64_t total, uint64_t parts, uint64_t index) {
 uint64_t act_bytes(const StepEnv& env, uint64_t elements) { return dtype_bytes(env.activation, elements); }
 
 // One tile's block of a GEMV, costed as the graph costs the whole matrix: it
-// reads its weights (and bias) and its input slice and writes fp32 partial sums.
+// reads its weights (and bias) and its input slice and writes its partial sums.
 Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, uint64_t block_out, bool bias) {
   return Work{workloads::matmul_flops(block_in, block_out, bias),
               dtype_bytes(shape.weight, block_in * block_out) + (bias ? dtype_bytes(shape.bias_dtype, block_out) : 0) +
                   act_bytes(env, block_in),
-              block_out * 4};
+              dtype_bytes(env.partial_sum, block_out)};
 }
 
 class RootCompute : public Step {
@@ -127,7 +127,8 @@ class GemvToColumn : public Step {
     tree_.n = g.cols;
     tree_.tag = uint16_t(env.tag + down_ + 1);
     tree_.pattern = down_ + 1;
-    tree_.bytes_per_position = block_out_ * 4;
+    tree_.bytes_per_position = dtype_bytes(env.partial_sum, block_out_);
+    tree_.sum = env.partial_sum;
     work_ = block_work(env, shape, block_in_, block_out_, false);
     bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
@@ -192,7 +193,7 @@ class GemvToColumn : public Step {
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
+    return act_bytes(env_, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
   }
   uint32_t patterns() const override { return down_ + 1 + tree_patterns(env_.geo.cols); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
@@ -218,7 +219,8 @@ class GemvToRow : public Step {
     tree_.n = g.rows;
     tree_.tag = uint16_t(env.tag + 1);
     tree_.pattern = 1;
-    tree_.bytes_per_position = block_out_ * 4;
+    tree_.bytes_per_position = dtype_bytes(env.partial_sum, block_out_);
+    tree_.sum = env.partial_sum;
     work_ = block_work(env, shape, block_in_, block_out_, false);
     bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
@@ -264,7 +266,7 @@ class GemvToRow : public Step {
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return act_bytes(env_, block_in_) + 2 * block_out_ * 4;
+    return act_bytes(env_, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
   }
   uint32_t patterns() const override { return 1 + tree_patterns(env_.geo.rows); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }

@@ -47,6 +47,7 @@ struct StepEnv {
   uint32_t colors_available = 0;
   uint16_t layer = 0;  // for statistics
   Dtype activation = Dtype::BF16;
+  Dtype partial_sum = Dtype::FP32;   // of GEMV partial sums (mapping.partial_sum_dtype)
   uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
   // Tokens one iteration carries through the step: 1 in decode, the chunk in a
   // prefill. Every task's work and every message's bytes are that many times
@@ -160,6 +161,7 @@ class Step {
     uint32_t pattern = 0;
     bool gather = false;              // payload grows with the subtree (else constant)
     uint64_t bytes_per_position = 0;  // gather: per position; reduce: the whole payload
+    Dtype sum = Dtype::FP32;          // a reduction's elements: what is sent and added
     std::vector<uint32_t> group;      // optional: gather payload counts distinct groups, not positions
   };
   // The routing patterns a tree over n positions takes (two per level of

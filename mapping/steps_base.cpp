@@ -64,8 +64,8 @@ uint64_t Step::tree_payload(const Tree& tree, uint32_t start, uint32_t size) con
 
 Work Step::combine_work(const Tree& tree, uint64_t received_bytes) const {
   if (tree.gather && tree.group.empty()) return Work{0, 0, received_bytes};  // concatenation: store only
-  // fp32 partial results: one add per element, both operands read, the sum written.
-  return Work{received_bytes / 4, 2 * received_bytes, received_bytes};
+  // One add per element received, both operands read, the sum written.
+  return Work{received_bytes / dtype_bytes(tree.sum, 1), 2 * received_bytes, received_bytes};
 }
 
 TreeShape Step::tree_shape(uint32_t n) const {
@@ -100,13 +100,13 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
       out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children).heads_only(uint32_t(level_bytes)));
     } else {
       out.push_back(wait().tag(uint16_t(tree.tag + level)).messages(children));
-      out.push_back(compute().work(combine_work(tree, level_bytes)).dtype(Dtype::FP32).category(Category::Reduce));
+      out.push_back(compute().work(combine_work(tree, level_bytes)).dtype(tree.sum).category(Category::Reduce));
     }
   }
   if (role.send_level < 0) {
     if (streamed && received > 0)
       out.push_back(
-          compute().work(combine_work(tree, received)).dtype(Dtype::FP32).category(Category::Reduce).after_streams());
+          compute().work(combine_work(tree, received)).dtype(tree.sum).category(Category::Reduce).after_streams());
     return;
   }
   const int32_t back = -int32_t(role.parent_distance);
@@ -116,7 +116,7 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
                       .bytes(tree_payload(tree, position, role.subtree_size))
                       .tag(uint16_t(tree.tag + level))
                       .category(Category::Reduce);
-  if (streamed) send.streamed(received == 0 ? Work{} : combine_work(tree, received));
+  if (streamed) send.streamed(received == 0 ? Work{} : combine_work(tree, received), tree.sum);
   out.push_back(send);
 }
 
@@ -139,7 +139,7 @@ Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready) const {
     return line_message_cycles(distance, bytes, tree_pattern(tree, level, child, distance));
   };
   costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
-  costs.combine_cycles = [&](uint64_t bytes) { return cycles(Dtype::FP32, combine_work(tree, bytes)); };
+  costs.combine_cycles = [&](uint64_t bytes) { return cycles(tree.sum, combine_work(tree, bytes)); };
   costs.serialization_cycles = [&](uint64_t bytes) { return serialization_cycles(env_.fabric, bytes * env_.tokens); };
   if (shape.chains) return stream_tree_completion(std::move(ready), shape, costs);
   return tree_completion(std::move(ready), env_.fanin, costs);

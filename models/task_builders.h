@@ -67,10 +67,12 @@ class SendTask : public MessageBuilder<SendTask> {
   SendTask& dwafer(int32_t dwafer) { return set(task_.dwafer, dwafer); }
   // The message belongs to iteration (current + delta).
   SendTask& iteration_delta(uint32_t delta) { return set(task_.iteration_delta, delta); }
-  // A stream that combines `work` with the streams the tile's streamed Waits
-  // took in, as their wavelets pass (models/cost.h, stream_tail_departure).
-  SendTask& streamed(const Work& combine) {
+  // A stream that combines `work` (in `dtype`) with the streams the tile's
+  // streamed Waits took in, as their wavelets pass (models/cost.h,
+  // stream_tail_departure).
+  SendTask& streamed(const Work& combine, Dtype dtype) {
     set(task_.work, combine);
+    set(task_.dtype, dtype);
     return set(task_.stream, true);
   }
 };
@@ -98,13 +100,27 @@ class WaitTask : public TaskBuilder<WaitTask> {
 };
 
 // Skips the next `tasks` tasks unless expert `expert` (or Task::kTileParam) of
-// MoE layer `moe_layer` is routed.
+// MoE layer `moe_layer` is routed (or, with experts(n), any of n experts from it).
 class SkipUnlessExpertTask : public TaskBuilder<SkipUnlessExpertTask> {
  public:
   SkipUnlessExpertTask() : TaskBuilder(TaskOp::SkipUnlessExpert) {}
   SkipUnlessExpertTask& expert(uint32_t expert) { return set(task_.expert, expert); }
   SkipUnlessExpertTask& moe_layer(uint32_t moe_layer) { return set(task_.moe_layer, moe_layer); }
+  // Skips unless any of `experts` experts from `expert` (not a tile parameter) is routed.
+  SkipUnlessExpertTask& experts(uint32_t experts) { return set(task_.experts, experts); }
   SkipUnlessExpertTask& tasks(uint32_t tasks) { return set(task_.count, tasks); }
+};
+
+// Skips the next `tasks` tasks if any of `experts` experts from `expert` of
+// MoE layer `moe_layer` is routed: with a SkipUnlessExpertTask after it, a
+// task runs only when one set of experts is idle and another is not.
+class SkipIfExpertTask : public TaskBuilder<SkipIfExpertTask> {
+ public:
+  SkipIfExpertTask() : TaskBuilder(TaskOp::SkipIfExpert) {}
+  SkipIfExpertTask& expert(uint32_t expert) { return set(task_.expert, expert); }
+  SkipIfExpertTask& experts(uint32_t experts) { return set(task_.experts, experts); }
+  SkipIfExpertTask& moe_layer(uint32_t moe_layer) { return set(task_.moe_layer, moe_layer); }
+  SkipIfExpertTask& tasks(uint32_t tasks) { return set(task_.count, tasks); }
 };
 
 // Records when the tile gets here, in mark slot `slot`.

@@ -20,7 +20,9 @@ enum class TaskOp : uint8_t {
   Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
   Wait,              // block until `count` messages with `tag` of this iteration have arrived
                      // (stream: until their heads have arrived, see Task::stream)
-  SkipUnlessExpert,  // skip the next `count` tasks unless expert `expert` of MoE layer `moe_layer` is routed
+  SkipUnlessExpert,  // skip the next `count` tasks unless one of the `experts` experts from `expert` of MoE
+                     // layer `moe_layer` is routed
+  SkipIfExpert,      // the opposite: skip them if one of those experts is routed
   Mark,              // record the time (and critical-path breakdown) this tile reaches here, in slot `mark`
 };
 
@@ -45,7 +47,8 @@ struct Task {
   int32_t dx = 0, dy = 0, dwafer = 0;     // Send destination relative to this tile
   uint32_t relays = 0;                    // Send / Multicast: relay stages on the route (no colour left)
   uint32_t bytes = 0;                     // Send / Multicast payload
-  uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert
+  uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert, SkipIfExpert
+  uint32_t experts = 1;                   // they ask about experts expert, expert + 1, ... (any one routed)
   uint32_t mark = 0;                      // Mark slot
   Work work;                              // Compute: fixed work
   // A field set to kTileParam reads this tile's entry of ProgramSet::tile_param
@@ -71,7 +74,7 @@ struct Task {
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
-    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer, mark,
+    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer, experts, mark,
                     work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream);
   }
   bool operator==(const Task& other) const;
@@ -95,6 +98,12 @@ class IterationInputs {
   // Positions attended in this iteration (prompt + tokens so far + 1).
   virtual uint64_t context(uint64_t iteration) const = 0;
   virtual bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const = 0;
+  // Whether any of the experts first, first + 1, ..., first + count - 1 is routed.
+  bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const {
+    for (uint32_t e = first; e < first + count; ++e)
+      if (expert_routed(iteration, moe_layer, e)) return true;
+    return false;
+  }
 };
 
 // A message present before the simulation starts (the first token of each sequence).

@@ -141,6 +141,7 @@ SENSITIVITY = [
     ("turn latency 20 cycles (measured on silicon)", ["hardware.fabric.turn_latency_cycles=20"]),
     ("K-tree of 3 levels instead of 2 (a mapping knob, for scale)", ["mapping.ktree_levels=3"]),
     ("store-and-forward fan-in-2 trees instead of streamed K-trees (a mapping knob)", ["mapping.reduction=tree"]),
+    ("fp16 partial sums, as WaferLLM reduces (a mapping knob)", ["mapping.partial_sum_dtype=fp16"]),
 ]
 
 

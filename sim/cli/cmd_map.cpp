@@ -68,8 +68,10 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
           {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
+          {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
           {"reduce_fanin", plan.options.reduce_fanin},
           {"ktree_levels", plan.options.ktree_levels},
+          {"partial_sum_dtype", to_string(plan.options.partial_sum)},
           {"slices", slices_text(plan.options)},
           {"tiles_used", plan.tiles_used},
           {"tiles_total", plan.tiles_total},
@@ -102,12 +104,20 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
   summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
                    "projections of a prefill (mapping.prefill_gemm)"});
+  if (plan.model.moe.n_experts > 0)
+    summary.add_row({"MoE combine", mapping::moe_combine_name(plan.options.moe_combine),
+                     plan.options.moe_combine == mapping::MoeCombine::Tree
+                         ? "experts' results streamed along rows and up a column, one vector to the root "
+                           "(mapping.moe_combine)"
+                         : "every result sent to the layer root (mapping.moe_combine)"});
   if (plan.options.reduction == mapping::Reduction::KTree)
     summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
                      "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});
   else
     summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
                      "trees, store and forward per level (mapping.reduction, mapping.reduce_fanin)"});
+  summary.add_row({"partial sums", to_string(plan.options.partial_sum),
+                   "format of GEMV partial sums in the trees (mapping.partial_sum_dtype)"});
   summary.add_row(
       {"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices", slices_text(plan.options)});
   summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),

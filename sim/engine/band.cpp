@@ -202,9 +202,13 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         ++pc;
         continue;
       case TaskOp::SkipUnlessExpert:
+      case TaskOp::SkipIfExpert: {
         ++w.events;
-        pc += 1 + (w.inputs.expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile)) ? 0 : task.count);
+        const bool routed =
+            w.inputs.any_expert_routed(iteration, task.moe_layer, task_expert(task, w.set, tile), task.experts);
+        pc += 1 + (routed == (task.op == TaskOp::SkipUnlessExpert) ? 0 : task.count);
         continue;
+      }
       case TaskOp::Mark: {
         MarkRecord& record = w.marks[task.mark][iteration];
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;
@@ -327,7 +331,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
                            uint64_t message_iteration, uint64_t cycle) {
   World& w = world_;
   StreamInputs& in = w.stream_inputs[tile];
-  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, Dtype::FP32, task.work);
+  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, task.dtype, task.work);
   const uint64_t busy = std::max({compiled.serialization, combine, in.ingest_cycles});
   const uint64_t tail_departure = stream_tail_departure(cycle, busy, in.tail);
   in = StreamInputs{};

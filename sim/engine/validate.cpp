@@ -94,10 +94,13 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
       if (task.op == TaskOp::Mark && task.mark >= set.marks)
         throw EngineError(
             fmt::format("program {} task {} marks slot {} but the set has {} mark slots", p, i, task.mark, set.marks));
+      const bool skip = task.op == TaskOp::SkipUnlessExpert || task.op == TaskOp::SkipIfExpert;
       const bool reads_tile_param = (task.op == TaskOp::Compute && task.kv_offset == Task::kTileParam) ||
-                                    (task.op == TaskOp::SkipUnlessExpert && task.expert == Task::kTileParam);
+                                    (skip && task.expert == Task::kTileParam);
       if (reads_tile_param && set.tile_param.empty())
         throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
+      if (skip && task.expert == Task::kTileParam && task.experts != 1)
+        throw EngineError(fmt::format("program {} task {} asks about a range of experts from a per-tile parameter", p, i));
       if (task.stream && task.op == TaskOp::Send && task.dwafer != 0)
         throw EngineError(fmt::format("program {} task {} streams to another wafer: streams stay on one wafer", p, i));
     }

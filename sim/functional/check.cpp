@@ -42,9 +42,18 @@ const char* phase_name(const mapping::Plan& plan) {
   return plan.phase == mapping::Phase::Prefill ? "prefill" : "decode";
 }
 
+// The most tiles a partial sum can pass on its way to the root of a line.
+uint32_t longest_line(const mapping::Plan& plan) {
+  uint32_t longest = 1;
+  for (const mapping::Region& region : plan.regions)
+    for (const mapping::Block& block : region.blocks) longest = std::max({longest, block.geo.rows, block.geo.cols});
+  return longest;
+}
+
 }  // namespace
 
-double functional_tolerance(const workloads::ModelSpec& m) {
+double functional_tolerance(const mapping::Plan& plan) {
+  const workloads::ModelSpec& m = plan.model;
   // Each layer rounds the activations about 8 times (norm, q/k/v, KV entry,
   // attention output, residual, norm, activation, residual), each time by a
   // relative u at most; independent roundings add up like a random walk, so
@@ -53,11 +62,14 @@ double functional_tolerance(const workloads::ModelSpec& m) {
   // when the activations are fp32 themselves. Every output is compared
   // relative to its largest element. Factor 4: the largest error measured on
   // the tiny models is 0.66 of sqrt(8 L + 4) u in bf16, 0.56 in fp16 and 0.12
-  // in fp32 (docs/VALIDATION.md, "Numbers").
+  // in fp32 (docs/VALIDATION.md, "Numbers"). Partial sums in a narrower
+  // format (mapping.partial_sum_dtype) are rounded at every tile of their
+  // line they pass, so at most n times on a line of n tiles: sqrt(n) u.
   const double widest = double(std::max(
       {uint64_t(m.d_model), uint64_t(m.ffn_dim), uint64_t(m.moe.expert_ffn_dim), uint64_t(m.n_heads) * m.head_dim}));
-  const double u = std::max(
-      {unit_roundoff(m.activation_dtype), unit_roundoff(m.kv_dtype), std::sqrt(widest) * unit_roundoff(Dtype::FP32)});
+  const double u = std::max({unit_roundoff(m.activation_dtype), unit_roundoff(m.kv_dtype),
+                             std::sqrt(widest) * unit_roundoff(Dtype::FP32),
+                             std::sqrt(double(longest_line(plan))) * unit_roundoff(plan.options.partial_sum)});
   return 4.0 * u * std::sqrt(8.0 * m.n_layers + 4.0);
 }
 
@@ -76,7 +88,7 @@ FunctionalReport check_functional(const mapping::Plan& plan, std::vector<Dropped
   Evaluator evaluator(plan, weights, workload.batch, std::move(faults), prefill);
   Reference reference(weights, workload.batch);
   FunctionalReport report;
-  report.tolerance = functional_tolerance(m);
+  report.tolerance = functional_tolerance(plan);
   report.prefill_checked = prefill != nullptr;
   auto finish = [&] {
     report.tiles = evaluator.tiles_holding_weights();

@@ -40,8 +40,9 @@ struct FunctionalReport {
   uint64_t kv_bytes = 0;
 };
 
-// The tolerance for a model's formats (docs/VALIDATION.md, "Numbers").
-double functional_tolerance(const workloads::ModelSpec& model);
+// The tolerance for a plan's formats (docs/VALIDATION.md, "Numbers"): the
+// model's, and the partial sums' along the plan's longest reduction line.
+double functional_tolerance(const mapping::Plan& plan);
 
 // `plan` is the decode plan. With workload.prefill the prompt goes through
 // its prefill plan chunk by chunk (`prefill`, or compiled from `plan` when

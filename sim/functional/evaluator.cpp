@@ -263,12 +263,59 @@ bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& ou
   return true;
 }
 
+// The reduction sends and the messages awaited of one tile within a step's tags.
+struct TreeTasks {
+  std::vector<const Task*> sends;
+  uint32_t awaited = 0;
+};
+TreeTasks tree_tasks(const mapping::Plan& plan, const BlockGeometry& g, uint32_t i, uint32_t j, uint16_t first_tag,
+                     uint16_t tags) {
+  const ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
+  TreeTasks out;
+  if (set.tile_program[tile] == ProgramSet::kIdle) return out;
+  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
+    if (task.tag < first_tag || task.tag >= first_tag + tags) continue;
+    if (task.op == TaskOp::Send && task.category == Category::Reduce) out.sends.push_back(&task);
+    if (task.op == TaskOp::Wait) out.awaited += task.count;
+  }
+  return out;
+}
+
 }  // namespace
+
+// mapping.moe_combine: tree. Each expert block root streams to its parent's
+// root (the block that lists it in combine_children, or the layer root) and
+// awaits one stream per child.
+static std::string combine_tree_mismatch(const mapping::Plan& plan, const Region& region, const Step& dispatch) {
+  std::vector<uint32_t> parent(region.blocks.size(), 0);
+  for (uint32_t b = 1; b < region.blocks.size(); ++b)
+    for (uint32_t child : region.blocks[b].combine_children) parent[child] = b;
+  for (uint32_t b = 1; b < region.blocks.size(); ++b) {
+    const BlockGeometry& g = region.blocks[b].geo;
+    const BlockGeometry& to = region.blocks[parent[b]].geo;
+    const TreeTasks tasks = tree_tasks(plan, g, 0, 0, dispatch.env().tag, dispatch.tags_used());
+    bool sends_right = !tasks.sends.empty();
+    for (const Task* send : tasks.sends)
+      sends_right = sends_right && send->dwafer == int32_t(to.wafer) - int32_t(g.wafer) &&
+                    send->dx == int32_t(to.x0) - int32_t(g.x0) && send->dy == int32_t(to.y0) - int32_t(g.y0);
+    const uint32_t children = uint32_t(region.blocks[b].combine_children.size());
+    if (!sends_right || tasks.awaited != children)
+      return fmt::format("{}, expert block {}: the program's combining {} the tree's ({} streams awaited of {})",
+                         region.name, b, sends_right ? "waits differ from" : "send differs from", tasks.awaited,
+                         children);
+  }
+  return "";
+}
 
 std::string program_tree_mismatch(const mapping::Plan& plan) {
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
       for (const auto& step : block.steps) {
+        if (step->dataflow().kind == StepKind::Dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
+          const std::string why = combine_tree_mismatch(plan, region, *step);
+          if (!why.empty()) return why;
+        }
         const BlockGeometry& g = step->env().geo;
         Moves probe;
         if (!expected_moves(*step, 0, 0, probe)) continue;
@@ -322,7 +369,7 @@ struct Evaluator::State {
   const char* phase = "decode";
   const ModelWeights& w;
   const ModelSpec& m;
-  Dtype act, kv;
+  Dtype act, kv, partial;
   std::vector<DroppedPartialSum> faults;
   // Weight blocks by (region, block, step, i, j): the prefill plan's regions
   // are the decode plan's (the same tiles keep the same blocks), so both
@@ -356,6 +403,7 @@ struct Evaluator::State {
         m(weights.model()),
         act(weights.model().activation_dtype),
         kv(weights.model().kv_dtype),
+        partial(d.options.partial_sum),  // the prefill plan takes the decode plan's options
         faults(std::move(f)),
         kv_of(sequences) {}
 
@@ -544,12 +592,25 @@ struct Evaluator::State {
   static void add_into(std::vector<float>& a, const std::vector<float>& b) {
     for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
   }
-  // A line's fp32 partial sums combined: by the step's tree, or, in a
+  // A GEMV's partial sums: each tile writes its own in mapping.partial_sum_dtype,
+  // and every add of the tree rounds to it again.
+  std::vector<float> partial_sum(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
+                                 bool with_bias) {
+    std::vector<float> y = block_product(i, j, rows, x, with_bias);
+    for (float& v : y) v = round_to(partial, v);
+    return y;
+  }
+  auto add_partials() const {
+    return [this](std::vector<float>& a, const std::vector<float>& b) {
+      for (size_t k = 0; k < a.size(); ++k) a[k] = round_to(partial, a[k] + b[k]);
+    };
+  }
+  // A line's partial sums (mapping.partial_sum_dtype, every add rounded to it) combined: by the step's tree, or, in a
   // MeshGEMM, on its ring: the token's block b starts at the ring successor
   // of position b, each tile adds its product as the partial passes, and the
   // sum is finished at b.
   std::vector<float> reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df, int64_t drop) const {
-    if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_into, drop);
+    if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
     const uint32_t n = uint32_t(partial.size()), finish = in_chunk / df.ring_block_tokens;
     if (finish >= n) fail(fmt::format("token {} of the chunk has no ring position to finish at", in_chunk));
     std::vector<float> sum(partial[0].size(), 0.0f);
@@ -563,7 +624,7 @@ struct Evaluator::State {
       if (first)
         sum = partial[at], first = false;
       else
-        add_into(sum, partial[at]);
+        add_partials()(sum, partial[at]);
     }
     return sum;
   }
@@ -582,7 +643,7 @@ struct Evaluator::State {
     Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
     for (uint32_t i = 0; i < g.rows; ++i) {
       std::vector<std::vector<float>> partial(g.cols);
-      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = block_product(i, j, rows[i], x[j], j == 0);
+      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
       out.at[i].index = rows[i];
       out.at[i].value = reduce_line(std::move(partial), df, dropped(i));
     }
@@ -595,7 +656,7 @@ struct Evaluator::State {
     Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
     for (uint32_t j = 0; j < g.cols; ++j) {
       std::vector<std::vector<float>> partial(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = block_product(i, j, columns[j], in.at[i], i == 0);
+      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
       out.at[j].index = columns[j];
       out.at[j].value = reduce_line(std::move(partial), df, dropped(j));
     }
@@ -1029,16 +1090,53 @@ struct Evaluator::State {
       swap_token(*tokens[k]);
     }
   }
-  // The experts the router picked and the shared ones, each on its block,
-  // summed at the layer root. A block takes every token of the chunk routed to
-  // it (a shared expert every token) through its steps, as one chunk.
+  // One token's expert results (by block; empty: not routed, its block skipped
+  // the token) combined. mapping.moe_combine root: each result is sent in
+  // activations and summed at the layer root in block order. tree: fp32 sums
+  // along the combining tree (Block::combine_children), where a block adds the
+  // streams it takes in, in that order, to its own result. `drop` (a
+  // DroppedPartialSum on line 0 of the step) loses the message of the expert
+  // at that position (block index - 1).
+  std::vector<float> combine(const std::vector<std::vector<float>>& own, int64_t drop) const {
+    const Region& layer = *region;
+    const size_t blocks = layer.blocks.size();
+    std::vector<float> sum(m.d_model, 0.0f);
+    if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
+      for (size_t b = 1; b < blocks; ++b)
+        if (!own[b].empty() && int64_t(b - 1) != drop)
+          for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
+    } else {
+      // Children come after their parents: from the last block.
+      std::vector<std::vector<float>> streams(blocks);
+      for (size_t b = blocks; b-- > 1;) {
+        std::vector<float> acc = own[b];
+        for (const uint32_t child : layer.blocks[b].combine_children) {
+          if (streams[child].empty() || int64_t(child) - 1 == drop) continue;
+          if (acc.empty()) {
+            acc = streams[child];
+          } else {
+            for (uint32_t k = 0; k < m.d_model; ++k) acc[k] += streams[child][k];
+          }
+        }
+        streams[b] = std::move(acc);
+      }
+      if (blocks > 1 && !streams[1].empty() && drop != 0) sum = streams[1];
+    }
+    for (float& v : sum) v = rounded(v);
+    return sum;
+  }
+  // The experts the router picked and the shared ones, each on its block. A
+  // block takes every token of the chunk routed to it (a shared expert every
+  // token) through its steps, as one chunk; then each token's results are combined.
   void dispatch(const Tokens& tokens) {
     const size_t saved_s = s;
     const Step* saved_step = step;
+    const int64_t drop = dropped(0);
+    const size_t blocks = region->blocks.size();
     std::vector<Data> inputs(tokens.size());
-    std::vector<std::vector<float>> sums(tokens.size(), std::vector<float>(m.d_model, 0.0f));
+    std::vector<std::vector<std::vector<float>>> own(tokens.size(), std::vector<std::vector<float>>(blocks));
     for (size_t k = 0; k < tokens.size(); ++k) inputs[k] = tokens[k]->data;
-    for (size_t expert_block = 1; expert_block < region->blocks.size(); ++expert_block) {
+    for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
       const int32_t expert = region->blocks[expert_block].expert;
       Tokens taken;
       std::vector<size_t> index;
@@ -1050,18 +1148,13 @@ struct Evaluator::State {
         }
       if (taken.empty()) continue;
       run_block(expert_block, taken, nullptr);
-      for (size_t t = 0; t < taken.size(); ++t)
-        for (uint32_t e = 0; e < m.d_model; ++e)
-          sums[index[t]][e] += rounded(taken[t]->data.at[0].value[e]);  // sent in activations
+      for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = taken[t]->data.at[0].value;
     }
     block_index = 0;
     block = &region->blocks[0];
     s = saved_s;
     step = saved_step;
-    for (size_t k = 0; k < tokens.size(); ++k) {
-      for (float& v : sums[k]) v = rounded(v);
-      tokens[k]->data = at_root(std::move(sums[k]));
-    }
+    for (size_t k = 0; k < tokens.size(); ++k) tokens[k]->data = at_root(combine(own[k], drop));
   }
   void keep_result(const Data& data) {
     const std::string label = step->label();

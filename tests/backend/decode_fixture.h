@@ -19,15 +19,19 @@ struct BothTimings {
   backend::Evaluation simulated;
 };
 
-inline BothTimings decode_both_ways(const std::string& experiment_name, const std::vector<std::string>& overrides) {
-  const Experiment experiment =
-      load_experiment(std::string(WAFERSIM_TEST_DATA) + "/experiments/" + experiment_name + ".yaml", overrides);
+inline BothTimings decode_both_ways_at(const std::string& experiment_path,
+                                       const std::vector<std::string>& overrides) {
+  const Experiment experiment = load_experiment(experiment_path, overrides);
   BothTimings out;
   out.plan = compile_plan(experiment);
   const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
   out.analytic = backend::make_backend("analytic")->evaluate(out.plan, inputs, experiment.sim, {}).timeline;
   out.simulated = backend::make_backend("sim")->evaluate(out.plan, inputs, experiment.sim, {});
   return out;
+}
+
+inline BothTimings decode_both_ways(const std::string& experiment_name, const std::vector<std::string>& overrides) {
+  return decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/experiments/" + experiment_name + ".yaml", overrides);
 }
 
 // The same for the prefill of the experiment's prompt.

@@ -103,12 +103,34 @@ TEST_CASE("contention off: a K-tree of one level (a chain per line) agrees to th
 TEST_CASE("contention off: K-trees of three levels agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-dense", {kDistributed, "mapping.ktree_levels=3", "workload.batch=2"});
 }
+TEST_CASE("contention off: fp16 partial sums in streamed K-trees agree to the cycle", "[regression][exact][ktree]") {
+  require_same_cycles("tiny-dense", {kDistributed, "mapping.partial_sum_dtype=fp16", "workload.batch=2"});
+}
+TEST_CASE("contention off: bf16 partial sums in store-and-forward trees agree to the cycle", "[regression][exact]") {
+  require_same_cycles("tiny-dense", {kRoot, "mapping.partial_sum_dtype=bf16"});
+}
 TEST_CASE("contention off: K-trees in the root dataflow agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-dense", {kRoot, "mapping.reduction=ktree"});
 }
 TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "workload.batch=2"});
 }
+// mapping.moe_combine: the experts' streamed combining tree (the distributed
+// dataflow's default) and their results sent to the layer root, each in the other dataflow too.
+TEST_CASE("contention off: MoE combining tree with a shared expert agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "model.moe.n_shared_experts=1", "workload.batch=3"});
+}
+TEST_CASE("contention off: MoE combining tree in the root dataflow agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kRoot, "mapping.moe_combine=tree", "workload.batch=2"});
+}
+TEST_CASE("contention off: MoE combining tree with relayed routes agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "hardware.fabric.colors=6"});
+}
+TEST_CASE("contention off: MoE results to the layer root in the distributed dataflow agree to the cycle",
+          "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "mapping.moe_combine=root", "hardware.wafers=2"});
+}
+
 // 13 rows leave the attention block of an MoE region one row: its column trees have a single position.
 TEST_CASE("contention off: K-trees over a single tile agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "hardware.grid_height=13", "hardware.wafers=4"});
@@ -165,10 +187,36 @@ TEST_CASE("contention on: distributed dataflow within 10 percent", "[regression]
 TEST_CASE("contention on: MoE layers with K-trees within 10 percent", "[regression][contention][ktree]") {
   require_within_ten_percent("tiny-moe", {kDistributed, "workload.batch=2"});
 }
+TEST_CASE("contention on: MoE combining tree in the root dataflow within 10 percent", "[regression][contention][moe]") {
+  require_within_ten_percent("tiny-moe", {kRoot, "mapping.moe_combine=tree", "model.moe.n_shared_experts=1"});
+}
 TEST_CASE("contention on: K-trees with relayed routes within 10 percent", "[regression][contention][ktree]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "hardware.fabric.colors=6", "mapping.ktree_levels=3"});
 }
 TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
           "[regression][contention][distributed]") {
   require_within_ten_percent("tiny-dense", {kDistributed, "workload.batch=4"});
+}
+
+// MoE at full scale, hidden from the suite (gpt-oss-120b: about 20 s and
+// 1.2 GB; qwen3-235b-a22b: about 5 min and 5.3 GB). Run one per process:
+//   build/tests/backend_tests "contention on: gpt-oss-120b at full scale within 10 percent"
+//   build/tests/backend_tests "contention on: qwen3-235b-a22b at full scale within 10 percent"
+// The quickstart's decode set-up of docs/MAPPING.md, "MoE: combining the experts' results".
+void require_full_scale_within_ten_percent(const std::string& model) {
+  const BothTimings both =
+      decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
+                          {"model=" + model, "hardware.wafers=auto", "workload.prefill=false",
+                           "workload.prompt_tokens=1024", "workload.decode_tokens=8", "sim.contention=true"});
+  const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
+  INFO(model << ": simulated " << simulated << " cycles, analytic " << analytic << " cycles");
+  CHECK(both.plan.options.moe_combine == mapping::MoeCombine::Tree);
+  CHECK(simulated >= analytic);
+  CHECK(double(simulated) <= 1.10 * double(analytic));
+}
+TEST_CASE("contention on: gpt-oss-120b at full scale within 10 percent", "[.fullscale][moe]") {
+  require_full_scale_within_ten_percent("gpt-oss-120b");
+}
+TEST_CASE("contention on: qwen3-235b-a22b at full scale within 10 percent", "[.fullscale][moe]") {
+  require_full_scale_within_ten_percent("qwen3-235b-a22b");
 }

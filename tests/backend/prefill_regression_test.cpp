@@ -52,6 +52,13 @@ TEST_CASE("prefill, contention off: sliding windows, sinks and biases agree to t
 TEST_CASE("prefill, contention off: MoE layers on two wafers agree to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-moe", with(kChunks, {"workload.batch=2"}));
 }
+TEST_CASE("prefill, contention off: MoE results to the layer root agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-moe", with(kChunks, {"mapping.moe_combine=root", "model.moe.n_shared_experts=1"}));
+}
+TEST_CASE("prefill, contention off: MoE combining tree with a shared expert agrees to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-moe", with(kChunks, {"mapping.moe_combine=tree", "model.moe.n_shared_experts=1"}));
+}
 TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
 }

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -16,17 +16,6 @@ namespace {
 
 const std::string kSource = WAFERSIM_SOURCE_DIR;
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
-
-json run_json(const std::vector<std::string>& args, int expected_exit = 0) {
-  Scratch scratch;
-  const std::string out = (scratch.path() / "result.json").string();
-  std::vector<std::string> full = args;
-  full.insert(full.end(), {"--quiet", "--json", out});
-  const Outcome outcome = run_wafersim(full);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == expected_exit);
-  return json::parse(read_all(out));
-}
 
 json::json_pointer json_pointer(std::string path) {
   std::replace(path.begin(), path.end(), '.', '/');
@@ -141,6 +130,14 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   const json refused = run_json({"map", moe, "--set", "hardware.wafers=1"}, 3);
   CHECK(refused["fits"] == false);
   CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
+  // mapping.moe_combine: auto follows the dataflow; the table names it for an MoE model.
+  CHECK(run_json({"map", moe})["moe_combine"] == "tree");
+  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root"})["moe_combine"] == "root");
+  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=tree"})["moe_combine"] ==
+        "tree");
+  const Outcome table = run_wafersim({"map", moe, "--set", "mapping.moe_combine=root"});
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("every result sent to the layer root"));
 
   const Outcome outcome = run_wafersim({"run", moe, "--set", "hardware.wafers=1"});
   CHECK(outcome.exit_code == 3);
@@ -259,6 +256,14 @@ TEST_CASE("run and analytic write the refused record map writes when the model d
     const json refused = json::parse(read_all(path));
     CHECK(refused["fits"] == false);
     CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
+  // mapping.moe_combine: auto follows the dataflow; the table names it for an MoE model.
+  CHECK(run_json({"map", moe})["moe_combine"] == "tree");
+  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root"})["moe_combine"] == "root");
+  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=tree"})["moe_combine"] ==
+        "tree");
+  const Outcome table = run_wafersim({"map", moe, "--set", "mapping.moe_combine=root"});
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("every result sent to the layer root"));
     CHECK(refused == from_map);  // one shape for every command
     CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) ==
           1);

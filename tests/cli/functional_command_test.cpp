@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -12,17 +12,6 @@ using nlohmann::json;
 namespace {
 
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
-
-json run_json(std::vector<std::string> args, int expected_exit, Outcome* outcome_out = nullptr) {
-  Scratch scratch;
-  const std::string out = (scratch.path() / "result.json").string();
-  args.insert(args.end(), {"--quiet", "--json", out});
-  const Outcome outcome = run_wafersim(args);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == expected_exit);
-  if (outcome_out) *outcome_out = outcome;
-  return json::parse(read_all(out));
-}
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -17,27 +17,11 @@ const std::string kData = WAFERSIM_TEST_DATA;
 const std::string kTinyDense = kData + "/experiments/tiny-dense.yaml";
 const std::string kTinyMoe = kData + "/experiments/tiny-moe.yaml";
 
-struct Result {
-  json document;
-  std::string err;
-};
-
-Result run_json(std::vector<std::string> args) {
-  Scratch scratch;
-  const std::string out = (scratch.path() / "result.json").string();
-  args.insert(args.end(), {"--json", out});
-  const Outcome outcome = run_wafersim(args);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == 0);
-  return {json::parse(read_all(out)), outcome.err};
-}
-
 }  // namespace
 
 TEST_CASE("run times the prefill before decode: chunks, time to first token, end-to-end throughput", "[cli][prefill]") {
   const json result = run_json({"run", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=100", "--set",
-                                "workload.prefill_chunk_tokens=16", "--set", "workload.batch=2"})
-                          .document;
+                                "workload.prefill_chunk_tokens=16", "--set", "workload.batch=2"});
   const json& prefill = result["metrics"]["prefill"];
   CHECK(prefill["chunks"] == 2 * 7);     // ceil(100 / 16) per sequence
   CHECK(prefill["chunk_tokens"] == 15);  // ceil(100 / 7)
@@ -60,8 +44,8 @@ TEST_CASE("run times the prefill before decode: chunks, time to first token, end
 }
 
 TEST_CASE("the prefill leaves the decode figures as they are without it", "[cli][prefill]") {
-  const json with = run_json({"analytic", kTinyDense, "--quiet"}).document;
-  const json without = run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prefill=false"}).document;
+  const json with = run_json({"analytic", kTinyDense, "--quiet"});
+  const json without = run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prefill=false"});
   CHECK_FALSE(without["metrics"].contains("prefill"));
   CHECK_FALSE(without["metrics"].contains("time_to_first_token_us"));
   REQUIRE(with["metrics"].contains("prefill"));
@@ -72,8 +56,7 @@ TEST_CASE("the prefill leaves the decode figures as they are without it", "[cli]
 TEST_CASE("larger prefill chunks mean fewer chunks and more cycles per chunk", "[cli][prefill]") {
   auto prefill_with_chunk = [](const std::string& chunk) {
     return run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=256", "--set",
-                     "workload.prefill_chunk_tokens=" + chunk})
-        .document["metrics"]["prefill"];
+                     "workload.prefill_chunk_tokens=" + chunk})["metrics"]["prefill"];
   };
   const json small = prefill_with_chunk("8"), large = prefill_with_chunk("64");
   CHECK(small["chunks"] == 32);
@@ -94,11 +77,11 @@ TEST_CASE("a prefill without a prompt is refused at the prompt's line", "[cli][p
 }
 
 TEST_CASE("a MoE model's prefill is timed, every expert taking a share of each chunk", "[cli][prefill]") {
-  const json moe = run_json({"analytic", kTinyMoe, "--quiet"}).document;
+  const json moe = run_json({"analytic", kTinyMoe, "--quiet"});
   REQUIRE(moe["metrics"].contains("prefill"));
   CHECK(moe["metrics"]["prefill"]["cycles"].get<uint64_t>() > 0);
   // More tokens per expert take longer: top-k of 4 instead of 2 doubles each expert's share.
-  const json wider = run_json({"analytic", kTinyMoe, "--quiet", "--set", "model.moe.top_k=4"}).document;
+  const json wider = run_json({"analytic", kTinyMoe, "--quiet", "--set", "model.moe.top_k=4"});
   CHECK(wider["metrics"]["prefill"]["cycles"].get<uint64_t>() > moe["metrics"]["prefill"]["cycles"].get<uint64_t>());
 }
 

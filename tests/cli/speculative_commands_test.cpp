@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -16,16 +16,6 @@ namespace {
 
 const std::string kData = WAFERSIM_TEST_DATA;
 const std::string kSpeculative = kData + "/speculative/tiny-speculative.yaml";
-
-json run_json(std::vector<std::string> args) {
-  Scratch scratch;
-  const std::string out = (scratch.path() / "result.json").string();
-  args.insert(args.end(), {"--json", out});
-  const Outcome outcome = run_wafersim(args);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == 0);
-  return json::parse(read_all(out));
-}
 
 json analytic(std::vector<std::string> sets) {
   std::vector<std::string> args = {"analytic", kSpeculative, "--quiet"};

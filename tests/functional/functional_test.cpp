@@ -82,6 +82,25 @@ TEST_CASE("functional: every reduction variant and multicast axis matches", "[fu
       }
 }
 
+// Partial sums rounded to 16 bits at every tile of their line: still within
+// the tolerance, which widens with the format and the plan's longest line;
+// and further from the reference than fp32 partial sums.
+TEST_CASE("functional: fp16 and bf16 partial sums match within their wider tolerance", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    const std::string flow = std::string("mapping.dataflow=") + dataflow;
+    const FunctionalReport fp32 = check_functional(tiny_plan("tiny-dense", {flow}));
+    for (const char* partial : {"fp16", "bf16"}) {
+      INFO(dataflow << " " << partial);
+      const FunctionalReport narrow =
+          check_functional(tiny_plan("tiny-dense", {flow, std::string("mapping.partial_sum_dtype=") + partial}));
+      require_match(narrow, 9);
+      REQUIRE(narrow.tolerance >= fp32.tolerance);
+      if (std::string(partial) == "bf16") REQUIRE(narrow.tolerance > fp32.tolerance);
+      REQUIRE(narrow.max_rel_error != fp32.max_rel_error);  // the narrower sums are really rounded
+    }
+  }
+}
+
 TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]") {
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
@@ -226,6 +245,40 @@ TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expe
   REQUIRE(experts.first);
   REQUIRE(experts.first->step == "experts");
   REQUIRE(experts.first->layer == 1);
+}
+
+TEST_CASE("functional: MoE results combined either way match, and a lost or misdirected expert stream is caught",
+          "[functional]") {
+  require_match(check_functional(tiny_plan("tiny-moe", {"mapping.moe_combine=root"})), 9);
+  require_match(check_functional(tiny_plan(
+                    "tiny-moe", {"mapping.dataflow=root", "mapping.moe_combine=tree", "model.moe.n_shared_experts=1"})),
+                9);
+  // The stream of expert 0's block (the whole sum), then of expert 1's (the rest of its row), never arrives.
+  for (const uint32_t expert : {0u, 1u}) {
+    const FunctionalReport lost = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "experts", 0, expert, ""}});
+    INFO("expert " << expert << ": " << functional::functional_summary(lost));
+    REQUIRE(lost.first);
+    REQUIRE(lost.first->step == "experts");
+    REQUIRE(lost.first->layer == 1);
+  }
+  // Expert 1's block streams one tile off its parent.
+  mapping::Plan plan = tiny_plan("tiny-moe", {});
+  REQUIRE(functional::program_tree_mismatch(plan).empty());
+  const mapping::Region& layer = plan.regions[2];
+  REQUIRE(layer.name == "layer 1");
+  const mapping::BlockGeometry& g = layer.blocks[2].geo;
+  ProgramSet& set = plan.programs;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(0, 0)) * set.grid_width + g.x(0, 0);
+  bool corrupted = false;
+  for (Task& task : set.programs[set.tile_program[tile]].tasks)
+    if (task.op == TaskOp::Send && task.stream && task.category == Category::Reduce) {
+      task.dx += 1;
+      corrupted = true;
+    }
+  REQUIRE(corrupted);
+  const std::string mismatch = functional::program_tree_mismatch(plan);
+  INFO(mismatch);
+  REQUIRE(mismatch.find("layer 1, expert block 2: the program's combining send differs") != std::string::npos);
 }
 
 TEST_CASE("functional: a program whose reduction goes elsewhere than the evaluator's tree is caught", "[functional]") {

@@ -77,7 +77,9 @@ const std::map<std::string, StepOps> kSteps = {
     {"gather_residual", {Cut::None, {}, "gathers"}},
     {"gather_logits", {Cut::None, {}, "gathers"}},
     {"top_k", {Cut::None, {"top_k"}, ""}},
-    // Each routed expert scales its result at its own root; the layer root sums them.
+    // Each routed expert scales its result at its own root; the layer root sums
+    // them (mapping.moe_combine: root), or each expert adds its own into the
+    // combining tree's stream (tree: counted from the block's root_combine).
     {"expert_scale", {Cut::None, {}, "expert_combine"}},
     {"experts", {Cut::None, {"expert_combine"}, ""}},
     {"final_norm", {Cut::None, {"final_norm"}, ""}},
@@ -209,6 +211,9 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         }
         g.margin = std::max(g.margin, margin);
       }
+      // mapping.moe_combine: tree. The expert adds its result into the passing sum (a streamed Send's work).
+      for (const Task& task : block.root_combine)
+        if (task.op == TaskOp::Send) groups[layer + "expert_combine"].plan_flops += task.work.flops;
     }
 
     for (const auto& [name, g] : groups) {

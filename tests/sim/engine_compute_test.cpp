@@ -65,3 +65,30 @@ TEST_CASE("a GEMV block, per-position work and expert skips take their cost-func
   CHECK(result.marks[0][3].path[size_t(Category::Compute)] == 4 * gemv_cycles);
   CHECK(result.end_cycle == std::max({4 * gemv_cycles, attention_total, expert_total}));
 }
+
+TEST_CASE("SkipIfExpert and a range of experts skip by the iteration's routing", "[engine][compute]") {
+  const HardwareSpec hw = wse3_like(8, 8);
+  ProgramSet set = empty_set(8, 8);
+  set.iterations = 4;
+  set.marks = 3;
+  // Expert 3 is routed in odd iterations only (GrowingInputs).
+  const Task unless_range = SkipUnlessExpertTask().tasks(1).moe_layer(0).expert(2).experts(2);  // experts 2 and 3
+  const Task unless_other = SkipUnlessExpertTask().tasks(1).moe_layer(0).expert(4).experts(4);  // 4..7: never
+  const Task if_routed = SkipIfExpertTask().tasks(1).moe_layer(0).expert(3);
+  place(set, 0, 0, {unless_range, compute({1600, 0, 0}), mark(0)});
+  place(set, 1, 0, {unless_other, compute({1600, 0, 0}), mark(1)});
+  place(set, 2, 0, {if_routed, compute({1600, 0, 0}), mark(2)});
+
+  sim::EngineOptions options;
+  options.contention = false;
+  const sim::EngineResult result = sim::run_programs(hw, set, GrowingInputs(), options);
+  uint64_t range_total = 0, if_total = 0;
+  for (uint64_t n = 0; n < 4; ++n) {
+    INFO("iteration " << n);
+    range_total += n % 2 == 1 ? 108 : 0;  // 1600 flops / 16 per cycle + 8
+    if_total += n % 2 == 0 ? 108 : 0;
+    CHECK(result.marks[0][n].cycle == range_total);
+    CHECK(result.marks[1][n].cycle == 0);
+    CHECK(result.marks[2][n].cycle == if_total);
+  }
+}

@@ -85,10 +85,11 @@ uint64_t simulate_tree(const HardwareSpec& hw, const oracles::ReduceParams& redu
 uint64_t simulate_streamed_chain(const HardwareSpec& hw, const oracles::ReduceParams& reduce, bool contention) {
   ProgramSet set = empty_set(hw.grid_width, hw.grid_height);
   const uint32_t n = reduce.tiles, bytes = uint32_t(reduce.bytes);
-  place(set, n - 1, 0, {SendTask().dx(-1).bytes(bytes).category(Category::Reduce).streamed(Work{})});
+  place(set, n - 1, 0, {SendTask().dx(-1).bytes(bytes).category(Category::Reduce).streamed(Work{}, Dtype::FP32)});
   const Task receive = WaitTask().messages(1).heads_only(bytes);
   for (uint32_t i = 1; i + 1 < n; ++i)
-    place(set, i, 0, {receive, SendTask().dx(-1).bytes(bytes).category(Category::Reduce).streamed(reduce.combine)});
+    place(set, i, 0,
+          {receive, SendTask().dx(-1).bytes(bytes).category(Category::Reduce).streamed(reduce.combine, Dtype::FP32)});
   place(set, 0, 0,
         {receive, ComputeTask().work(reduce.combine).dtype(Dtype::FP32).category(Category::Reduce).after_streams(),
          mark(0)});
