@@ -1,5 +1,6 @@
 #include "sim/cli/functional_check.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -24,7 +25,15 @@ void refuse_impossible_functional_check(const Experiment& experiment, const mapp
   const workloads::ModelSpec& m = experiment.model;
   const workloads::WorkloadSpec& w = experiment.workload;
   const double kv_elements = double(w.batch) * double(w.max_context()) * m.n_layers * 2.0 * m.n_kv_heads * m.head_dim;
-  const double needed = 12.0 * double(workloads::count_params(m).total) + 12.0 * kv_elements;
+  double needed = 12.0 * double(workloads::count_params(m).total) + 12.0 * kv_elements;
+  if (w.prefill) {
+    // A chunk's step outputs, kept until its tokens are compared: about 10 d_model-wide vectors, three of the
+    // QKV width and four of the FFN width per layer, and the logits, each element an index and a value.
+    const double qkv = double(m.n_heads + 2 * m.n_kv_heads) * m.head_dim;
+    const double ffn = double(std::max(m.ffn_dim, m.moe.expert_ffn_dim));
+    const double per_token = double(m.n_layers) * (10.0 * m.d_model + 3.0 * qkv + 4.0 * ffn) + m.vocab_size;
+    needed += 8.0 * double(w.prefill_chunk_size()) * per_token;
+  }
   const uint64_t available = memory_available_bytes();
   if (available != UINT64_MAX && needed > double(available))
     experiment.config.fail("sim.functional", fmt::format("the functional check needs about {:.1f} GB of memory and "
