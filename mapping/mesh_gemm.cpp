@@ -88,8 +88,10 @@ class MeshGemm : public Step {
   FrontKind output() const override { return from_column_ ? FrontKind::Row : FrontKind::Column; }
   StepDataflow dataflow() const override {
     // The same GEMM as the decode GEMV it replaces, with the same partitions.
-    if (from_column_) return {StepKind::GemvToRow, false, false, false, false, {}, 0};
-    return {StepKind::GemvToColumn, false, false, true, false, {}, 0};
+    StepDataflow df{
+        from_column_ ? StepKind::GemvToRow : StepKind::GemvToColumn, false, false, !from_column_, false, {}, 0};
+    df.ring_block_tokens = uint32_t(ceil_div(tokens_, lines_));  // the gather tree's blocks (tree_.bytes_per_position)
+    return df;
   }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {

@@ -505,7 +505,9 @@ class Attention : public Step {
   FrontKind input() const override { return row_io_ ? FrontKind::Row : FrontKind::Root; }
   FrontKind output() const override { return input(); }
   StepDataflow dataflow() const override {
-    return {StepKind::Attention, false, false, false, row_io_, group_start_, shape_.window};
+    StepDataflow df{StepKind::Attention, false, false, false, row_io_, group_start_, shape_.window};
+    df.sinks = has_sinks();
+    return df;
   }
 
   uint32_t group_columns(uint32_t group) const { return group_start_[group + 1] - group_start_[group]; }

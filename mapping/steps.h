@@ -83,6 +83,13 @@ struct StepDataflow {
   bool row_io = false;                // Attention: q/k/v in and output out as slices on the root row
   std::vector<uint32_t> group_start;  // Attention: first column of each KV-head group, then the column count
   uint32_t window = 0;                // Attention: positions attended (0 = all)
+  bool sinks = false;                 // Attention: sink logits join where the partials are combined
+  // GEMV steps of a MeshGEMM (prefill): the fp32 partial sums circulate on the
+  // interleaved ring along the line (interleaved_ring_next) instead of a tree.
+  // The chunk's tokens form blocks of this many; block b's sums start at the
+  // ring successor of position b and finish at b, which the gather tree then
+  // collects. 0: the partials reduce along the step's tree.
+  uint32_t ring_block_tokens = 0;
 };
 
 class Step {

@@ -179,7 +179,7 @@ Report decode_report(const Experiment& experiment, const mapping::Plan& plan, co
   }
   Report report{decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
                 std::move(trace_document), figures.tiles};
-  add_functional_check(experiment, plan, report);
+  add_functional_check(experiment, plan, prefill ? &prefill->first : nullptr, report);
   return report;
 }
 

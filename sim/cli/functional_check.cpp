@@ -1,5 +1,6 @@
 #include "sim/cli/functional_check.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -24,7 +25,15 @@ void refuse_impossible_functional_check(const Experiment& experiment, const mapp
   const workloads::ModelSpec& m = experiment.model;
   const workloads::WorkloadSpec& w = experiment.workload;
   const double kv_elements = double(w.batch) * double(w.max_context()) * m.n_layers * 2.0 * m.n_kv_heads * m.head_dim;
-  const double needed = 12.0 * double(workloads::count_params(m).total) + 12.0 * kv_elements;
+  double needed = 12.0 * double(workloads::count_params(m).total) + 12.0 * kv_elements;
+  if (w.prefill) {
+    // A chunk's step outputs, kept until its tokens are compared: about 10 d_model-wide vectors, three of the
+    // QKV width and four of the FFN width per layer, and the logits, each element an index and a value.
+    const double qkv = double(m.n_heads + 2 * m.n_kv_heads) * m.head_dim;
+    const double ffn = double(std::max(m.ffn_dim, m.moe.expert_ffn_dim));
+    const double per_token = double(m.n_layers) * (10.0 * m.d_model + 3.0 * qkv + 4.0 * ffn) + m.vocab_size;
+    needed += 8.0 * double(w.prefill_chunk_size()) * per_token;
+  }
   const uint64_t available = memory_available_bytes();
   if (available != UINT64_MAX && needed > double(available))
     experiment.config.fail("sim.functional", fmt::format("the functional check needs about {:.1f} GB of memory and "
@@ -32,15 +41,22 @@ void refuse_impossible_functional_check(const Experiment& experiment, const mapp
                                                          needed / 1e9, double(available) / 1e9));
 }
 
-void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report) {
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, const mapping::Plan* prefill,
+                          Report& report) {
   if (!experiment.sim.functional) return;  // refuse_impossible_functional_check ran before the timing
-  const functional::FunctionalReport result = functional::check_functional(plan);
+  functional::FunctionalReport result;
+  try {
+    result = functional::check_functional(plan, {}, prefill);
+  } catch (const functional::FunctionalError& error) {  // the prefill plan, which the early refusal did not see
+    experiment.config.fail("sim.functional", std::string("the functional check cannot run: ") + error.what());
+  }
   nlohmann::json& out = report.document["functional"];
   out["max_abs_error"] = finite_or_null(result.max_abs_error);
   out["max_rel_error"] = finite_or_null(result.max_rel_error);
   out["argmax_agreement"] = result.argmax_agreement;
   out["tolerance"] = result.tolerance;
   out["tokens"] = result.tokens;
+  out["prefill_checked"] = result.prefill_checked;
   out["passed"] = result.passed;
   out["wall_seconds"] = result.wall_seconds;
   out["weight_bytes"] = result.weight_bytes;
@@ -50,7 +66,8 @@ void add_functional_check(const Experiment& experiment, const mapping::Plan& pla
   nlohmann::json first = nullptr;
   if (result.first) {
     const functional::Divergence& d = *result.first;
-    first = {{"sequence", d.sequence},
+    first = {{"plan", d.plan},
+             {"sequence", d.sequence},
              {"position", d.position},
              {"region", d.region},
              {"layer", d.layer},
@@ -79,13 +96,15 @@ std::string functional_failure(const Report& report) {
   const nlohmann::json& d = f["first_divergence"];
   if (d.is_null()) return message;
   if (!d["error"].get<std::string>().empty())
-    return message + fmt::format("; first divergence: sequence {} position {}: {}", d["sequence"].dump(),
-                                 d["position"].dump(), d["error"].get<std::string>());
+    return message + fmt::format("; first divergence: {} plan, sequence {} position {}: {}",
+                                 d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(),
+                                 d["error"].get<std::string>());
   return message + fmt::format(
-                       "; first divergence: sequence {} position {}, {} (layer {}), step {}, tile (wafer {}, x "
-                       "{}, y {}): relative error {:.3g}",
-                       d["sequence"].dump(), d["position"].dump(), d["region"].get<std::string>(), d["layer"].dump(),
-                       d["step"].get<std::string>(), d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
+                       "; first divergence: {} plan, sequence {} position {}, {} (layer {}), step {}, tile "
+                       "(wafer {}, x {}, y {}): relative error {:.3g}",
+                       d["plan"].get<std::string>(), d["sequence"].dump(), d["position"].dump(),
+                       d["region"].get<std::string>(), d["layer"].dump(), d["step"].get<std::string>(),
+                       d["wafer"].dump(), d["x"].dump(), d["y"].dump(),
                        d["rel_error"].is_null() ? INFINITY : d["rel_error"].get<double>());
 }
 

@@ -16,9 +16,12 @@ constexpr int kExitNumbersDiverge = 1;
 void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan);
 
 // Runs the check when the experiment asks for it and adds its figures to
-// `report` (the "functional" object and one table line). A plan the check
-// cannot evaluate is refused as bad input at sim.functional.
-void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, Report& report);
+// `report` (the "functional" object and one table line); `prefill` is the
+// prefill plan that was timed (null: none, or compiled by the check when the
+// workload has a prefill). A plan the check cannot evaluate is refused as bad
+// input at sim.functional.
+void add_functional_check(const Experiment& experiment, const mapping::Plan& plan, const mapping::Plan* prefill,
+                          Report& report);
 
 // The one-line message to fail with when the report's numbers diverged; ""
 // when they match or were not checked.

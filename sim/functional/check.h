@@ -1,5 +1,5 @@
 #pragma once
-// The functional check of a decode plan (sim.functional): the plan evaluated
+// The functional check of a plan (sim.functional): the plan evaluated
 // on real numbers (evaluator.h) against the Eigen forward pass (reference.h),
 // token by token, step by step.
 #include <cstdint>
@@ -21,10 +21,12 @@ struct Divergence {
   uint32_t wafer = 0, x = 0, y = 0;  // the tile with the largest error in that output
   double rel_error = 0;
   std::string what;  // a plan inconsistency found while evaluating, when that is the cause
+  std::string plan;  // "prefill" or "decode": the plan that step belongs to
 };
 
 struct FunctionalReport {
   uint64_t tokens = 0;            // evaluated: every prompt and decoded position of every sequence
+  bool prefill_checked = false;   // the prompt went through the prefill plan (else through the decode plan)
   double max_abs_error = 0;       // over the final hidden states and logits of every token
   double max_rel_error = 0;       // the same, each divided by the largest |reference| of its vector
   double argmax_agreement = 0;    // fraction of tokens whose argmax matches the reference's
@@ -42,8 +44,13 @@ struct FunctionalReport {
 // model's, and the partial sums' along the plan's longest reduction line.
 double functional_tolerance(const mapping::Plan& plan);
 
-// Throws FunctionalError when the plan cannot be evaluated (unsupported_reason).
-FunctionalReport check_functional(const mapping::Plan& plan, std::vector<DroppedPartialSum> faults = {});
+// `plan` is the decode plan. With workload.prefill the prompt goes through
+// its prefill plan chunk by chunk (`prefill`, or compiled from `plan` when
+// not given), then decode reads the KV cache the chunks wrote; without it
+// every position goes through the decode plan. Throws FunctionalError when a
+// plan cannot be evaluated (unsupported_reason).
+FunctionalReport check_functional(const mapping::Plan& plan, std::vector<DroppedPartialSum> faults = {},
+                                  const mapping::Plan* prefill = nullptr);
 
 // One line for the command's table.
 std::string functional_summary(const FunctionalReport& report);

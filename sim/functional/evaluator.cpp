@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "mapping/line_tree.h"
+#include "mapping/mesh_gemm.h"
 #include "sim/functional/reference.h"
 
 namespace wafersim::functional {
@@ -137,8 +138,6 @@ const char* reference_name(const char* label, bool learned_positions) {
 
 std::string unsupported_reason(const mapping::Plan& plan) {
   const ModelSpec& m = plan.model;
-  if (plan.phase != mapping::Phase::Decode) return "only decode plans are evaluated (the prefill plan is not)";
-  if (m.attention_sinks) return "attention sinks are not evaluated yet";
   for (Dtype dtype : {m.kv_dtype, m.activation_dtype})
     if (!supported_dtype(dtype))
       return fmt::format("{} activations or KV entries are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
@@ -154,6 +153,115 @@ std::string unsupported_reason(const mapping::Plan& plan) {
 }
 
 namespace {
+
+// The messages one tile of a block sends within a step: reduction-tree sends
+// (offsets toward their parents along the root row's axis or the column's),
+// ring sends (MeshGEMM), multicasts, and the messages it awaits. Offsets are
+// in block positions (rows i, columns j).
+struct Moves {
+  std::vector<int32_t> tree_along_row, tree_along_column, ring_along_row, ring_along_column;
+  std::vector<std::pair<Dir, uint32_t>> multicasts;  // direction, tiles reached
+  uint32_t awaited = 0;                              // Found: messages waited for; Expected: at least this many
+  std::string stray;                                 // Found: a send that leaves the block's lines
+  void sort() {
+    for (auto* list : {&tree_along_row, &tree_along_column, &ring_along_row, &ring_along_column})
+      std::sort(list->begin(), list->end());
+    std::sort(multicasts.begin(), multicasts.end());
+  }
+};
+
+// Tiles share deduplicated programs: `seen` keeps each program's moves in the step.
+const Moves& found_moves(const mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_t j,
+                         std::map<uint32_t, Moves>& seen) {
+  const ProgramSet& set = plan.programs;
+  const BlockGeometry& g = step.env().geo;
+  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
+  auto [it, fresh] = seen.try_emplace(set.tile_program[tile]);
+  Moves& out = it->second;
+  if (!fresh || set.tile_program[tile] == ProgramSet::kIdle) return out;
+  const uint16_t first = step.env().tag, last = uint16_t(first + step.tags_used());
+  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
+    if (task.tag < first || task.tag >= last) continue;
+    if (task.op == TaskOp::Wait) out.awaited += task.count;
+    if (task.op == TaskOp::Multicast) out.multicasts.emplace_back(task.dir, task.count);
+    if (task.op != TaskOp::Send) continue;
+    const int32_t di = g.across_is_x ? task.dy : task.dx, dj = g.across_is_x ? task.dx : task.dy;
+    const bool reduce = task.category == Category::Reduce;
+    if (task.dwafer != 0 || (di != 0) == (dj != 0))
+      out.stray = fmt::format("a send by ({}, {}) rows and columns", di, dj);
+    else if (di == 0)
+      (reduce ? out.tree_along_row : out.ring_along_row).push_back(dj);
+    else
+      (reduce ? out.tree_along_column : out.ring_along_column).push_back(di);
+  }
+  out.sort();
+  return out;
+}
+
+// What the evaluator assumes tile (i, j) sends, multicasts and awaits in the
+// step; false for steps whose movement it does not follow (compute on a
+// line or at the root, the MoE dispatch, the lookup).
+bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& out) {
+  const StepDataflow df = step.dataflow();
+  const BlockGeometry& g = step.env().geo;
+  // Position k of a tree over n positions along the row's axis (along_row) or the column's.
+  auto tree = [&](bool along_row, uint32_t k, uint32_t n) {
+    const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
+    for (uint32_t c : role.children_per_level) out.awaited += c;
+    if (role.send_level >= 0)
+      (along_row ? out.tree_along_row : out.tree_along_column).push_back(-int32_t(role.parent_distance));
+  };
+  auto multicast = [&](Dir dir, uint32_t tiles) {
+    if (tiles > 0) out.multicasts.emplace_back(dir, tiles);
+  };
+  const bool ring = df.ring_block_tokens > 0;
+  auto rings = [&] {  // MeshGEMM: partials and token blocks each go to the ring successor
+    if (g.rows > 1)
+      out.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i, g.rows)) - int32_t(i)), ++out.awaited;
+    if (g.cols > 1)
+      out.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j, g.cols)) - int32_t(j)), ++out.awaited;
+  };
+  switch (df.kind) {
+    case StepKind::GemvToColumn:  // x along the root row, down each column; sums along each row
+      tree(true, j, g.cols);
+      if (!df.input_on_row && i == 0 && j == 0) multicast(g.across(), g.cols - 1);
+      if (i == 0) multicast(g.down(), g.rows - 1);
+      if (ring) rings();
+      break;
+    case StepKind::GemvToRow:  // each column slice along its row; sums down each column
+      tree(false, i, g.rows);
+      if (j == 0) multicast(g.across(), g.cols - 1);
+      if (ring) rings();
+      break;
+    case StepKind::Gather:
+      if (df.along_row && i == 0) tree(true, j, g.cols);
+      if (!df.along_row && j == 0) tree(false, i, g.rows);
+      break;
+    case StepKind::Broadcast:
+      if (i == 0 && j == 0) multicast(df.along_row ? g.across() : g.down(), df.along_row ? g.cols - 1 : g.rows - 1);
+      break;
+    case StepKind::Attention:
+      tree(false, i, g.rows);  // partials down each column
+      if (i == 0) multicast(g.down(), g.rows - 1);
+      if (!df.row_io) {
+        if (i == 0) tree(true, j, g.cols);  // and along the root row to the root
+        if (i == 0 && j == 0) multicast(g.across(), g.cols - 1);
+      } else if (i == 0) {
+        // q/k/v slices gathered to the group's first column and partials reduced
+        // there (two trees over the group), q/k/v and the output multicast along it.
+        const std::vector<uint32_t>& start = df.group_start;
+        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
+        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
+        tree(true, p, columns);
+        tree(true, p, columns);
+        if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
+      }
+      break;
+    default: return false;
+  }
+  out.sort();
+  return true;
+}
 
 // The reduction sends and the messages awaited of one tile within a step's tags.
 struct TreeTasks {
@@ -208,60 +316,72 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
           const std::string why = combine_tree_mismatch(plan, region, *step);
           if (!why.empty()) return why;
         }
-        const StepDataflow df = step->dataflow();
-        const mapping::StepEnv& env = step->env();
-        const BlockGeometry& g = env.geo;
-        // The tree's line (along a row: positions are columns) and which lines run one.
-        bool along_row = false;
-        uint32_t lines = 1;
-        if (df.kind == StepKind::GemvToColumn)
-          along_row = true, lines = g.rows;
-        else if (df.kind == StepKind::GemvToRow)
-          along_row = false, lines = g.cols;
-        else if (df.kind == StepKind::Gather)
-          along_row = df.along_row, lines = 1;
-        else
-          continue;
-        const uint32_t n = along_row ? g.cols : g.rows;
-        for (uint32_t line = 0; line < lines; ++line)
-          for (uint32_t k = 0; k < n; ++k) {
-            const uint32_t i = along_row ? line : k, j = along_row ? k : line;
-            const mapping::TreeRole role = mapping::tree_role(k, n, step->tree_shape(n));
-            const TreeTasks tasks = tree_tasks(plan, g, i, j, env.tag, step->tags_used());
-            uint32_t children = 0;
-            for (uint32_t c : role.children_per_level) children += c;
-            const int32_t back = -int32_t(role.parent_distance);
-            const bool sends_right = role.send_level < 0
-                                         ? tasks.sends.empty()
-                                         : tasks.sends.size() == 1 && tasks.sends[0]->dwafer == 0 &&
-                                               tasks.sends[0]->dx == g.dx(along_row ? 0 : back, along_row ? back : 0) &&
-                                               tasks.sends[0]->dy == g.dy(along_row ? 0 : back, along_row ? back : 0);
-            // Waits in the step also take its inputs (multicasts): at least the children, never fewer.
-            if (!sends_right || tasks.awaited < children)
-              return fmt::format(
-                  "{}, step {}, tile (wafer {}, x {}, y {}): the program's reduction {} its tree's ({} "
-                  "children awaited of {})",
-                  region.name, step->label(), g.wafer, g.x(i, j), g.y(i, j),
-                  sends_right ? "waits differ from" : "send differs from", tasks.awaited, children);
+        const BlockGeometry& g = step->env().geo;
+        Moves probe;
+        if (!expected_moves(*step, 0, 0, probe)) continue;
+        std::map<uint32_t, Moves> seen;
+        for (uint32_t i = 0; i < g.rows; ++i)
+          for (uint32_t j = 0; j < g.cols; ++j) {
+            Moves want;
+            expected_moves(*step, i, j, want);
+            const Moves& got = found_moves(plan, *step, i, j, seen);
+            std::string what;
+            if (!got.stray.empty())
+              what = got.stray;
+            else if (got.tree_along_row != want.tree_along_row || got.tree_along_column != want.tree_along_column)
+              what = "the program's reduction send differs from its tree's";
+            else if (got.ring_along_row != want.ring_along_row || got.ring_along_column != want.ring_along_column)
+              what = "the program's ring send differs from the ring's successor";
+            else if (got.multicasts != want.multicasts)
+              what = "the program's multicasts differ from the tiles the step delivers to";
+            else if (got.awaited < want.awaited)  // waits also take inputs: at least the children, never fewer
+              what = fmt::format("the program's waits differ from its tree's ({} children awaited of {})", got.awaited,
+                                 want.awaited);
+            if (!what.empty())
+              return fmt::format("{}, step {}, tile (wafer {}, x {}, y {}): {}", region.name, step->label(), g.wafer,
+                                 g.x(i, j), g.y(i, j), what);
           }
       }
   return "";
 }
 
+// A token's own state while a chunk passes a region step by step: the
+// evaluator swaps it in for each step the token takes.
+struct TokenState {
+  uint32_t sequence = 0, token = 0;
+  uint64_t position = 0;
+  uint32_t in_chunk = 0;  // the token's index in its chunk (0 in decode)
+  TokenResult result;
+  std::vector<float> normed;
+  std::map<uint32_t, float> routing;
+  Data stream, qkv_slices;
+  Data data;  // what the last step left
+};
+
+// An attention step over a chunk: every token's key and value are stored
+// first, then every token attends (causally) over what the tiles hold.
+enum class KvPass { Store, Attend };
+
 struct Evaluator::State {
-  const mapping::Plan& plan;
+  const mapping::Plan& decode;
+  const mapping::Plan* prefill;
+  const mapping::Plan* plan = nullptr;  // the one being evaluated
+  const char* phase = "decode";
   const ModelWeights& w;
   const ModelSpec& m;
   Dtype act, kv, partial;
   std::vector<DroppedPartialSum> faults;
-  // Weight blocks by (region, block, step, i, j).
+  // Weight blocks by (region, block, step, i, j): the prefill plan's regions
+  // are the decode plan's (the same tiles keep the same blocks), so both
+  // plans read one set and a tile whose block differs between them fails.
   std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
   // KV entries per sequence, per (region, i, j)
   std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t>, std::vector<KvEntry>>> kv_of;
 
-  // The token being evaluated.
+  // The token being evaluated (swap_token).
   uint32_t sequence = 0, token = 0;
   uint64_t position = 0;
+  uint32_t in_chunk = 0;
   TokenResult result;
 
   // The step being evaluated.
@@ -274,13 +394,16 @@ struct Evaluator::State {
   Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
   Data qkv_slices;                    // the QKV sums while their q/k norm statistics are reduced
 
-  State(const mapping::Plan& p, const ModelWeights& weights, uint32_t sequences, std::vector<DroppedPartialSum> f)
-      : plan(p),
+  State(const mapping::Plan& d, const mapping::Plan* p, const ModelWeights& weights, uint32_t sequences,
+        std::vector<DroppedPartialSum> f)
+      : decode(d),
+        prefill(p),
+        plan(&d),
         w(weights),
         m(weights.model()),
         act(weights.model().activation_dtype),
         kv(weights.model().kv_dtype),
-        partial(p.options.partial_sum),
+        partial(d.options.partial_sum),  // the prefill plan takes the decode plan's options
         faults(std::move(f)),
         kv_of(sequences) {}
 
@@ -293,8 +416,20 @@ struct Evaluator::State {
   }
   int64_t dropped(uint32_t line) const {
     for (const DroppedPartialSum& f : faults)
-      if (f.region == region->name && f.step == step->label() && f.line == line) return f.position;
+      if (f.region == region->name && f.step == step->label() && f.line == line && (f.plan.empty() || f.plan == phase))
+        return f.position;
     return -1;
+  }
+  void swap_token(TokenState& t) {
+    std::swap(sequence, t.sequence);
+    std::swap(token, t.token);
+    std::swap(position, t.position);
+    std::swap(in_chunk, t.in_chunk);
+    std::swap(result, t.result);
+    std::swap(normed, t.normed);
+    std::swap(routing, t.routing);
+    std::swap(stream, t.stream);
+    std::swap(qkv_slices, t.qkv_slices);
   }
   float rounded(float x) const { return round_to(act, x); }
 
@@ -470,6 +605,29 @@ struct Evaluator::State {
       for (size_t k = 0; k < a.size(); ++k) a[k] = round_to(partial, a[k] + b[k]);
     };
   }
+  // A line's partial sums (mapping.partial_sum_dtype, every add rounded to it) combined: by the step's tree, or, in a
+  // MeshGEMM, on its ring: the token's block b starts at the ring successor
+  // of position b, each tile adds its product as the partial passes, and the
+  // sum is finished at b.
+  std::vector<float> reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df, int64_t drop) const {
+    if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
+    const uint32_t n = uint32_t(partial.size()), finish = in_chunk / df.ring_block_tokens;
+    if (finish >= n) fail(fmt::format("token {} of the chunk has no ring position to finish at", in_chunk));
+    std::vector<float> sum(partial[0].size(), 0.0f);
+    uint32_t at = mapping::interleaved_ring_next(finish, n);
+    bool first = true;
+    std::vector<bool> seen(n, false);
+    for (uint32_t visited = 0; visited < n; ++visited, at = mapping::interleaved_ring_next(at, n)) {
+      if (seen[at]) fail(fmt::format("the partial-sum ring passes position {} twice", at));
+      seen[at] = true;
+      if (int64_t(at) == drop) continue;
+      if (first)
+        sum = partial[at], first = false;
+      else
+        add_partials()(sum, partial[at]);
+    }
+    return sum;
+  }
   Data gemv_to_column(const Data& in, const StepDataflow& df) {
     const BlockGeometry& g = geo();
     std::vector<Piece> x(g.cols);
@@ -487,11 +645,11 @@ struct Evaluator::State {
       std::vector<std::vector<float>> partial(g.cols);
       for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
       out.at[i].index = rows[i];
-      out.at[i].value = reduce_tree(std::move(partial), *step, add_partials(), dropped(i));
+      out.at[i].value = reduce_line(std::move(partial), df, dropped(i));
     }
     return out;
   }
-  Data gemv_to_row(const Data& in) {
+  Data gemv_to_row(const Data& in, const StepDataflow& df) {
     const BlockGeometry& g = geo();
     if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
     const auto columns = output_slices(g.cols);
@@ -500,7 +658,7 @@ struct Evaluator::State {
       std::vector<std::vector<float>> partial(g.rows);
       for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
       out.at[j].index = columns[j];
-      out.at[j].value = reduce_tree(std::move(partial), *step, add_partials(), dropped(j));
+      out.at[j].value = reduce_line(std::move(partial), df, dropped(j));
     }
     return out;
   }
@@ -708,14 +866,15 @@ struct Evaluator::State {
   // Attention of the KV heads [first, last) on the columns [start, end) of
   // their group, q/k/v in `qkv` (by qkv index): the new entry stored, every
   // tile's partials over its positions, reduced down each column.
+  // With KvPass::Store only the entry is stored (nothing is returned).
   std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last, uint32_t start,
-                                        uint32_t end, const StepDataflow& df) {
+                                        uint32_t end, const StepDataflow& df, KvPass pass) {
     const BlockGeometry& g = geo();
     const uint32_t hd = m.head_dim, q_per_kv = m.n_heads / m.n_kv_heads;
     const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
     const uint64_t group_tiles = uint64_t(end - start) * g.rows;
     // The new key and value go to the tile whose share holds this position.
-    bool stored = false;
+    bool stored = pass != KvPass::Store;
     for (uint32_t j = start; j < end && !stored; ++j)
       for (uint32_t i = 0; i < g.rows && !stored; ++i) {
         if (step->kv_offset(i, j) != position % group_tiles) continue;
@@ -731,6 +890,7 @@ struct Evaluator::State {
         stored = true;
       }
     if (!stored) fail(fmt::format("no tile of columns {}..{} holds position {}", start, end - 1, position));
+    if (pass == KvPass::Store) return {};
     const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
     const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
     std::vector<Partials> columns;
@@ -745,6 +905,10 @@ struct Evaluator::State {
           std::vector<std::pair<float, const KvEntry*>> scores;
           for (const KvEntry& entry : held->second) {
             if (entry.kv_head != h / q_per_kv || entry.position < oldest || entry.position > position) continue;
+            // Entries another plan stored (the prefill's, read by decode) must sit where this step reads them.
+            if (entry.position % group_tiles != step->kv_offset(i, j))
+              fail(fmt::format("{} holds the KV entry of position {}, which this step's shares put elsewhere",
+                               tile_name(i, j), entry.position));
             float dot = 0;
             for (uint32_t e = 0; e < hd; ++e) dot += qkv[h * hd + e] * entry.k[e];
             scores.emplace_back(dot * inverse_sqrt, &entry);
@@ -766,19 +930,27 @@ struct Evaluator::State {
   std::function<void(Partials&, const Partials&)> merger() const {
     return [this](Partials& a, const Partials& b) { merge(a, b); };
   }
-  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head) const {
+  // Where the partials are combined (the root, or a group's first column) the
+  // sink logits join the softmax's denominator, as the plan's sink work there does.
+  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head, bool sinks) const {
     const uint32_t hd = m.head_dim;
     std::vector<float> out;
     for (uint32_t h = first_head; h < last_head; ++h) {
       const auto found = partials.find(h);
       if (found == partials.end()) fail(fmt::format("query head {} has no attention partials", h));
-      for (uint32_t e = 0; e < hd; ++e) out.push_back(rounded(found->second.acc[e] / found->second.sum));
+      Partial p = found->second;
+      if (sinks) {
+        const float sink = w.sink(region->layer, h), top = std::max(p.max, sink), scale = std::exp(p.max - top);
+        p.sum = p.sum * scale + std::exp(sink - top);
+        for (float& v : p.acc) v *= scale;
+      }
+      for (uint32_t e = 0; e < hd; ++e) out.push_back(rounded(p.acc[e] / p.sum));
     }
     return out;
   }
   // Lines of the attention trees for DroppedPartialSum: column j's tree is line
   // j; the tree along the root row (root input) or along group g is line cols + g.
-  Data attention(const Data& in, const StepDataflow& df) {
+  Data attention(const Data& in, const StepDataflow& df, KvPass pass) {
     const BlockGeometry& g = geo();
     const std::vector<uint32_t>& start = df.group_start;
     const uint32_t groups = uint32_t(start.size() - 1), per_group = (m.n_kv_heads + groups - 1) / groups;
@@ -794,11 +966,13 @@ struct Evaluator::State {
         const auto [first, last] = heads_of(group);
         if (first >= last) continue;
         std::vector<Partials> partials =
-            column_partials(in.at[0].value, first, last, start[group], start[group + 1], df);
+            column_partials(in.at[0].value, first, last, start[group], start[group + 1], df, pass);
+        if (pass == KvPass::Store) continue;
         for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
       }
+      if (pass == KvPass::Store) return in;
       const Partials all = reduce_tree(std::move(columns), *step, merger(), dropped(g.cols));
-      return at_root(head_outputs(all, 0, m.n_heads));
+      return at_root(head_outputs(all, 0, m.n_heads, df.sinks));
     }
     Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
     for (uint32_t group = 0; group < groups; ++group) {
@@ -816,9 +990,10 @@ struct Evaluator::State {
       for (uint32_t index : qkv_of_kv_heads(first, last))
         if (std::isnan(qkv[index]))
           fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
-      std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df);
+      std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df, pass);
+      if (pass == KvPass::Store) continue;
       const Partials combined = reduce_tree(std::move(partials), *step, merger(), dropped(g.cols + group));
-      const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv);
+      const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv, df.sinks);
       // The group's output multicast along its columns: column p keeps slice p.
       const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);
       for (uint32_t p = 0; p < columns; ++p)
@@ -879,12 +1054,10 @@ struct Evaluator::State {
         return at_root(std::move(row));
       }
       case StepKind::GemvToColumn: return gemv_to_column(in, df);
-      case StepKind::GemvToRow: return gemv_to_row(in);
+      case StepKind::GemvToRow: return gemv_to_row(in, df);
       case StepKind::LineCompute: return line_compute(in, df);
       case StepKind::Broadcast: return broadcast(in, df);
       case StepKind::Gather: return gather(in, df);
-      case StepKind::Attention: return attention(in, df);
-      case StepKind::Dispatch: return dispatch(in);
       default: fail("no functional meaning is declared for this step");
     }
   }
@@ -902,31 +1075,35 @@ struct Evaluator::State {
     }
     observe(output);
   }
-  // The experts the router picked and the shared ones, each on its block.
-  // mapping.moe_combine root: each result is sent in activations and summed
-  // at the layer root in block order. tree: fp32 sums along the combining
-  // tree (Block::combine_children), where a block adds the streams it takes
-  // in, in that order, to its own result. A DroppedPartialSum on line 0 of the
-  // step loses the message of the expert at that position (block index - 1).
-  Data dispatch(const Data& in) {
-    const size_t saved_s = s;
-    const Step* saved_step = step;
-    const Region& layer = *region;
-    const int64_t drop = dropped(0);
-    const bool tree = plan.options.moe_combine == mapping::MoeCombine::Tree;
-    const size_t blocks = layer.blocks.size();
-    std::vector<std::vector<float>> own(blocks);  // empty: not routed, its block skips the token
-    for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
-      const int32_t expert = layer.blocks[expert_block].expert;
-      if (expert >= 0 && routing.count(uint32_t(expert)) == 0) continue;
-      own[expert_block] = run_block(expert_block, in, nullptr).at[0].value;
+  // --- a chunk of tokens through a region, step by step ----------------------------
+  using Tokens = std::vector<TokenState*>;
+  using ChunkObserver = std::function<void(size_t, const StepOutput&)>;
+  // Runs `f` on every token of `tokens`, each swapped in as the current token.
+  template <typename F>
+  void each_token(const Tokens& tokens, F f) {
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      swap_token(*tokens[k]);
+      try {
+        f(k, *tokens[k]);
+      } catch (...) {
+        swap_token(*tokens[k]);
+        throw;
+      }
+      swap_token(*tokens[k]);
     }
-    block_index = 0;
-    block = &layer.blocks[0];
-    s = saved_s;
-    step = saved_step;
+  }
+  // One token's expert results (by block; empty: not routed, its block skipped
+  // the token) combined. mapping.moe_combine root: each result is sent in
+  // activations and summed at the layer root in block order. tree: fp32 sums
+  // along the combining tree (Block::combine_children), where a block adds the
+  // streams it takes in, in that order, to its own result. `drop` (a
+  // DroppedPartialSum on line 0 of the step) loses the message of the expert
+  // at that position (block index - 1).
+  std::vector<float> combine(const std::vector<std::vector<float>>& own, int64_t drop) const {
+    const Region& layer = *region;
+    const size_t blocks = layer.blocks.size();
     std::vector<float> sum(m.d_model, 0.0f);
-    if (!tree) {
+    if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
       for (size_t b = 1; b < blocks; ++b)
         if (!own[b].empty() && int64_t(b - 1) != drop)
           for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
@@ -948,31 +1125,78 @@ struct Evaluator::State {
       if (blocks > 1 && !streams[1].empty() && drop != 0) sum = streams[1];
     }
     for (float& v : sum) v = rounded(v);
-    return at_root(std::move(sum));
+    return sum;
   }
-  Data run_block(size_t index, Data in, const StepObserver* observe) {
+  // The experts the router picked and the shared ones, each on its block. A
+  // block takes every token of the chunk routed to it (a shared expert every
+  // token) through its steps, as one chunk; then each token's results are combined.
+  void dispatch(const Tokens& tokens) {
+    const size_t saved_s = s;
+    const Step* saved_step = step;
+    const int64_t drop = dropped(0);
+    const size_t blocks = region->blocks.size();
+    std::vector<Data> inputs(tokens.size());
+    std::vector<std::vector<std::vector<float>>> own(tokens.size(), std::vector<std::vector<float>>(blocks));
+    for (size_t k = 0; k < tokens.size(); ++k) inputs[k] = tokens[k]->data;
+    for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
+      const int32_t expert = region->blocks[expert_block].expert;
+      Tokens taken;
+      std::vector<size_t> index;
+      for (size_t k = 0; k < tokens.size(); ++k)
+        if (expert < 0 || tokens[k]->routing.count(uint32_t(expert)) > 0) {  // else its block skips the token
+          tokens[k]->data = inputs[k];
+          taken.push_back(tokens[k]);
+          index.push_back(k);
+        }
+      if (taken.empty()) continue;
+      run_block(expert_block, taken, nullptr);
+      for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = taken[t]->data.at[0].value;
+    }
+    block_index = 0;
+    block = &region->blocks[0];
+    s = saved_s;
+    step = saved_step;
+    for (size_t k = 0; k < tokens.size(); ++k) tokens[k]->data = at_root(combine(own[k], drop));
+  }
+  void keep_result(const Data& data) {
+    const std::string label = step->label();
+    if (label == "final_norm") result.final_hidden = data.at[0].value;
+    if (label == "lm_head_proj") {
+      result.logits.assign(m.vocab_size, NAN);
+      for (const Piece& piece : data.at)
+        for (size_t k = 0; k < piece.index.size(); ++k) result.logits[piece.index[k]] = piece.value[k];
+    }
+    if (label == "sample") result.argmax = uint32_t(data.at[0].value.at(1));
+  }
+  // Every step of block `index` takes every token before the next step starts.
+  void run_block(size_t index, const Tokens& tokens, const ChunkObserver* observe) {
     block_index = index;
     block = &region->blocks[index];
     const auto& steps = block->steps;
     for (s = 0; s < steps.size(); ++s) {
       step = steps[s].get();
-      in = apply(in);
-      if (observe) observe_step(in, *observe);
-      const std::string label = step->label();
-      if (block_index > 0) continue;
-      if (label == "final_norm") result.final_hidden = in.at[0].value;
-      if (label == "lm_head_proj") {
-        result.logits.assign(m.vocab_size, NAN);
-        for (const Piece& piece : in.at)
-          for (size_t k = 0; k < piece.index.size(); ++k) result.logits[piece.index[k]] = piece.value[k];
+      const StepDataflow df = step->dataflow();
+      if (df.kind == StepKind::Dispatch) {
+        dispatch(tokens);
+      } else if (df.kind == StepKind::Attention) {
+        // The chunk's keys and values first, then each token over the positions up to its own.
+        each_token(tokens, [&](size_t, TokenState& t) { attention(t.data, df, KvPass::Store); });
+        each_token(tokens, [&](size_t, TokenState& t) { t.data = attention(t.data, df, KvPass::Attend); });
+      } else {
+        each_token(tokens, [&](size_t, TokenState& t) { t.data = apply(t.data); });
       }
-      if (label == "sample") result.argmax = uint32_t(in.at[0].value.at(1));
+      if (block_index > 0) continue;  // expert blocks: their combined output is compared
+      each_token(tokens, [&](size_t k, TokenState& t) {
+        if (observe) observe_step(t.data, [&](const StepOutput& output) { (*observe)(k, output); });
+        keep_result(t.data);
+      });
     }
     const bool slices_out = index == 0 && region->slices_out;
-    if (in.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
-      fail(slices_out ? "the block's chain does not end on its root column"
-                      : "the block's chain does not end at its root");
-    return in;
+    each_token(tokens, [&](size_t, TokenState& t) {
+      if (t.data.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
+        fail(slices_out ? "the block's chain does not end on its root column"
+                        : "the block's chain does not end at its root");
+    });
   }
   // The slices hand-off: each root-column tile takes the elements of its slice,
   // wherever in the previous region's root column they were.
@@ -999,35 +1223,72 @@ struct Evaluator::State {
     stream = out;
     return out;
   }
-  Data run_region(size_t index, Data in, const StepObserver& observe) {
+  void run_region(size_t index, const Tokens& tokens, const ChunkObserver& observe) {
     r = index;
-    region = &plan.regions[index];
-    if (region->slices_in) in = resliced(in);
-    Data out = run_block(0, std::move(in), &observe);
-    for (Piece& piece : out.at)
-      for (float& v : piece.value) v = rounded(v);  // sent on in the activation format
-    return out;
+    region = &plan->regions[index];
+    if (region->slices_in) each_token(tokens, [&](size_t, TokenState& t) { t.data = resliced(t.data); });
+    run_block(0, tokens, &observe);
+    for (TokenState* t : tokens)
+      for (Piece& piece : t->data.at)
+        for (float& v : piece.value) v = rounded(v);  // sent on in the activation format
+  }
+  void use(const mapping::Plan& p) {
+    plan = &p;
+    phase = p.phase == mapping::Phase::Prefill ? "prefill" : "decode";
   }
 };
 
 Evaluator::Evaluator(const mapping::Plan& plan, const ModelWeights& weights, uint32_t sequences,
-                     std::vector<DroppedPartialSum> faults)
-    : state_(std::make_unique<State>(plan, weights, sequences, std::move(faults))) {
-  const std::string why = unsupported_reason(plan);
-  if (!why.empty()) throw FunctionalError(why);
+                     std::vector<DroppedPartialSum> faults, const mapping::Plan* prefill)
+    : state_(std::make_unique<State>(plan, prefill, weights, sequences, std::move(faults))) {
+  for (const mapping::Plan* p : {&plan, prefill}) {
+    if (!p) continue;
+    const std::string why = unsupported_reason(*p);
+    if (!why.empty()) throw FunctionalError(why);
+  }
 }
 
 Evaluator::~Evaluator() = default;
 
 TokenResult Evaluator::step(uint32_t sequence, uint32_t token, uint64_t position, const StepObserver& observe) {
   State& s = *state_;
-  s.sequence = sequence;
-  s.token = token;
-  s.position = position;
-  s.result = TokenResult{};
-  Data data;
-  for (size_t r = 0; r < s.plan.regions.size(); ++r) data = s.run_region(r, std::move(data), observe);
-  return s.result;
+  s.use(s.decode);
+  TokenState t;
+  t.sequence = sequence;
+  t.token = token;
+  t.position = position;
+  const State::Tokens tokens{&t};
+  const State::ChunkObserver each = [&](size_t, const StepOutput& output) {
+    if (observe) observe(output);
+  };
+  for (size_t r = 0; r < s.plan->regions.size(); ++r) s.run_region(r, tokens, each);
+  return std::move(t.result);
+}
+
+std::vector<TokenResult> Evaluator::prefill_chunk(uint32_t sequence, uint64_t first_position,
+                                                  const std::vector<uint32_t>& tokens, const ChunkObserver& observe) {
+  State& s = *state_;
+  if (!s.prefill) throw std::logic_error("prefill_chunk without a prefill plan");
+  std::vector<TokenState> chunk(tokens.size());
+  State::Tokens pointers;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    chunk[k].sequence = sequence;
+    chunk[k].token = tokens[k];
+    chunk[k].position = first_position + k;
+    chunk[k].in_chunk = uint32_t(k);
+    pointers.push_back(&chunk[k]);
+  }
+  s.use(*s.prefill);
+  for (size_t r = 0; r < s.plan->regions.size(); ++r) s.run_region(r, pointers, observe);
+  // The prefill plan ends at the last layer: each token's output takes the
+  // decode plan's LM head for its final hidden state and logits.
+  s.use(s.decode);
+  for (size_t r = s.prefill->regions.size(); r < s.decode.regions.size(); ++r)
+    for (size_t k = 0; k < chunk.size(); ++k)
+      s.run_region(r, {&chunk[k]}, [&](size_t, const StepOutput& output) { observe(k, output); });
+  std::vector<TokenResult> results;
+  for (TokenState& t : chunk) results.push_back(std::move(t.result));
+  return results;
 }
 
 uint64_t Evaluator::weight_floats() const {

@@ -27,11 +27,14 @@ class FunctionalError : public std::runtime_error {
 // Test-only: the message of line position `position` in the reduction tree of
 // line `line` (a row of a GEMV to column, a column of a GEMV to row) is lost,
 // as if the plan forgot that partial sum.
+// In a MeshGEMM the line is the ring (the output slice) and the position the
+// tile whose product the passing partial misses.
 struct DroppedPartialSum {
   std::string region;  // "layer 1"
   std::string step;    // "o_proj"
   uint32_t line = 0;
   uint32_t position = 1;
+  std::string plan;  // "prefill" or "decode" only; empty: both
 };
 
 // Where a step left a part of its output, for comparison with the reference.
@@ -47,6 +50,8 @@ struct StepOutput {
   std::vector<TileSlice> slices;
 };
 using StepObserver = std::function<void(const StepOutput&)>;
+// The same for a chunk: the index of the token in its chunk, and its output.
+using ChunkObserver = std::function<void(size_t, const StepOutput&)>;
 
 struct TokenResult {
   std::vector<float> final_hidden, logits;
@@ -56,11 +61,20 @@ struct TokenResult {
 
 class Evaluator {
  public:
-  // Throws FunctionalError when the plan uses what the evaluator does not cover.
+  // `plan` is the decode plan; `prefill`, when given, its prefill plan, whose
+  // chunks write the KV entries decode then reads. Throws FunctionalError
+  // when a plan uses what the evaluator does not cover.
   Evaluator(const mapping::Plan& plan, const ModelWeights& weights, uint32_t sequences,
-            std::vector<DroppedPartialSum> faults = {});
+            std::vector<DroppedPartialSum> faults = {}, const mapping::Plan* prefill = nullptr);
   ~Evaluator();
+  // One token through the decode plan.
   TokenResult step(uint32_t sequence, uint32_t token, uint64_t position, const StepObserver& observe);
+  // One chunk of a prompt (`tokens` at positions first_position onwards)
+  // through the prefill plan, every token through a step before the next
+  // step starts; then each token's last-layer output through the decode
+  // plan's LM head (the prefill plan has none) for its final hidden state and logits.
+  std::vector<TokenResult> prefill_chunk(uint32_t sequence, uint64_t first_position,
+                                         const std::vector<uint32_t>& tokens, const ChunkObserver& observe);
   // Numbers held on tiles so far: weight blocks and KV entries (4-byte floats).
   uint64_t weight_floats() const;
   uint64_t kv_floats() const;
@@ -74,11 +88,15 @@ class Evaluator {
 // Why the evaluator cannot run this plan, or "" when it can.
 std::string unsupported_reason(const mapping::Plan& plan);
 
-// The evaluator combines partial sums by the trees of mapping::tree_role; the
-// engine runs the plan's ProgramSet. For every GEMV and gather step, every
-// tile's reduction sends in the programs the engine runs (after
-// deduplication) must go to the parent that tree gives it, and its waits must
-// count its children. Returns the first tile where they differ ("" when none).
+// The evaluator combines partial sums by the trees of mapping::tree_role (or
+// a MeshGEMM's rings) and hands data on by multicasts; the engine runs the
+// plan's ProgramSet. For every GEMV (MeshGEMM included), gather, broadcast and
+// attention step, every tile's sends in the programs the engine runs (after
+// deduplication) must go where the evaluator's tree or ring sends them (each
+// reduction to its tree parent, each ring send to the ring successor), its
+// multicasts must reach exactly the tiles the evaluator hands the data to,
+// and its waits must count at least its children. Returns the first tile
+// where they differ ("" when none).
 std::string program_tree_mismatch(const mapping::Plan& plan);
 
 }  // namespace wafersim::functional

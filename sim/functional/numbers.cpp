@@ -139,6 +139,13 @@ float ModelWeights::norm(Tensor tensor, int32_t layer, uint64_t index, bool shif
   return round_to(model_.weight_dtype, float(shift ? 0.1 * u : 1.0 + 0.1 * u));
 }
 
+float ModelWeights::sink(int32_t layer, uint32_t head) const {
+  if (!model_.attention_sinks) return 0;
+  // Scores q.k / sqrt(head_dim) are of order 1: a sink in [0, 2] takes a
+  // visible share of the softmax at short contexts and a small one at long.
+  return round_to(model_.weight_dtype, float(1.0 + draw(Tensor::Sinks, layer, head, 0, 4)));
+}
+
 uint32_t prompt_token(uint64_t seed, uint32_t sequence, uint64_t position, uint32_t vocab) {
   return uint32_t(mix(mix(seed ^ 0x70726f6d7074ull) ^ mix(sequence) ^ mix(position + 1)) % vocab);
 }

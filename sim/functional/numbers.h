@@ -40,6 +40,7 @@ enum class Tensor : uint8_t {
   ExpertGate,
   ExpertUp,
   ExpertDown,
+  Sinks,  // one learned sink logit per query head (attention_sinks)
 };
 
 // The parameters of one model, drawn from a seed.
@@ -54,6 +55,8 @@ class ModelWeights {
   float bias(Tensor tensor, int32_t layer, uint64_t row, int32_t expert = -1) const;
   // Norm gain (shift = false) or LayerNorm shift of element `index`.
   float norm(Tensor tensor, int32_t layer, uint64_t index, bool shift = false) const;
+  // The sink logit of query head `head` (0 when the model has no sinks).
+  float sink(int32_t layer, uint32_t head) const;
   bool has_bias(Tensor tensor) const;
   uint64_t columns(Tensor tensor) const;  // d_in of a matrix
 

@@ -227,9 +227,12 @@ ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t posit
       const long kvh = h / q_per_kv;
       const VectorXd qh = qkv.segment(h * hd, hd);
       VectorXd scores = K.block(first, kvh * hd, count, hd) * qh / std::sqrt(double(hd));
-      const double top = scores.maxCoeff();
+      // A sink logit joins the softmax's denominator only (it has no value).
+      const double sink = s.w.sink(int32_t(l), uint32_t(h));
+      const double top = m.attention_sinks ? std::max(scores.maxCoeff(), sink) : scores.maxCoeff();
       const VectorXd p = (scores.array() - top).exp().matrix();
-      attn.segment(h * hd, hd) = V.block(first, kvh * hd, count, hd).transpose() * p / p.sum();
+      const double denominator = p.sum() + (m.attention_sinks ? std::exp(sink - top) : 0.0);
+      attn.segment(h * hd, hd) = V.block(first, kvh * hd, count, hd).transpose() * p / denominator;
     }
     v["attn"] = to_std(attn);
     const VectorXd o = L.o * attn + L.bo;

@@ -24,10 +24,19 @@ TEST_CASE("run with sim.functional reports the numbers' errors and keeps every c
   const json& f = checked["functional"];
   for (const char* key : {"max_abs_error", "max_rel_error", "argmax_agreement", "tolerance"}) CHECK(f[key].is_number());
   CHECK(f["passed"] == true);
-  CHECK(f["tokens"] == 20);  // 16 prompt and 4 decoded positions
+  CHECK(f["tokens"] == 20);             // 16 prompt and 4 decoded positions
+  CHECK(f["prefill_checked"] == true);  // the prompt went through the prefill plan that was timed
   CHECK(f["max_rel_error"].get<double>() <= f["tolerance"].get<double>());
   CHECK(f["argmax_agreement"].get<double>() > 0.5);
   CHECK(f["first_divergence"].is_null());
+}
+
+TEST_CASE("run with sim.functional and no prefill takes the prompt through the decode plan", "[cli][functional]") {
+  const json result =
+      run_json({"analytic", kTinyDense, "--set", "sim.functional=true", "--set", "workload.prefill=false"}, 0);
+  CHECK(result["functional"]["passed"] == true);
+  CHECK(result["functional"]["prefill_checked"] == false);
+  CHECK(result["functional"]["tokens"] == 20);
 }
 
 TEST_CASE("run with sim.functional passes q/k norm of heads cut across the root column's tiles", "[cli][functional]") {

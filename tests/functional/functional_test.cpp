@@ -123,7 +123,7 @@ TEST_CASE("functional: a dropped partial sum is caught and named", "[functional]
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);
     const mapping::Plan plan = tiny_plan("tiny-dense", {std::string("mapping.dataflow=") + dataflow});
-    const FunctionalReport report = check_functional(plan, {{"layer 1", "o_proj", 0, 1}});
+    const FunctionalReport report = check_functional(plan, {{"layer 1", "o_proj", 0, 1, ""}});
     INFO(functional::functional_summary(report));
     REQUIRE(!report.passed);
     REQUIRE(report.first);
@@ -152,8 +152,9 @@ TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddin
 TEST_CASE("functional: a window that reads the wrong positions is caught", "[functional]") {
   // The plan's attention says every layer attends to 4 positions; a reference
   // that attends to all of them differs once the context passes 4.
-  mapping::Plan windowed = tiny_plan("tiny-dense", {"model.sliding_window=4"});
-  mapping::Plan full = tiny_plan("tiny-dense", {});
+  // Decode takes every position (the prefill plan would be rebuilt from the model, window and all).
+  mapping::Plan windowed = tiny_plan("tiny-dense", {"model.sliding_window=4", "workload.prefill=false"});
+  mapping::Plan full = tiny_plan("tiny-dense", {"workload.prefill=false"});
   // The windowed plan's regions under the model without a window, which the reference runs.
   full.regions.swap(windowed.regions);
   const FunctionalReport report = check_functional(full);
@@ -241,10 +242,7 @@ TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums o
 }
 
 TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {
-  REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.attention_sinks=true"})).find("sinks") !=
-          std::string::npos);
-  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-dense", {"model.attention_sinks=true"})),
-                    functional::FunctionalError);
+  REQUIRE_THROWS_AS(check_functional(tiny_plan("tiny-dense", {"model.weight_dtype=fp8"})), functional::FunctionalError);
   REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {"model.weight_dtype=fp8"})).find("fp8") !=
           std::string::npos);
   REQUIRE(functional::unsupported_reason(tiny_plan("tiny-dense", {})).empty());
@@ -256,13 +254,13 @@ TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expe
   require_match(check_functional(tiny_plan("tiny-moe", {"model.moe.n_shared_experts=1", "mapping.reduce_fanin=3"})), 9);
   require_match(check_functional(tiny_plan("tiny-moe", {"model.moe_weight_dtype=mxfp4", "workload.batch=2"})), 18);
   // The router's logits of row 0 lose column 1's partial sum.
-  const FunctionalReport router = check_functional(tiny_plan("tiny-moe", {}), {{"layer 0", "router", 0, 1}});
+  const FunctionalReport router = check_functional(tiny_plan("tiny-moe", {}), {{"layer 0", "router", 0, 1, ""}});
   INFO(functional::functional_summary(router));
   REQUIRE(router.first);
   REQUIRE(router.first->step == "router");
   REQUIRE(router.first->layer == 0);
   // Every expert's gate/up sums of row 0 lose column 1's partial: the combined expert output diverges.
-  const FunctionalReport experts = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "gate_up_proj", 0, 1}});
+  const FunctionalReport experts = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "gate_up_proj", 0, 1, ""}});
   INFO(functional::functional_summary(experts));
   REQUIRE(experts.first);
   REQUIRE(experts.first->step == "experts");
@@ -272,12 +270,12 @@ TEST_CASE("functional: MoE top-k with shared experts matches, and a dropped expe
 TEST_CASE("functional: MoE results combined either way match, and a lost or misdirected expert stream is caught",
           "[functional]") {
   require_match(check_functional(tiny_plan("tiny-moe", {"mapping.moe_combine=root"})), 9);
-  require_match(check_functional(tiny_plan("tiny-moe", {"mapping.dataflow=root", "mapping.moe_combine=tree",
-                                                        "model.moe.n_shared_experts=1"})),
+  require_match(check_functional(tiny_plan(
+                    "tiny-moe", {"mapping.dataflow=root", "mapping.moe_combine=tree", "model.moe.n_shared_experts=1"})),
                 9);
   // The stream of expert 0's block (the whole sum), then of expert 1's (the rest of its row), never arrives.
   for (const uint32_t expert : {0u, 1u}) {
-    const FunctionalReport lost = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "experts", 0, expert}});
+    const FunctionalReport lost = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "experts", 0, expert, ""}});
     INFO("expert " << expert << ": " << functional::functional_summary(lost));
     REQUIRE(lost.first);
     REQUIRE(lost.first->step == "experts");
