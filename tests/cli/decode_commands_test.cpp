@@ -256,14 +256,6 @@ TEST_CASE("run and analytic write the refused record map writes when the model d
     const json refused = json::parse(read_all(path));
     CHECK(refused["fits"] == false);
     CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
-  // mapping.moe_combine: auto follows the dataflow; the table names it for an MoE model.
-  CHECK(run_json({"map", moe})["moe_combine"] == "tree");
-  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root"})["moe_combine"] == "root");
-  CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=tree"})["moe_combine"] ==
-        "tree");
-  const Outcome table = run_wafersim({"map", moe, "--set", "mapping.moe_combine=root"});
-  CHECK(table.exit_code == 0);
-  CHECK_THAT(table.out, Catch::Contains("every result sent to the layer root"));
     CHECK(refused == from_map);  // one shape for every command
     CHECK(std::distance(std::filesystem::directory_iterator(scratch.path()), std::filesystem::directory_iterator()) ==
           1);
