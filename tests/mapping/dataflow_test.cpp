@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "mapping/timeline.h"
+#include "mapping/verify_plan.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/decode_inputs.h"
 
@@ -144,4 +145,22 @@ TEST_CASE("the slices hand-off moves the scatter into the embedding and the gath
     columns.insert(from.x(piece.from, 0));
   }
   CHECK(columns.size() == from.rows);
+}
+
+// Speculative decoding's verify plans rebuild the decode plan's regions: they
+// must keep its hand-off, or every layer would scatter and gather through its
+// root again and a verify pass would cost far more than decode's tokens.
+TEST_CASE("verify plans keep the decode plan's slices hand-off", "[mapping][dataflow][handoff]") {
+  const Decoded decoded = decode(zoo_experiment("tiny-dense", "tiny", 64, 2), "distributed");
+  for (const mapping::Plan& verify :
+       {mapping::compile_verify_plan(decoded.plan, 5), mapping::compile_pipelined_verify_plan(decoded.plan, 5)}) {
+    REQUIRE(verify.regions.size() == decoded.plan.regions.size());
+    for (size_t r = 0; r < verify.regions.size(); ++r) {
+      INFO(verify.regions[r].name);
+      CHECK(verify.regions[r].slices_in == decoded.plan.regions[r].slices_in);
+      CHECK(verify.regions[r].slices_out == decoded.plan.regions[r].slices_out);
+      CHECK(first_step(verify.regions[r]) == first_step(decoded.plan.regions[r]));
+    }
+    CHECK(decoded.plan.regions[1].slices_in);
+  }
 }
