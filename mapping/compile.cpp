@@ -571,7 +571,28 @@ class PlanCompiler {
 
 Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
                   const MappingOptions& options) {
-  return PlanCompiler(hw, model, workload, options).compile();
+  if (!options.multicast_axis_auto) return PlanCompiler(hw, model, workload, options).compile();
+  // multicast_axis: auto prefers y where slices are handed on (PlanCompiler),
+  // but along y a root row is a strip wide and its tiles keep longer buffers:
+  // where the plan fits along x only, or on fewer wafers, x is taken.
+  MappingOptions along_x = options;
+  along_x.multicast_axis_auto = false;
+  along_x.multicast_along_x = true;
+  Plan preferred;
+  try {
+    preferred = PlanCompiler(hw, model, workload, options).compile();
+  } catch (const DoesNotFitError&) {
+    if (!options.slices_handoff()) throw;  // it was along x already
+    return PlanCompiler(hw, model, workload, along_x).compile();
+  }
+  if (preferred.options.multicast_along_x || hw.wafers > 0 || preferred.hw.wafers == 1) return preferred;
+  HardwareSpec fewer = hw;
+  fewer.wafers = preferred.hw.wafers - 1;
+  try {
+    return PlanCompiler(fewer, model, workload, along_x).compile();
+  } catch (const DoesNotFitError&) {
+    return preferred;
+  }
 }
 
 }  // namespace wafersim::mapping

@@ -28,7 +28,8 @@ void declare_mapping_params(config::Schema& schema) {
       enum_param("mapping.multicast_axis", {"auto", "x", "y"}, "auto",
                  "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
                  "auto = y when some regions hand slices on (mapping.handoff; the root column then lies along x, "
-                 "across the strips' direction, so consecutive regions' slices meet column by column), else x"));
+                 "across the strips' direction, so consecutive regions' slices meet column by column), else x; "
+                 "x also where the plan fits the wafers, or fewer wafers, only along x"));
   schema.add(
       bool_param("mapping.use_all_tiles", true,
                  "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));

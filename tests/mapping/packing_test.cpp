@@ -64,6 +64,28 @@ TEST_CASE("Llama 3.1 70B at 16-bit fits four WSE-3, its edge tiles relieved of w
   CHECK_THROWS_AS(cerebras_70b({"hardware.wafers=3"}), mapping::DoesNotFitError);
 }
 
+// With multicast_axis: auto the compiler prefers y where slices are handed on;
+// at a 2,304-token context a root row a strip wide leaves the last layer's
+// tiles too little room, so four wafers hold 70B only along x, which auto takes.
+TEST_CASE("multicast axis auto falls back to x where only x fits the wafers", "[mapping][packing]") {
+  const std::vector<std::string> longer = {"workload.prompt_tokens=2048", "workload.decode_tokens=256"};
+  std::vector<std::string> along_y = longer;
+  along_y.push_back("mapping.multicast_axis=y");
+  CHECK_THROWS_AS(cerebras_70b(along_y), mapping::DoesNotFitError);
+  const mapping::Plan plan = cerebras_70b(longer);
+  CHECK(plan.hw.wafers == 4);
+  CHECK(plan.options.multicast_along_x);
+  CHECK(plan.options.slices_handoff());
+  // With wafers: auto, the axis that needs fewer wafers.
+  std::vector<std::string> any = longer;
+  any.push_back("hardware.wafers=auto");
+  const mapping::Plan fewest = cerebras_70b(any);
+  CHECK(fewest.hw.wafers == 4);
+  CHECK(fewest.options.multicast_along_x);
+  // Where y fits, auto keeps it.
+  CHECK(!cerebras_70b().options.multicast_along_x);
+}
+
 TEST_CASE("a relieved split gives row 0 and the relieved columns fewer elements and adds up", "[mapping][packing]") {
   mapping::BlockGeometry geo;
   geo.rows = 5;
