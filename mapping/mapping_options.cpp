@@ -14,6 +14,9 @@ const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::Me
 
 const char* moe_combine_name(MoeCombine combine) { return combine == MoeCombine::Tree ? "tree" : "root"; }
 const char* handoff_name(Handoff handoff) { return handoff == Handoff::Slices ? "slices" : "root"; }
+const char* attention_layout_name(AttentionLayout layout) {
+  return layout == AttentionLayout::Grid ? "grid" : "groups";
+}
 
 void declare_mapping_params(config::Schema& schema) {
   using namespace config;
@@ -64,6 +67,12 @@ void declare_mapping_params(config::Schema& schema) {
                         "next region's root-column tiles, skipping the gather and the scatter (between distributed "
                         "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
                         "distributed dataflow, root with root"));
+  schema.add(enum_param("mapping.attention", {"groups", "grid"}, "groups",
+                        "How distributed dense layers lay attention out: groups = each KV head owns a group of "
+                        "columns whose tiles hold whole positions, flash-decoding partials reduced down the columns "
+                        "and along the group; grid = WaferLLM's decode kernel: head dimensions along the group's "
+                        "columns, positions along the rows, scores summed along the rows, then the softmax's max "
+                        "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)"));
   schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
                         "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
                         "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
@@ -114,6 +123,10 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
                 "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
   options.handoff =
       handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root : Handoff::Slices;
+  options.attention = config.get_string("mapping.attention") == "grid" ? AttentionLayout::Grid : AttentionLayout::Groups;
+  if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
+    config.fail("mapping.attention",
+                "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");
   const std::string axis = config.get_string("mapping.multicast_axis");
   options.multicast_axis_auto = axis == "auto";
   options.multicast_along_x = axis != "y";

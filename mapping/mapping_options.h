@@ -53,6 +53,15 @@ enum class MoeCombine { Root, Tree };
 //     into the LM head next to them; MoE regions keep Root on both sides.
 enum class Handoff { Root, Slices };
 
+// How a distributed dense layer lays attention out over its block (mapping.attention).
+//   Groups: each KV head owns a group of columns whose tiles each hold whole
+//     positions; q/k/v travel to every tile of the group and flash-decoding
+//     partials reduce down the columns and along the group (docs/MAPPING.md).
+//   Grid: WaferLLM's decode kernel: head dimensions along the group's
+//     columns, positions along the rows; scores summed along the rows, then
+//     the softmax's max and sum and the output reduced down the columns.
+enum class AttentionLayout { Groups, Grid };
+
 struct MappingOptions {
   double region_aspect = 1.0;     // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;            // vertical strips per wafer; 0 = chosen from region_aspect
@@ -78,6 +87,7 @@ struct MappingOptions {
   // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
   Dtype partial_sum = Dtype::FP32;
   Handoff handoff = Handoff::Slices;  // honoured with the distributed dataflow only
+  AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
 
   bool slices_handoff() const { return handoff == Handoff::Slices && dataflow == Dataflow::Distributed; }
 };
@@ -87,6 +97,7 @@ const char* reduction_name(Reduction reduction);  // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
 const char* moe_combine_name(MoeCombine combine);  // "root", "tree"
 const char* handoff_name(Handoff handoff);        // "root", "slices"
+const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

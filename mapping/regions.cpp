@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mapping/kv_groups.h"
 #include "mapping/mesh_gemm.h"
 #include "mapping/region.h"
 #include "models/cost.h"
@@ -97,13 +98,11 @@ bool heads_cut(const ModelSpec& m, const BlockGeometry& g, bool along_row) {
   if (!along_row) return !g.even_split() || (uint64_t(m.n_heads) + 2ull * m.n_kv_heads) % g.rows != 0;
   if (!g.even_split()) return true;
   // The KV-head groups of the distributed attention (mapping/steps.cpp, row_attention_step).
-  const uint32_t groups = std::min<uint32_t>(m.n_kv_heads, g.cols);
-  const uint32_t per_group = uint32_t(ceil_div(m.n_kv_heads, groups));
-  for (uint32_t group = 0; group < groups; ++group) {
-    const uint32_t columns = uint32_t(uint64_t(group + 1) * g.cols / groups - uint64_t(group) * g.cols / groups);
-    const uint32_t first = std::min(m.n_kv_heads, group * per_group);
-    const uint32_t kv_heads = std::min(m.n_kv_heads, first + per_group) - first;
-    if (kv_heads * (q_per_kv + 2) % columns != 0) return true;
+  const KvGroups groups(m.n_kv_heads, g.cols);
+  for (uint32_t group = 0; group < groups.count; ++group) {
+    const uint32_t first = std::min(m.n_kv_heads, group * groups.heads_per_group);
+    const uint32_t kv_heads = std::min(m.n_kv_heads, first + groups.heads_per_group) - first;
+    if (kv_heads * (q_per_kv + 2) % groups.columns(group) != 0) return true;
   }
   return false;
 }
@@ -250,9 +249,10 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, cons
   });
 }
 
-// mesh: the projections as MeshGEMM steps (a prefill with mapping.prefill_gemm: meshgemm).
+// mesh: the projections as MeshGEMM steps (a prefill with mapping.prefill_gemm: meshgemm); grid:
+// attention laid out as WaferLLM's kernel (mapping.attention: grid).
 void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context, bool mesh,
-                           bool slices_in, bool slices_out) {
+                           bool grid, bool slices_in, bool slices_out) {
   const Dtype w = m.weight_dtype, act = m.activation_dtype;
   auto column_to_row = [mesh](const StepEnv& env, const GemvShape& shape) {
     return mesh ? mesh_gemm_step(env, shape, /*from_column=*/true) : gemv_to_row_step(env, shape);
@@ -277,7 +277,9 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   });
   const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true);
   chain.add("attention", [&](const StepEnv& env) {
-    return row_attention_step(env, attention_shape(m, layer, max_context), dtype_bytes(act, slice));
+    const AttentionShape shape = attention_shape(m, layer, max_context);
+    return grid ? grid_attention_step(env, shape, dtype_bytes(act, slice))
+                : row_attention_step(env, shape, dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
     return row_to_column(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
@@ -858,7 +860,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     } else if (context.options->dataflow == Dataflow::Distributed) {
       add_distributed_layer(chain, m, uint32_t(layer), context.max_context,
                             context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm,
-                            context.slices_in, context.slices_out);
+                            context.options->attention == AttentionLayout::Grid, context.slices_in,
+                            context.slices_out);
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "mapping/kv_groups.h"
 #include "mapping/line_tree.h"
 #include "models/cost.h"
 #include "workloads/op_costs.h"
@@ -14,7 +15,6 @@ namespace wafersim::mapping {
 
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 // Size of part `index` when `total` is split into `parts` near-equal parts.
 uint64_t chunk(uint64_t total, uint64_t parts, uint64_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
@@ -418,18 +418,13 @@ class Attention : public Step {
   Attention(const StepEnv& env, const AttentionShape& shape, bool row_io, uint64_t slice_bytes)
       : Step(env), shape_(shape), row_io_(row_io) {
     const BlockGeometry& g = env.geo;
-    groups_ = std::min<uint32_t>(shape.n_kv_heads, g.cols);
-    heads_per_group_ = uint32_t(ceil_div(shape.n_kv_heads, groups_));
+    const KvGroups split(shape.n_kv_heads, g.cols);
+    groups_ = split.count;
+    heads_per_group_ = split.heads_per_group;
+    widest_ = split.widest;
+    group_of_ = split.of;
+    group_start_ = split.start;
     const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
-    group_of_.resize(g.cols);
-    group_start_.resize(groups_ + 1);
-    for (uint32_t group = 0; group <= groups_; ++group)
-      group_start_[group] = uint32_t(uint64_t(group) * g.cols / groups_);
-    for (uint32_t group = 0; group < groups_; ++group) {
-      for (uint32_t j = group_start_[group]; j < group_start_[group + 1]; ++j) group_of_[j] = group;
-      widest_ = std::max(widest_, group_columns(group));
-    }
-
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
     column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
     // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).

@@ -283,6 +283,19 @@ std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& s
 // there), which multicasts the group's attention output along the group.
 std::unique_ptr<Step> row_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
 
+// The same between slices on the root row, laid out as WaferLLM's decode
+// kernel lays attention (mapping.attention: grid): within each KV-head group,
+// column j holds its slice's head dimensions of every position the column
+// holds, and row i the positions p with p mod rows == i. Each root-row tile
+// multicasts its q/k/v slice down its column; every tile scores its positions
+// over its dimensions; in every row the partial scores are summed along the
+// group's columns and returned along them; the softmax's max and sum each
+// reduce down every column (fp32) and return down it; each tile weights its
+// values, and the output slices reduce down each column to the root row.
+// Score messages are sized for the workload's largest context, as the
+// kernel's fixed score buffers are.
+std::unique_ptr<Step> grid_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
+
 // Embedding lookup: the root asks the far corner of the block for a row of the
 // table and waits for it (the row's owner is data dependent; the far corner is
 // the worst case). The table is spread evenly over the block.

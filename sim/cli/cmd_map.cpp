@@ -74,6 +74,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"reduction", mapping::reduction_name(plan.options.reduction)},
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
           {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
+          {"attention", mapping::attention_layout_name(plan.options.attention)},
           {"handoff",
            mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
           {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
@@ -110,6 +111,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
   summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  if (plan.options.dataflow == mapping::Dataflow::Distributed)
+    summary.add_row({"attention", mapping::attention_layout_name(plan.options.attention),
+                     plan.options.attention == mapping::AttentionLayout::Grid
+                         ? "WaferLLM's kernel: head dimensions along a group's columns, positions along the rows "
+                           "(mapping.attention)"
+                         : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
   summary.add_row({"hand-off", plan.options.slices_handoff() ? "slices" : "root",
                    plan.options.slices_handoff()
                        ? "root-column tiles to the next region's, straight (mapping.handoff; root next to MoE layers)"

@@ -191,6 +191,32 @@ TEST_CASE("contention off: distributed dataflow, q/k norm of heads cut along the
   require_same_cycles("tiny-dense", {kDistributed, "model.qk_norm=true", "mapping.strips=1"});
 }
 
+// mapping.attention: grid, WaferLLM's attention layout: in every row the scores
+// sum along the group's columns, then three passes run down every column.
+const std::string kGrid = "mapping.attention=grid";
+TEST_CASE("contention off: grid attention agrees to the cycle", "[regression][exact][grid]") {
+  require_same_cycles("tiny-dense", {kDistributed, kGrid, "workload.batch=3"});
+}
+TEST_CASE("contention off: grid attention, uneven GQA groups, long context agrees to the cycle",
+          "[regression][exact][grid]") {
+  require_same_cycles("tiny-dense", {kDistributed, kGrid, "model.n_heads=6", "model.head_dim=32", "model.n_kv_heads=3",
+                                     "workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention off: grid attention, one head over the block, sinks, window and relays agrees to the cycle",
+          "[regression][exact][grid]") {
+  require_same_cycles("tiny-1layer", {kDistributed, kGrid, "model.n_heads=1", "model.n_kv_heads=1",
+                                      "model.head_dim=256", "model.attention_sinks=true", "model.sliding_window=64",
+                                      "workload.prompt_tokens=300", "hardware.fabric.colors=6"});
+}
+TEST_CASE("contention off: grid attention, two wafers with store-and-forward trees agrees to the cycle",
+          "[regression][exact][grid]") {
+  require_same_cycles("tiny-dense", {kDistributed, kGrid, "hardware.wafers=2", "mapping.reduction=tree",
+                                     "mapping.partial_sum_dtype=fp16"});
+}
+TEST_CASE("contention on: grid attention, long context within 10 percent", "[regression][contention][grid]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, kGrid, "workload.prompt_tokens=3000"});
+}
+
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-dense", {kRoot});
 }

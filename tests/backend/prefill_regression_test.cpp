@@ -66,6 +66,14 @@ TEST_CASE("prefill, contention off: MoE combining tree with a shared expert agre
           "[regression][exact][prefill]") {
   require_same_cycles("tiny-moe", with(kChunks, {"mapping.moe_combine=tree", "model.moe.n_shared_experts=1"}));
 }
+TEST_CASE("prefill, contention off: grid attention agrees to the cycle", "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.attention=grid", "model.n_kv_heads=1"}));
+}
+TEST_CASE("prefill, contention off: grid attention with MeshGEMM projections agrees to the cycle",
+          "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-dense",
+                      with(kChunks, {kDistributed, "mapping.attention=grid", "mapping.prefill_gemm=meshgemm"}));
+}
 TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
 }

@@ -124,6 +124,8 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   CHECK(run_json({"map", kTinyDense, "--set", "mapping.dataflow=root"})["dataflow"] == "root");
   CHECK(plan["prefill_gemm"] == "chunked_gemv");  // the default
   CHECK(run_json({"map", kTinyDense, "--set", "mapping.prefill_gemm=chunked_gemv"})["prefill_gemm"] == "chunked_gemv");
+  CHECK(plan["attention"] == "groups");  // the default
+  CHECK(run_json({"map", kTinyDense, "--set", "mapping.attention=grid"})["attention"] == "grid");
 
   // tiny-moe needs two tiny wafers.
   const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";

@@ -1,0 +1,257 @@
+// Attention laid out as WaferLLM's decode kernel lays it (mapping.attention:
+// grid; MeshInfra/WaferLLM, Decode/*/src/decode.csl): head dimensions along
+// the columns, positions along the rows. docs/MAPPING.md has the picture.
+#include <algorithm>
+#include <stdexcept>
+
+#include "mapping/kv_groups.h"
+#include "mapping/steps.h"
+#include "models/cost.h"
+#include "workloads/op_costs.h"
+
+namespace wafersim::mapping {
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+class GridAttention : public Step {
+ public:
+  GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes)
+      : Step(env), shape_(shape), groups_(shape.n_kv_heads, env.geo.cols), slice_bytes_(slice_bytes) {
+    if (shape.max_positions == 0)
+      throw std::logic_error("grid attention sizes its score messages by the workload's largest context");
+    const BlockGeometry& g = env.geo;
+    q_per_kv_ = shape.n_heads / shape.n_kv_heads;
+    query_heads_ = uint64_t(groups_.heads_per_group) * q_per_kv_;
+    // As the kernel's fixed score buffers: every row sends the scores of as
+    // many positions as the fullest row holds at the workload's largest context.
+    score_bytes_ = dtype_bytes(env.partial_sum, query_heads_ * ceil_div(shape.max_positions, g.rows));
+    statistic_bytes_ = dtype_bytes(Dtype::FP32, query_heads_);
+
+    // Routes: the sum of the scores along a group's columns and their return
+    // along it; the slices, maxima and sums down the columns; the three
+    // column trees share one set of routes under tags of their own.
+    uint32_t segment_patterns = 0;
+    for (uint32_t group = 0; group < groups_.count; ++group)
+      segment_patterns = std::max(segment_patterns, tree_patterns(groups_.columns(group)));
+    const uint32_t column_patterns = tree_patterns(g.rows);
+    segment_tree_.along_row = true;
+    segment_tree_.pattern = 0;
+    segment_tree_.bytes_per_position = score_bytes_;
+    segment_tree_.sum = env.partial_sum;
+    along_ = segment_patterns;
+    down_ = along_ + (groups_.widest > 1 ? 1 : 0);
+    for (Tree* tree : {&max_tree_, &sum_tree_, &out_tree_}) {
+      tree->along_row = false;
+      tree->n = g.rows;
+      tree->pattern = down_ + 1;
+    }
+    max_tree_.bytes_per_position = sum_tree_.bytes_per_position = statistic_bytes_;
+    out_tree_.sum = env.partial_sum;  // bytes per column: out_tree()
+    patterns_ = down_ + 1 + column_patterns;
+
+    uint16_t next = uint16_t(env.tag);
+    auto take = [&](uint32_t tags) {
+      const uint16_t first = next;
+      next = uint16_t(next + tags);
+      return first;
+    };
+    segment_tree_.tag = take(segment_patterns);
+    along_tag_ = take(1);
+    slices_tag_ = take(1);
+    max_tree_.tag = take(column_patterns);
+    max_tag_ = take(1);
+    sum_tree_.tag = take(column_patterns);
+    sum_tag_ = take(1);
+    out_tree_.tag = take(column_patterns);
+    tags_used_ = uint16_t(next - env.tag);
+
+    if (shape.sinks.flops > 0) {
+      // Each column adds its group's sink terms to the sum, as it repeats the whole softmax.
+      auto share = [&](uint64_t total) { return ceil_div(total * query_heads_, shape.n_heads); };
+      sinks_ = Work{share(shape.sinks.flops), share(shape.sinks.read_bytes), share(shape.sinks.write_bytes)};
+    }
+  }
+
+  FrontKind input() const override { return FrontKind::Row; }
+  FrontKind output() const override { return FrontKind::Row; }
+  // No functional meaning is declared: the functional check refuses the plan.
+
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint32_t group = groups_.of[j], columns = groups_.columns(group), p = j - groups_.start[group];
+    const Costs costs = costs_of(j);
+    auto down = [&](uint16_t tag, uint64_t bytes) {
+      if (g.rows == 1) return;
+      if (i == 0)
+        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(bytes).tag(tag));
+      else
+        out.push_back(wait().tag(tag).messages(1));
+    };
+    down(slices_tag_, slice_bytes_);
+    out.push_back(positions_task(costs.score_fixed, costs.score));
+    emit_tree(along_group(segment_tree_, columns), p, out);
+    if (columns > 1) {
+      if (p == 0)
+        out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(score_bytes_).tag(along_tag_));
+      else
+        out.push_back(wait().tag(along_tag_).messages(1));
+    }
+    out.push_back(positions_task({}, costs.max));
+    emit_tree(max_tree_, i, out);
+    down(max_tag_, statistic_bytes_);
+    out.push_back(positions_task({}, costs.exp_sum));
+    emit_tree(sum_tree_, i, out);
+    if (i == 0 && sinks_.flops > 0) out.push_back(compute().work(sinks_).dtype(env_.activation));
+    down(sum_tag_, statistic_bytes_);
+    out.push_back(positions_task(costs.out_fixed, costs.out));
+    emit_tree(out_tree(j), i, out);
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (row) {
+      tree_signature(max_tree_, index, out);  // the three column trees share their shape
+    } else {
+      const uint32_t group = groups_.of[index];
+      out.push_back(groups_.columns(group));
+      out.push_back(index - groups_.start[group]);
+    }
+  }
+
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    const BlockGeometry& g = env_.geo;
+    const uint64_t positions = attended(inputs.context(iteration));
+    auto held = [&](uint32_t i) { return positions_held(positions, g.rows, i); };
+    auto work = [&](const Work& fixed, const Work& per_position, uint32_t i) {
+      return cycles(env_.activation, fixed + per_position * held(i));
+    };
+    auto down = [&](const Timed& from, uint32_t i, uint64_t bytes) {
+      return from.after(i == 0 ? 0 : line_message_cycles(i, bytes, down_), Category::Fabric);
+    };
+    Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
+    for (uint32_t group = 0; group < groups_.count; ++group) {
+      const uint32_t start = groups_.start[group], columns = groups_.columns(group);
+      // scored[p][i]: tile (i, start + p) holds the summed scores of its positions.
+      std::vector<std::vector<Timed>> scored(columns, std::vector<Timed>(g.rows));
+      for (uint32_t p = 0; p < columns; ++p) {
+        const Costs costs = costs_of(start + p);
+        for (uint32_t i = 0; i < g.rows; ++i)
+          scored[p][i] =
+              down(in.at[start + p], i, slice_bytes_).after(work(costs.score_fixed, costs.score, i), Category::Compute);
+      }
+      const Tree segment = along_group(segment_tree_, columns);
+      std::vector<Timed> row(columns);
+      for (uint32_t i = 0; i < g.rows; ++i) {
+        for (uint32_t p = 0; p < columns; ++p) row[p] = scored[p][i];
+        const Timed summed = tree_time(segment, row);
+        for (uint32_t p = 0; p < columns; ++p)
+          scored[p][i] = summed.after(p == 0 ? 0 : line_message_cycles(p, score_bytes_, along_), Category::Fabric);
+      }
+      for (uint32_t p = 0; p < columns; ++p) {
+        const Costs costs = costs_of(start + p);
+        std::vector<Timed>& column = scored[p];
+        for (uint32_t i = 0; i < g.rows; ++i) column[i] = column[i].after(work({}, costs.max, i), Category::Compute);
+        const Timed top = tree_time(max_tree_, column);
+        for (uint32_t i = 0; i < g.rows; ++i)
+          column[i] = down(top, i, statistic_bytes_).after(work({}, costs.exp_sum, i), Category::Compute);
+        Timed total = tree_time(sum_tree_, column);
+        if (sinks_.flops > 0) total = total.after(cycles(env_.activation, sinks_), Category::Compute);
+        for (uint32_t i = 0; i < g.rows; ++i)
+          column[i] = down(total, i, statistic_bytes_).after(work(costs.out_fixed, costs.out, i), Category::Compute);
+        out.at[start + p] = tree_time(out_tree(start + p), column);
+      }
+    }
+    return out;
+  }
+
+  bool has_kv_offset() const override { return true; }
+  uint32_t kv_offset(uint32_t i, uint32_t) const override { return i; }
+  uint64_t kv_bytes(uint32_t i, uint32_t j, uint64_t context) const override {
+    return positions_held(attended(context), env_.geo.rows, i) * kv_bytes_per_position(j);
+  }
+  uint64_t total_kv_bytes(uint64_t context) const override {
+    return uint64_t(groups_.count) * attended(context) *
+           dtype_bytes(shape_.kv, 2ull * groups_.heads_per_group * shape_.head_dim);
+  }
+  uint64_t activation_bytes(uint32_t, uint32_t j) const override {
+    // The q/k/v slice, the partial and the summed scores, the output partial.
+    return slice_bytes_ + 2 * score_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
+  }
+  uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
+    const uint64_t positions = free_bytes / kv_bytes_per_position(j);  // positions this tile can hold
+    if (shape_.window > 0 && positions_held(shape_.window, env_.geo.rows, i) <= positions) return UINT64_MAX;
+    // Positions i, i + rows, ...: the (positions + 1)-th arrives at context i + positions * rows + 1.
+    return uint64_t(i) + positions * env_.geo.rows;
+  }
+  uint32_t patterns() const override { return patterns_; }
+  uint16_t tags_used() const override { return tags_used_; }
+
+ private:
+  // Per position a tile of column j holds (and fixed).
+  struct Costs {
+    Work score_fixed, score, max, exp_sum, out_fixed, out;
+  };
+  // Head dimensions column j holds of its group's KV heads (of q, k and v
+  // alike): the group's dimensions cut into near-equal runs, one per column.
+  uint64_t dims(uint32_t j) const {
+    const uint32_t group = groups_.of[j], columns = groups_.columns(group), p = j - groups_.start[group];
+    const uint64_t total = uint64_t(groups_.heads_per_group) * shape_.head_dim;
+    return total / columns + (p < total % columns ? 1 : 0);
+  }
+  uint64_t kv_bytes_per_position(uint32_t j) const { return dtype_bytes(shape_.kv, 2 * dims(j)); }
+  Costs costs_of(uint32_t j) const {
+    const uint64_t d = dims(j), dot = workloads::ElementwiseFlops::kMultiplyAdd * q_per_kv_ * d;
+    const uint64_t scores = dtype_bytes(env_.partial_sum, query_heads_);
+    Costs c;
+    // q.k over the column's dimensions; the softmax (max; subtract, exp, sum;
+    // divide) is repeated by every column of the group, as in the kernel; p.v
+    // over the column's dimensions.
+    c.score_fixed = Work{0, slice_bytes_, 0};
+    c.score = Work{dot, dtype_bytes(shape_.kv, d), scores};
+    c.max = Work{query_heads_, scores, 0};
+    c.exp_sum = Work{3 * query_heads_, scores, scores};
+    c.out_fixed = Work{0, 0, dtype_bytes(env_.partial_sum, q_per_kv_ * d)};
+    c.out = Work{query_heads_ + dot, dtype_bytes(shape_.kv, d) + scores, 0};
+    return c;
+  }
+  uint64_t attended(uint64_t context) const {
+    return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
+  }
+  Task positions_task(const Work& fixed, const Work& per_position) const {
+    return compute()
+        .work(fixed)
+        .dtype(env_.activation)
+        .work_per_position(per_position)
+        .kv_stride(env_.geo.rows)
+        .kv_offset(Task::kTileParam)
+        .kv_window(shape_.window);
+  }
+  static Tree along_group(const Tree& tree, uint32_t columns) {
+    Tree out = tree;
+    out.n = columns;
+    return out;
+  }
+  Tree out_tree(uint32_t j) const {
+    Tree tree = out_tree_;
+    tree.bytes_per_position = dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
+    return tree;
+  }
+
+  AttentionShape shape_;
+  KvGroups groups_;
+  uint64_t slice_bytes_ = 0, score_bytes_ = 0, statistic_bytes_ = 0;
+  uint64_t q_per_kv_ = 1, query_heads_ = 1;
+  Work sinks_;
+  uint32_t along_ = 0, down_ = 0, patterns_ = 0;
+  uint16_t along_tag_ = 0, slices_tag_ = 0, max_tag_ = 0, sum_tag_ = 0, tags_used_ = 0;
+  Tree segment_tree_, max_tree_, sum_tree_, out_tree_;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> grid_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes) {
+  return std::make_unique<GridAttention>(env, shape, slice_bytes);
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,93 @@
+// mapping.attention: grid lays attention out as WaferLLM's decode kernel does:
+// within a KV-head group of columns, column j holds its share of the head
+// dimensions and row i the positions p with p mod rows == i. The engine and
+// the closed form agree on its timing (tests/backend); this holds where the
+// cache lives and what the fixed score buffers cost.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "mapping/timeline.h"
+#include "models/tile_program.h"
+#include "tests/mapping/mapping_fixture.h"
+#include "workloads/decode_inputs.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+struct Decoded {
+  mapping::Plan plan;
+  mapping::DecodeTimeline timeline;
+};
+
+Decoded decode(const std::string& attention, std::vector<std::string> overrides) {
+  overrides.push_back("mapping.attention=" + attention);
+  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny", 16, 4), "grid.yaml", overrides);
+  Decoded out{compile(experiment), {}};
+  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+  out.timeline = mapping::analytic_timeline(out.plan, inputs);
+  return out;
+}
+
+const mapping::Step& attention_of(const mapping::Region& region) {
+  const mapping::Step* found = nullptr;
+  for (const auto& step : region.blocks[0].steps)
+    if (std::string(step->label()) == "attention") found = step.get();
+  INFO(region.name);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("grid attention: row i holds positions i, i + rows, ... over its column's head dimensions",
+          "[mapping][grid]") {
+  const Decoded grid = decode("grid", {}), groups = decode("groups", {});
+  const mapping::Region& layer = grid.plan.regions[1];
+  const mapping::Step& step = attention_of(layer);
+  const mapping::BlockGeometry& g = layer.blocks[0].geo;
+  REQUIRE(step.has_kv_offset());
+  for (uint64_t context : {1ull, 100ull, 1000ull}) {
+    INFO("context " << context << " on " << g.rows << " x " << g.cols << " tiles");
+    uint64_t held = 0;
+    for (uint32_t i = 0; i < g.rows; ++i) {
+      for (uint32_t j = 0; j < g.cols; ++j) {
+        CHECK(step.kv_offset(i, j) == i);
+        held += step.kv_bytes(i, j, context);
+        // Down a column, a tile's bytes follow the positions its row holds.
+        CHECK(step.kv_bytes(i, j, context) * positions_held(context, g.rows, 0) ==
+              step.kv_bytes(0, j, context) * positions_held(context, g.rows, i));
+      }
+    }
+    // Each group's dimensions are cut over its columns: nothing is held twice or left out.
+    CHECK(held == step.total_kv_bytes(context));
+    CHECK(step.total_kv_bytes(context) == attention_of(groups.plan.regions[1]).total_kv_bytes(context));
+  }
+}
+
+// The groups layout changes a little too (tiles past the largest context keep
+// no attention buffers), so grid's growth is measured against it.
+TEST_CASE("grid attention sizes its score messages for the workload's largest context", "[mapping][grid]") {
+  const auto attention_cycles = [](const Decoded& d) {
+    const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny", 16, 4), "grid.yaml", {});
+    const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+    for (const auto& [label, cycles] : d.plan.regions[1].step_cycles(inputs, 0))
+      if (label == "attention") return int64_t(cycles);
+    return int64_t(0);
+  };
+  // The same first token; only the largest context the workload reaches differs.
+  const auto growth = [&](const char* attention) {
+    const int64_t short_run = attention_cycles(decode(attention, {"workload.decode_tokens=4"}));
+    const int64_t long_run = attention_cycles(decode(attention, {"workload.decode_tokens=2000"}));
+    INFO(attention << ": " << short_run << " against " << long_run << " cycles");
+    REQUIRE(short_run > 0);
+    return long_run - short_run;
+  };
+  const int64_t grid = growth("grid"), groups = growth("groups");
+  INFO("grid grows by " << grid << " cycles, groups by " << groups);
+  // 2,016 positions on 8 rows: 252 scores per row per query head instead of 3, summed along the row and returned.
+  CHECK(grid > groups + 100);
+}
