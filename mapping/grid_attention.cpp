@@ -91,7 +91,7 @@ class GridAttention : public Step {
     };
     down(slices_tag_, slice_bytes_);
     out.push_back(positions_task(costs.score_fixed, costs.score));
-    emit_tree(along_group(segment_tree_, columns), p, out);
+    emit_tree(resized(segment_tree_, columns), p, out);
     if (columns > 1) {
       if (p == 0)
         out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(score_bytes_).tag(along_tag_));
@@ -140,7 +140,7 @@ class GridAttention : public Step {
           scored[p][i] =
               down(in.at[start + p], i, slice_bytes_).after(work(costs.score_fixed, costs.score, i), Category::Compute);
       }
-      const Tree segment = along_group(segment_tree_, columns);
+      const Tree segment = resized(segment_tree_, columns);
       std::vector<Timed> row(columns);
       for (uint32_t i = 0; i < g.rows; ++i) {
         for (uint32_t p = 0; p < columns; ++p) row[p] = scored[p][i];
@@ -219,18 +219,7 @@ class GridAttention : public Step {
     return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
   }
   Task positions_task(const Work& fixed, const Work& per_position) const {
-    return compute()
-        .work(fixed)
-        .dtype(env_.activation)
-        .work_per_position(per_position)
-        .kv_stride(env_.geo.rows)
-        .kv_offset(Task::kTileParam)
-        .kv_window(shape_.window);
-  }
-  static Tree along_group(const Tree& tree, uint32_t columns) {
-    Tree out = tree;
-    out.n = columns;
-    return out;
+    return kv_compute(fixed, per_position, env_.geo.rows, shape_.window);
   }
   Tree out_tree(uint32_t j) const {
     Tree tree = out_tree_;

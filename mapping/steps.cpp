@@ -507,21 +507,7 @@ class Attention : public Step {
 
   uint32_t group_columns(uint32_t group) const { return group_start_[group + 1] - group_start_[group]; }
   uint32_t group_tiles(uint32_t j) const { return group_columns(group_of_[j]) * env_.geo.rows; }
-  Task attend_task(uint32_t j) const {
-    return compute()
-        .work(fixed_)
-        .dtype(env_.activation)
-        .work_per_position(per_position_)
-        .kv_stride(group_tiles(j))
-        .kv_offset(Task::kTileParam)
-        .kv_window(shape_.window);
-  }
-  // A tree along one group's columns.
-  static Tree along_group(const Tree& tree, uint32_t columns) {
-    Tree out = tree;
-    out.n = columns;
-    return out;
-  }
+  Task attend_task(uint32_t j) const { return kv_compute(fixed_, per_position_, group_tiles(j), shape_.window); }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (row_io_) return emit_row_io(i, j, out);
     const BlockGeometry& g = env_.geo;
@@ -553,7 +539,7 @@ class Attention : public Step {
         out.push_back(wait().tag(tag).messages(1));
     };
     if (i == 0) {
-      emit_tree(along_group(gather_tree_, columns), p, out);
+      emit_tree(resized(gather_tree_, columns), p, out);
       along(qkv_multicast_tag_, column_bytes_);
       if (g.rows > 1)
         out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
@@ -563,7 +549,7 @@ class Attention : public Step {
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
     if (i != 0) return;
-    emit_tree(along_group(group_tree_, columns), p, out);
+    emit_tree(resized(group_tree_, columns), p, out);
     if (p == 0 && has_sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
     along(out_multicast_tag_, out_bytes_);
   }
@@ -653,11 +639,11 @@ class Attention : public Step {
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
           return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
         };
-        const Timed gathered = tree_time(along_group(gather_tree_, columns),
+        const Timed gathered = tree_time(resized(gather_tree_, columns),
                                          std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
         std::vector<Timed> ready(columns);
         for (uint32_t p = 0; p < columns; ++p) ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
-        Timed combined = tree_time(along_group(group_tree_, columns), std::move(ready));
+        Timed combined = tree_time(resized(group_tree_, columns), std::move(ready));
         if (has_sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
         for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
       }

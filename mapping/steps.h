@@ -188,6 +188,24 @@ class Step {
   void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
   // `done` (optional): when each position's tile has finished its part of the tree.
   Timed tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done = nullptr) const;
+  // The same tree over n positions (e.g. along one KV-head group's columns).
+  static Tree resized(const Tree& tree, uint32_t n) {
+    Tree out = tree;
+    out.n = n;
+    return out;
+  }
+  // Attention work: `fixed` plus `per_position` for each KV position the tile
+  // holds (positions p with p % kv_stride == the tile's kv_offset, at most the
+  // window's when `window` is not 0).
+  Task kv_compute(const Work& fixed, const Work& per_position, uint32_t kv_stride, uint32_t window) const {
+    return compute()
+        .work(fixed)
+        .dtype(env_.activation)
+        .work_per_position(per_position)
+        .kv_stride(kv_stride)
+        .kv_offset(Task::kTileParam)
+        .kv_window(window);
+  }
 
   StepEnv env_;
 };

@@ -18,18 +18,9 @@ using namespace wafersim::testing;
 
 namespace {
 
-struct Decoded {
-  mapping::Plan plan;
-  mapping::DecodeTimeline timeline;
-};
-
 Decoded decode(const std::string& text, const std::string& dataflow, std::vector<std::string> overrides = {}) {
   overrides.push_back("mapping.dataflow=" + dataflow);
-  const Experiment experiment = load_experiment_text(text, "dataflow.yaml", overrides);
-  Decoded out{compile(experiment), {}};
-  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
-  out.timeline = mapping::analytic_timeline(out.plan, inputs);
-  return out;
+  return decode_text(text, overrides);
 }
 
 uint64_t last_exit(const mapping::DecodeTimeline& timeline) {

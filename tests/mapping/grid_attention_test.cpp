@@ -18,18 +18,9 @@ using namespace wafersim::testing;
 
 namespace {
 
-struct Decoded {
-  mapping::Plan plan;
-  mapping::DecodeTimeline timeline;
-};
-
 Decoded decode(const std::string& attention, std::vector<std::string> overrides) {
   overrides.push_back("mapping.attention=" + attention);
-  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny", 16, 4), "grid.yaml", overrides);
-  Decoded out{compile(experiment), {}};
-  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
-  out.timeline = mapping::analytic_timeline(out.plan, inputs);
-  return out;
+  return decode_text(zoo_experiment("tiny-dense", "tiny", 16, 4), overrides);
 }
 
 const mapping::Step& attention_of(const mapping::Region& region) {

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "mapping/plan.h"
+#include "mapping/timeline.h"
 #include "sim/experiment/experiment.h"
+#include "workloads/decode_inputs.h"
 
 namespace wafersim::testing {
 
@@ -21,5 +23,18 @@ inline std::string zoo_experiment(const std::string& model, const std::string& h
 }
 
 inline mapping::Plan compile(const Experiment& experiment) { return compile_plan(experiment); }
+
+// An experiment's plan and its closed-form decode timeline.
+struct Decoded {
+  mapping::Plan plan;
+  mapping::DecodeTimeline timeline;
+};
+inline Decoded decode_text(const std::string& text, const std::vector<std::string>& overrides) {
+  const Experiment experiment = load_experiment_text(text, "decoded.yaml", overrides);
+  Decoded out{compile(experiment), {}};
+  const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+  out.timeline = mapping::analytic_timeline(out.plan, inputs);
+  return out;
+}
 
 }  // namespace wafersim::testing
