@@ -76,7 +76,12 @@ class GridAttention : public Step {
 
   FrontKind input() const override { return FrontKind::Row; }
   FrontKind output() const override { return FrontKind::Row; }
-  // No functional meaning is declared: the functional check refuses the plan.
+  StepDataflow dataflow() const override {
+    StepDataflow df{StepKind::Attention, false, false, false, true, groups_.start, shape_.window};
+    df.sinks = sinks_.flops > 0;
+    df.grid = true;
+    return df;
+  }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;

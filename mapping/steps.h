@@ -90,6 +90,10 @@ struct StepDataflow {
   // ring successor of position b and finish at b, which the gather tree then
   // collects. 0: the partials reduce along the step's tree.
   uint32_t ring_block_tokens = 0;
+  // Attention laid out as WaferLLM's kernel (mapping.attention: grid): column p
+  // of a group holds a run of the group's head dimensions (each rotary pair
+  // together), row i the positions p with p % rows == i (grid_attention_step).
+  bool grid = false;
 };
 
 class Step {

@@ -100,7 +100,13 @@ struct KvEntry {
   uint64_t position = 0;
   uint32_t kv_head = 0;
   std::vector<float> k, v;
+  std::vector<uint32_t> dims;  // grid attention: the head dimensions k and v hold, in order (empty: all)
 };
+
+// (query head, position) -> score, and query head (or element) -> value: the
+// partial results grid attention combines along rows and down columns.
+using Scores = std::map<std::pair<uint32_t, uint64_t>, float>;
+using ByIndex = std::map<uint32_t, float>;
 
 const char* reference_name(const char* label, bool learned_positions) {
   static const std::map<std::string, const char*> names = {{"scatter", "layer_in"},
@@ -241,6 +247,21 @@ bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& ou
       if (i == 0 && j == 0) multicast(df.along_row ? g.across() : g.down(), df.along_row ? g.cols - 1 : g.rows - 1);
       break;
     case StepKind::Attention:
+      if (df.grid) {
+        // Scores summed along the group's columns in every row and returned along
+        // them; the max, the sum and the output reduced down each column, the
+        // q/k/v slices, the max and the sum multicast down it.
+        const std::vector<uint32_t>& start = df.group_start;
+        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
+        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
+        tree(true, p, columns);
+        if (p == 0) multicast(g.across(), columns - 1);
+        for (int pass = 0; pass < 3; ++pass) {
+          tree(false, i, g.rows);
+          if (i == 0) multicast(g.down(), g.rows - 1);
+        }
+        break;
+      }
       tree(false, i, g.rows);  // partials down each column
       if (i == 0) multicast(g.down(), g.rows - 1);
       if (!df.row_io) {
@@ -522,6 +543,20 @@ struct Evaluator::State {
     append_heads(list, nq + nkv + first * hd, last - first);
     return list;
   }
+  // The KV heads [first, last) of group g of `groups` (mapping/kv_groups.h).
+  std::pair<uint32_t, uint32_t> kv_heads_of(uint32_t groups, uint32_t g) const {
+    const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
+    const uint32_t first = std::min(m.n_kv_heads, g * per_group);
+    return {first, std::min(m.n_kv_heads, first + per_group)};
+  }
+  // Grid attention: the head dimensions of the KV heads [first, last), as
+  // kv_head * head_dim + d with each rotary pair together, cut into near-equal
+  // runs of whole pairs, one per column of the group.
+  std::vector<std::vector<uint32_t>> grid_dims(uint32_t first, uint32_t last, uint32_t columns) const {
+    std::vector<uint32_t> list;
+    append_heads(list, uint64_t(first) * m.head_dim, last - first);
+    return split(list, columns, 2);
+  }
   std::optional<StepDataflow> next_attention() const {
     for (size_t t = s + 1; t < block->steps.size(); ++t)
       if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
@@ -534,15 +569,29 @@ struct Evaluator::State {
       const std::optional<StepDataflow> attention = next_attention();
       if (!attention) fail("no attention step follows");
       if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
-      // Each KV-head group's columns hold that group's queries, keys and values.
+      // Each KV-head group's columns hold that group's queries, keys and values:
+      // cut by whole heads, or with grid attention by runs of head dimensions.
       const std::vector<uint32_t>& start = attention->group_start;
       const uint32_t groups = uint32_t(start.size() - 1);
-      const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
+      const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+      const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
       std::vector<std::vector<uint32_t>> out(parts);
       for (uint32_t g = 0; g < groups; ++g) {
-        const uint32_t first = std::min(m.n_kv_heads, g * per_group), last = std::min(m.n_kv_heads, first + per_group);
-        const auto pieces = split(qkv_of_kv_heads(first, last), start[g + 1] - start[g], 2);
-        for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
+        const auto [first, last] = kv_heads_of(groups, g);
+        const uint32_t columns = start[g + 1] - start[g];
+        if (!attention->grid) {
+          const auto pieces = split(qkv_of_kv_heads(first, last), columns, 2);
+          for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
+          continue;
+        }
+        const auto dims = grid_dims(first, last, columns);
+        for (uint32_t p = 0; p < columns; ++p)
+          for (uint32_t t : dims[p]) {
+            const uint64_t h = t / hd, d = t % hd;
+            for (uint32_t q = 0; q < q_per_kv; ++q) out[start[g] + p].push_back(uint32_t((h * q_per_kv + q) * hd + d));
+            out[start[g] + p].push_back(uint32_t(nq + t));
+            out[start[g] + p].push_back(uint32_t(nq + nkv + t));
+          }
       }
       return out;
     }
@@ -880,7 +929,7 @@ struct Evaluator::State {
         if (step->kv_offset(i, j) != position % group_tiles) continue;
         std::vector<KvEntry>& held = kv_of[sequence][{r, i, j}];
         for (uint32_t h = first; h < last; ++h) {
-          KvEntry entry{position, h, std::vector<float>(hd), std::vector<float>(hd)};
+          KvEntry entry{position, h, std::vector<float>(hd), std::vector<float>(hd), {}};
           for (uint32_t e = 0; e < hd; ++e) {
             entry.k[e] = round_to(kv, qkv[nq + h * hd + e]);
             entry.v[e] = round_to(kv, qkv[nq + nkv + h * hd + e]);
@@ -953,12 +1002,10 @@ struct Evaluator::State {
   Data attention(const Data& in, const StepDataflow& df, KvPass pass) {
     const BlockGeometry& g = geo();
     const std::vector<uint32_t>& start = df.group_start;
-    const uint32_t groups = uint32_t(start.size() - 1), per_group = (m.n_kv_heads + groups - 1) / groups;
+    if (df.grid) return grid_attention(in, df, pass);
+    const uint32_t groups = uint32_t(start.size() - 1);
     const uint32_t q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
-    auto heads_of = [&](uint32_t group) {
-      const uint32_t first = std::min(m.n_kv_heads, group * per_group);
-      return std::pair{first, std::min(m.n_kv_heads, first + per_group)};
-    };
+    auto heads_of = [&](uint32_t group) { return kv_heads_of(groups, group); };
     if (!df.row_io) {
       // Down each column, then along the root row: one group's partials combine, groups are gathered.
       std::vector<Partials> columns(g.cols);
@@ -1001,6 +1048,148 @@ struct Evaluator::State {
           out.at[start[group] + p].index.push_back(index);
           out.at[start[group] + p].value.push_back(values[index - first * q_per_kv * hd]);
         }
+    }
+    return out;
+  }
+
+  // --- grid attention (mapping.attention: grid) --------------------------------
+  // Within each KV-head group, column p holds the dimensions grid_dims() gives
+  // it of the group's queries, keys and values, and row i the positions
+  // p % rows == i. Every row sums its tiles' partial scores along the group's
+  // columns (in the partial-sum format); then, down each column, the maximum
+  // and the sum of the softmax combine (fp32), and so do the tiles' weighted
+  // values (in the partial-sum format): root-row tile j keeps output slice j.
+  // Lines for DroppedPartialSum: column j's output tree is line j; the score
+  // sum of row i of group g is line cols + g * rows + i.
+  Data grid_attention(const Data& in, const StepDataflow& df, KvPass pass) {
+    const BlockGeometry& g = geo();
+    const std::vector<uint32_t>& start = df.group_start;
+    const uint32_t groups = uint32_t(start.size() - 1), q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
+    const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+    const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
+    const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
+    auto add_in = [this](auto& into, const auto& from) {
+      for (const auto& [key, value] : from) {
+        auto [it, fresh] = into.try_emplace(key, value);
+        if (!fresh) it->second = round_to(partial, it->second + value);
+      }
+    };
+    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
+    for (uint32_t group = 0; group < groups; ++group) {
+      const auto [first, last] = kv_heads_of(groups, group);
+      if (first >= last) continue;
+      const uint32_t columns = start[group + 1] - start[group];
+      const auto dims = grid_dims(first, last, columns);
+      // The dimensions of KV head h that column p holds, in order.
+      auto head_dims = [&](uint32_t p, uint32_t h) {
+        std::vector<uint32_t> list;
+        for (uint32_t t : dims[p])
+          if (t / hd == h) list.push_back(t % hd);
+        return list;
+      };
+      std::vector<ByIndex> slice(columns);  // q/k/v by index, as the QKV step left them on the root row
+      for (uint32_t p = 0; p < columns; ++p) {
+        const Piece& piece = in.at[start[group] + p];
+        for (size_t k = 0; k < piece.index.size(); ++k) slice[p][piece.index[k]] = piece.value[k];
+      }
+      auto element = [&](uint32_t p, uint64_t index) {
+        const auto found = slice[p].find(uint32_t(index));
+        if (found == slice[p].end())
+          fail(fmt::format("q/k/v element {} is not on column {}", index, start[group] + p));
+        return found->second;
+      };
+      if (pass == KvPass::Store) {  // every column keeps its dimensions of the new key and value
+        for (uint32_t p = 0; p < columns; ++p)
+          for (uint32_t h = first; h < last; ++h) {
+            KvEntry entry{position, h, {}, {}, head_dims(p, h)};
+            for (uint32_t d : entry.dims) {
+              entry.k.push_back(round_to(kv, element(p, nq + uint64_t(h) * hd + d)));
+              entry.v.push_back(round_to(kv, element(p, nq + nkv + uint64_t(h) * hd + d)));
+            }
+            if (!entry.dims.empty())
+              kv_of[sequence][{r, uint32_t(position % g.rows), start[group] + p}].push_back(std::move(entry));
+          }
+        continue;
+      }
+      // The entries tile (i, start + p) attends to, checked against where this step's shares put them.
+      auto attended = [&](uint32_t i, uint32_t p) {
+        std::vector<const KvEntry*> list;
+        const auto held = kv_of[sequence].find({r, i, start[group] + p});
+        if (held == kv_of[sequence].end()) return list;
+        for (const KvEntry& entry : held->second) {
+          if (entry.kv_head < first || entry.kv_head >= last || entry.position < oldest || entry.position > position)
+            continue;
+          if (entry.position % g.rows != i || entry.dims != head_dims(p, entry.kv_head))
+            fail(fmt::format("{} holds the KV entry of position {}, which this step's shares put elsewhere",
+                             tile_name(i, start[group] + p), entry.position));
+          list.push_back(&entry);
+        }
+        return list;
+      };
+      std::vector<Scores> scores(g.rows);  // row i's summed scores, scaled
+      for (uint32_t i = 0; i < g.rows; ++i) {
+        std::vector<Scores> parts(columns);
+        for (uint32_t p = 0; p < columns; ++p)
+          for (const KvEntry* entry : attended(i, p))
+            for (uint32_t q = 0; q < q_per_kv; ++q) {
+              const uint32_t head = entry->kv_head * q_per_kv + q;
+              float dot = 0;
+              for (size_t k = 0; k < entry->dims.size(); ++k)
+                dot += element(p, uint64_t(head) * hd + entry->dims[k]) * entry->k[k];
+              parts[p][{head, entry->position}] = round_to(partial, dot);
+            }
+        scores[i] = reduce_tree(std::move(parts), *step, add_in, dropped(g.cols + group * g.rows + i));
+        for (auto& [key, score] : scores[i]) score *= inverse_sqrt;
+      }
+      // Every column repeats the softmax over its rows' scores; max and sum in fp32.
+      std::vector<ByIndex> maxima(g.rows);
+      for (uint32_t i = 0; i < g.rows; ++i)
+        for (const auto& [key, score] : scores[i]) {
+          auto [it, fresh] = maxima[i].try_emplace(key.first, score);
+          if (!fresh) it->second = std::max(it->second, score);
+        }
+      const ByIndex top = reduce_tree(std::move(maxima), *step,
+                                     [](ByIndex& a, const ByIndex& b) {
+                                       for (const auto& [head, value] : b) {
+                                         auto [it, fresh] = a.try_emplace(head, value);
+                                         if (!fresh) it->second = std::max(it->second, value);
+                                       }
+                                     },
+                                     -1);
+      std::vector<ByIndex> sums(g.rows);
+      for (uint32_t i = 0; i < g.rows; ++i)
+        for (const auto& [key, score] : scores[i]) sums[i][key.first] += std::exp(score - top.at(key.first));
+      ByIndex total = reduce_tree(std::move(sums), *step,
+                                 [](ByIndex& a, const ByIndex& b) {
+                                   for (const auto& [head, value] : b) a[head] += value;
+                                 },
+                                 -1);
+      if (df.sinks)
+        for (auto& [head, sum] : total) sum += std::exp(w.sink(region->layer, head) - top.at(head));
+      for (uint32_t p = 0; p < columns; ++p) {
+        const uint32_t j = start[group] + p;
+        std::vector<ByIndex> weighted(g.rows);  // by output element head * head_dim + d
+        for (uint32_t i = 0; i < g.rows; ++i) {
+          for (const KvEntry* entry : attended(i, p))
+            for (uint32_t q = 0; q < q_per_kv; ++q) {
+              const uint32_t head = entry->kv_head * q_per_kv + q;
+              const float weight = std::exp(scores[i].at({head, entry->position}) - top.at(head)) / total.at(head);
+              for (size_t k = 0; k < entry->dims.size(); ++k)
+                weighted[i][head * hd + entry->dims[k]] += weight * entry->v[k];
+            }
+          for (auto& [index, value] : weighted[i]) value = round_to(partial, value);
+        }
+        const ByIndex summed = reduce_tree(std::move(weighted), *step, add_in, dropped(j));
+        for (uint32_t h = first; h < last; ++h)
+          for (uint32_t q = 0; q < q_per_kv; ++q)
+            for (uint32_t d : head_dims(p, h)) {
+              const uint32_t index = (h * q_per_kv + q) * hd + d;
+              const auto found = summed.find(index);
+              if (found == summed.end()) fail(fmt::format("no tile of column {} attends for output {}", j, index));
+              out.at[j].index.push_back(index);
+              out.at[j].value.push_back(rounded(found->second));
+            }
+      }
     }
     return out;
   }

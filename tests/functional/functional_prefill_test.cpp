@@ -66,6 +66,17 @@ TEST_CASE("functional prefill: chunks that do and do not divide the prompt, both
   }
 }
 
+TEST_CASE("functional prefill: grid attention stores each chunk where decode reads it, and matches",
+          "[functional][grid]") {
+  for (const std::string gemm : {"chunked_gemv", "meshgemm"})
+    for (uint64_t chunk : {4, 5}) {
+      INFO(gemm << ", chunks of " << chunk);
+      require_match(check_functional(prefill_plan(
+                        "tiny-dense", {"mapping.attention=grid", "mapping.prefill_gemm=" + gemm}, 12, chunk)),
+                    14);
+    }
+}
+
 TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every ring position match", "[functional]") {
   // One chunk of 30 tokens: the rings of the tiny layer's lines take blocks of
   // several tokens each, each finishing at its own ring position.
@@ -196,9 +207,9 @@ bool corrupt(mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_
 }
 
 TEST_CASE("functional: attention trees and multicasts that differ from the evaluator's are caught", "[functional]") {
-  for (const char* dataflow : {"root", "distributed"}) {
-    INFO(dataflow);
-    const std::string flow = std::string("mapping.dataflow=") + dataflow;
+  for (const std::string flow :
+       {"mapping.dataflow=root", "mapping.dataflow=distributed", "mapping.attention=grid"}) {
+    INFO(flow);
     // Row 1 of column 0 sends its attention partials two rows up instead of one.
     mapping::Plan tree = prefill_plan("tiny-dense", {flow, "workload.prefill=false"}, 4, 4);
     REQUIRE(functional::program_tree_mismatch(tree).empty());

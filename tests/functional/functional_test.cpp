@@ -166,6 +166,51 @@ TEST_CASE("functional: a window that reads the wrong positions is caught", "[fun
   REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
 }
 
+// mapping.attention: grid, WaferLLM's attention layout: each column holds a run
+// of a group's head dimensions and each row every rows-th position; scores sum
+// along the rows, the softmax and the output combine down the columns.
+const std::string kGridAttention = "mapping.attention=grid";
+TEST_CASE("functional: grid attention matches the reference", "[functional][grid]") {
+  require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention})), 9);
+  // Three KV groups of uneven widths, batch 2.
+  require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention, "model.n_heads=6", "model.head_dim=32",
+                                                          "model.n_kv_heads=3", "workload.batch=2"})),
+                18);
+  require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention, "model.attention_sinks=true",
+                                                          "model.sliding_window=4", "mapping.partial_sum_dtype=fp16"})),
+                9);
+  // One head over the whole block, as WaferLLM's kernel runs it, on two wafers.
+  require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention, "model.n_heads=1", "model.n_kv_heads=1",
+                                                          "model.head_dim=256", "hardware.wafers=2"})),
+                9);
+}
+
+TEST_CASE("functional: grid attention that reads the wrong positions or loses a partial is caught",
+          "[functional][grid]") {
+  mapping::Plan windowed = tiny_plan("tiny-dense", {kGridAttention, "model.sliding_window=4", "workload.prefill=false"});
+  mapping::Plan full = tiny_plan("tiny-dense", {kGridAttention, "workload.prefill=false"});
+  full.regions.swap(windowed.regions);
+  const FunctionalReport window = check_functional(full);
+  INFO(functional::functional_summary(window));
+  REQUIRE(!window.passed);
+  REQUIRE(window.first);
+  CHECK(window.first->step == "attention");
+  CHECK(window.first->position == 4);  // the first position whose window leaves one out
+
+  const mapping::Plan plan = tiny_plan("tiny-dense", {kGridAttention});
+  const mapping::BlockGeometry& g = plan.regions[1].blocks[0].geo;
+  // Row 1's score sum along group 0 loses column 1's scores; column 0's output loses row 1's share.
+  for (const uint32_t line : {g.cols + 1, 0u}) {
+    INFO("line " << line << " of " << g.rows << " x " << g.cols << " tiles");
+    const FunctionalReport lost = check_functional(plan, {{"layer 0", "attention", line, 1, ""}});
+    INFO(functional::functional_summary(lost));
+    REQUIRE(!lost.passed);
+    REQUIRE(lost.first);
+    CHECK(lost.first->step == "attention");
+    CHECK(lost.first->layer == 0);
+  }
+}
+
 TEST_CASE("functional: MXFP4 weights share a power-of-two scale per block of 32 and take e2m1 values", "[functional]") {
   const Experiment experiment =
       load_experiment_text(zoo_experiment("tiny-moe", "tiny"), "w.yaml", {"model.moe_weight_dtype=mxfp4"});
