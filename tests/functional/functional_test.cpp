@@ -36,6 +36,28 @@ void require_match(const FunctionalReport& report, uint64_t tokens) {
   REQUIRE(report.argmax_agreement >= 0.75);
 }
 
+// The plan of a model with a 4-position sliding window, checked against the
+// reference of the same model without one: they differ once the context passes 4.
+// Decode only (the prefill plan would be rebuilt from the model, window and all).
+FunctionalReport windowed_plan_against_full_reference(const std::vector<std::string>& settings) {
+  std::vector<std::string> windowed_settings = settings, full_settings = settings;
+  windowed_settings.insert(windowed_settings.end(), {"model.sliding_window=4", "workload.prefill=false"});
+  full_settings.push_back("workload.prefill=false");
+  mapping::Plan windowed = tiny_plan("tiny-dense", windowed_settings);
+  mapping::Plan full = tiny_plan("tiny-dense", full_settings);
+  full.regions.swap(windowed.regions);
+  return check_functional(full);
+}
+
+void require_window_caught(const FunctionalReport& report) {
+  INFO(functional::functional_summary(report));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->step == "attention");
+  REQUIRE(report.first->layer == 0);
+  REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
+}
+
 }  // namespace
 
 TEST_CASE("functional: bf16 and fp16 rounding is to nearest, ties to even", "[functional]") {
@@ -150,20 +172,7 @@ TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddin
 }
 
 TEST_CASE("functional: a window that reads the wrong positions is caught", "[functional]") {
-  // The plan's attention says every layer attends to 4 positions; a reference
-  // that attends to all of them differs once the context passes 4.
-  // Decode takes every position (the prefill plan would be rebuilt from the model, window and all).
-  mapping::Plan windowed = tiny_plan("tiny-dense", {"model.sliding_window=4", "workload.prefill=false"});
-  mapping::Plan full = tiny_plan("tiny-dense", {"workload.prefill=false"});
-  // The windowed plan's regions under the model without a window, which the reference runs.
-  full.regions.swap(windowed.regions);
-  const FunctionalReport report = check_functional(full);
-  INFO(functional::functional_summary(report));
-  REQUIRE(!report.passed);
-  REQUIRE(report.first);
-  REQUIRE(report.first->step == "attention");
-  REQUIRE(report.first->layer == 0);
-  REQUIRE(report.first->position == 4);  // the first position whose window leaves one out
+  require_window_caught(windowed_plan_against_full_reference({}));
 }
 
 // mapping.attention: grid, WaferLLM's attention layout: each column holds a run
@@ -187,15 +196,7 @@ TEST_CASE("functional: grid attention matches the reference", "[functional][grid
 
 TEST_CASE("functional: grid attention that reads the wrong positions or loses a partial is caught",
           "[functional][grid]") {
-  mapping::Plan windowed = tiny_plan("tiny-dense", {kGridAttention, "model.sliding_window=4", "workload.prefill=false"});
-  mapping::Plan full = tiny_plan("tiny-dense", {kGridAttention, "workload.prefill=false"});
-  full.regions.swap(windowed.regions);
-  const FunctionalReport window = check_functional(full);
-  INFO(functional::functional_summary(window));
-  REQUIRE(!window.passed);
-  REQUIRE(window.first);
-  CHECK(window.first->step == "attention");
-  CHECK(window.first->position == 4);  // the first position whose window leaves one out
+  require_window_caught(windowed_plan_against_full_reference({kGridAttention}));
 
   const mapping::Plan plan = tiny_plan("tiny-dense", {kGridAttention});
   const mapping::BlockGeometry& g = plan.regions[1].blocks[0].geo;
