@@ -27,6 +27,8 @@ class GridAttention : public Step {
     // As the kernel's fixed score buffers: every row sends the scores of as
     // many positions as the fullest row holds at the workload's largest context.
     score_bytes_ = dtype_bytes(env.partial_sum, query_heads_ * ceil_div(shape.max_positions, g.rows));
+    // The softmax's max and sum stay fp32, as the functional check computes them
+    // (the kernel sends fp16; at its one head either is one 4-byte wavelet).
     statistic_bytes_ = dtype_bytes(Dtype::FP32, query_heads_);
 
     // Routes: the sum of the scores along a group's columns and their return
