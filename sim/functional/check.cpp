@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/functional/program_check.h"
 #include "sim/functional/reference.h"
 
 namespace wafersim::functional {

@@ -3,110 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "mapping/line_tree.h"
 #include "mapping/mesh_gemm.h"
-#include "sim/functional/reference.h"
+#include "sim/functional/evaluator_state.h"
 
 namespace wafersim::functional {
 
 namespace {
-
-using mapping::BlockGeometry;
-using mapping::FrontKind;
-using mapping::Region;
-using mapping::Step;
-using mapping::StepDataflow;
-using mapping::StepKind;
-using workloads::ModelSpec;
-
-// A slice of a vector on one tile of a line (or the whole vector at the root).
-struct Piece {
-  std::vector<uint32_t> index;
-  std::vector<float> value;
-};
-struct Data {
-  FrontKind kind = FrontKind::Root;
-  std::vector<Piece> at;  // Root: one piece; Column: per row i; Row: per column j
-};
-
-Piece whole(std::vector<float> values) {
-  Piece piece;
-  piece.value = std::move(values);
-  piece.index.resize(piece.value.size());
-  for (uint32_t k = 0; k < piece.index.size(); ++k) piece.index[k] = k;
-  return piece;
-}
-Data at_root(std::vector<float> values) { return Data{FrontKind::Root, {whole(std::move(values))}}; }
-
-uint64_t chunk_begin(uint64_t total, uint64_t parts, uint64_t index) {
-  return index * (total / parts) + std::min(index, total % parts);
-}
-// `list` cut into `parts` near-equal runs of whole `unit`s (the first runs the longer).
-std::vector<std::vector<uint32_t>> split(const std::vector<uint32_t>& list, uint32_t parts, uint32_t unit = 1) {
-  const uint64_t units = (list.size() + unit - 1) / unit;
-  std::vector<std::vector<uint32_t>> out(parts);
-  for (uint32_t p = 0; p < parts; ++p) {
-    const uint64_t begin = std::min<uint64_t>(list.size(), chunk_begin(units, parts, p) * unit);
-    const uint64_t end = std::min<uint64_t>(list.size(), chunk_begin(units, parts, p + 1) * unit);
-    out[p].assign(list.begin() + long(begin), list.begin() + long(end));
-  }
-  return out;
-}
-std::vector<uint32_t> iota(uint64_t begin, uint64_t end) {
-  std::vector<uint32_t> out;
-  for (uint64_t k = begin; k < end; ++k) out.push_back(uint32_t(k));
-  return out;
-}
-
-// Evaluates a reduction tree exactly as tree_role() lays it out for the
-// programs of `step`: node k combines, level by level, the subtrees of its
-// children; a chain's successor has finished before its predecessor takes it
-// in, so nodes go from the end of the line. `drop` (a position) loses that
-// node's message.
-template <typename T, typename Combine>
-T reduce_tree(std::vector<T> parts, const mapping::Step& step, Combine combine, int64_t drop) {
-  const uint32_t n = uint32_t(parts.size());
-  const mapping::TreeShape shape = step.tree_shape(n);
-  std::vector<mapping::TreeRole> roles(n);
-  for (uint32_t k = 0; k < n; ++k) roles[k] = mapping::tree_role(k, n, shape);
-  uint64_t stride = 1;
-  for (size_t level = 0; stride < n; ++level, stride *= shape.fanin)
-    for (uint32_t k = n; k-- > 0;) {
-      if (level >= roles[k].children_per_level.size()) continue;
-      for (uint32_t m = 1; m <= roles[k].children_per_level[level]; ++m) {
-        const uint64_t child = k + m * stride;
-        if (int64_t(child) != drop) combine(parts[k], parts[child]);
-      }
-    }
-  return std::move(parts[0]);
-}
-
-// Flash-decoding partial of one query head: running max, sum and weighted values.
-struct Partial {
-  float max = -std::numeric_limits<float>::infinity();
-  float sum = 0;
-  std::vector<float> acc;
-};
-using Partials = std::map<uint32_t, Partial>;  // by query head
-
-struct KvEntry {
-  uint64_t position = 0;
-  uint32_t kv_head = 0;
-  std::vector<float> k, v;
-  std::vector<uint32_t> dims;  // grid attention: the head dimensions k and v hold, in order (empty: all)
-};
-
-// (query head, position) -> score, and query head (or element) -> value: the
-// partial results grid attention combines along rows and down columns.
-using Scores = std::map<std::pair<uint32_t, uint64_t>, float>;
-using ByIndex = std::map<uint32_t, float>;
 
 const char* reference_name(const char* label, bool learned_positions) {
   static const std::map<std::string, const char*> names = {{"scatter", "layer_in"},
@@ -158,1274 +66,686 @@ std::string unsupported_reason(const mapping::Plan& plan) {
   return "";
 }
 
-namespace {
-
-// The messages one tile of a block sends within a step: reduction-tree sends
-// (offsets toward their parents along the root row's axis or the column's),
-// ring sends (MeshGEMM), multicasts, and the messages it awaits. Offsets are
-// in block positions (rows i, columns j).
-struct Moves {
-  std::vector<int32_t> tree_along_row, tree_along_column, ring_along_row, ring_along_column;
-  std::vector<std::pair<Dir, uint32_t>> multicasts;  // direction, tiles reached
-  uint32_t awaited = 0;                              // Found: messages waited for; Expected: at least this many
-  std::string stray;                                 // Found: a send that leaves the block's lines
-  void sort() {
-    for (auto* list : {&tree_along_row, &tree_along_column, &ring_along_row, &ring_along_column})
-      std::sort(list->begin(), list->end());
-    std::sort(multicasts.begin(), multicasts.end());
-  }
-};
-
-// Tiles share deduplicated programs: `seen` keeps each program's moves in the step.
-const Moves& found_moves(const mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_t j,
-                         std::map<uint32_t, Moves>& seen) {
-  const ProgramSet& set = plan.programs;
-  const BlockGeometry& g = step.env().geo;
-  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
-  auto [it, fresh] = seen.try_emplace(set.tile_program[tile]);
-  Moves& out = it->second;
-  if (!fresh || set.tile_program[tile] == ProgramSet::kIdle) return out;
-  const uint16_t first = step.env().tag, last = uint16_t(first + step.tags_used());
-  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
-    if (task.tag < first || task.tag >= last) continue;
-    if (task.op == TaskOp::Wait) out.awaited += task.count;
-    if (task.op == TaskOp::Multicast) out.multicasts.emplace_back(task.dir, task.count);
-    if (task.op != TaskOp::Send) continue;
-    const int32_t di = g.across_is_x ? task.dy : task.dx, dj = g.across_is_x ? task.dx : task.dy;
-    const bool reduce = task.category == Category::Reduce;
-    if (task.dwafer != 0 || (di != 0) == (dj != 0))
-      out.stray = fmt::format("a send by ({}, {}) rows and columns", di, dj);
-    else if (di == 0)
-      (reduce ? out.tree_along_row : out.ring_along_row).push_back(dj);
-    else
-      (reduce ? out.tree_along_column : out.ring_along_column).push_back(di);
-  }
-  out.sort();
-  return out;
+void Evaluator::State::swap_token(TokenState& t) {
+  std::swap(sequence, t.sequence);
+  std::swap(token, t.token);
+  std::swap(position, t.position);
+  std::swap(in_chunk, t.in_chunk);
+  std::swap(result, t.result);
+  std::swap(normed, t.normed);
+  std::swap(routing, t.routing);
+  std::swap(stream, t.stream);
+  std::swap(qkv_slices, t.qkv_slices);
 }
 
-// What the evaluator assumes tile (i, j) sends, multicasts and awaits in the
-// step; false for steps whose movement it does not follow (compute on a
-// line or at the root, the MoE dispatch, the lookup).
-bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& out) {
-  const StepDataflow df = step.dataflow();
-  const BlockGeometry& g = step.env().geo;
-  // Position k of a tree over n positions along the row's axis (along_row) or the column's.
-  auto tree = [&](bool along_row, uint32_t k, uint32_t n) {
-    const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
-    for (uint32_t c : role.children_per_level) out.awaited += c;
-    if (role.send_level >= 0)
-      (along_row ? out.tree_along_row : out.tree_along_column).push_back(-int32_t(role.parent_distance));
-  };
-  auto multicast = [&](Dir dir, uint32_t tiles) {
-    if (tiles > 0) out.multicasts.emplace_back(dir, tiles);
-  };
-  const bool ring = df.ring_block_tokens > 0;
-  auto rings = [&] {  // MeshGEMM: partials and token blocks each go to the ring successor
-    if (g.rows > 1)
-      out.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i, g.rows)) - int32_t(i)), ++out.awaited;
-    if (g.cols > 1)
-      out.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j, g.cols)) - int32_t(j)), ++out.awaited;
-  };
-  switch (df.kind) {
-    case StepKind::GemvToColumn:  // x along the root row, down each column; sums along each row
-      tree(true, j, g.cols);
-      if (!df.input_on_row && i == 0 && j == 0) multicast(g.across(), g.cols - 1);
-      if (i == 0) multicast(g.down(), g.rows - 1);
-      if (ring) rings();
-      break;
-    case StepKind::GemvToRow:  // each column slice along its row; sums down each column
-      tree(false, i, g.rows);
-      if (j == 0) multicast(g.across(), g.cols - 1);
-      if (ring) rings();
-      break;
-    case StepKind::Gather:
-      if (df.along_row && i == 0) tree(true, j, g.cols);
-      if (!df.along_row && j == 0) tree(false, i, g.rows);
-      break;
-    case StepKind::Broadcast:
-      if (i == 0 && j == 0) multicast(df.along_row ? g.across() : g.down(), df.along_row ? g.cols - 1 : g.rows - 1);
-      break;
-    case StepKind::Attention:
-      if (df.grid) {
-        // Scores summed along the group's columns in every row and returned along
-        // them; the max, the sum and the output reduced down each column, the
-        // q/k/v slices, the max and the sum multicast down it.
-        const std::vector<uint32_t>& start = df.group_start;
-        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
-        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
-        tree(true, p, columns);
-        if (p == 0) multicast(g.across(), columns - 1);
-        for (int pass = 0; pass < 3; ++pass) {
-          tree(false, i, g.rows);
-          if (i == 0) multicast(g.down(), g.rows - 1);
-        }
-        break;
-      }
-      tree(false, i, g.rows);  // partials down each column
-      if (i == 0) multicast(g.down(), g.rows - 1);
-      if (!df.row_io) {
-        if (i == 0) tree(true, j, g.cols);  // and along the root row to the root
-        if (i == 0 && j == 0) multicast(g.across(), g.cols - 1);
-      } else if (i == 0) {
-        // q/k/v slices gathered to the group's first column and partials reduced
-        // there (two trees over the group), q/k/v and the output multicast along it.
-        const std::vector<uint32_t>& start = df.group_start;
-        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
-        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
-        tree(true, p, columns);
-        tree(true, p, columns);
-        if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
-      }
-      break;
-    default: return false;
-  }
-  out.sort();
-  return true;
+Tensor Evaluator::State::norm_tensor(const char* label) const {
+  if (std::strncmp(label, "input_norm", 10) == 0) return Tensor::AttnNorm;
+  if (std::strcmp(label, "final_norm") == 0) return Tensor::FinalNorm;
+  return Tensor::MlpNorm;
 }
 
-// The reduction sends and the messages awaited of one tile within a step's tags.
-struct TreeTasks {
-  std::vector<const Task*> sends;
-  uint32_t awaited = 0;
-};
-TreeTasks tree_tasks(const mapping::Plan& plan, const BlockGeometry& g, uint32_t i, uint32_t j, uint16_t first_tag,
-                     uint16_t tags) {
-  const ProgramSet& set = plan.programs;
-  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(i, j)) * set.grid_width + g.x(i, j);
-  TreeTasks out;
-  if (set.tile_program[tile] == ProgramSet::kIdle) return out;
-  for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
-    if (task.tag < first_tag || task.tag >= first_tag + tags) continue;
-    if (task.op == TaskOp::Send && task.category == Category::Reduce) out.sends.push_back(&task);
-    if (task.op == TaskOp::Wait) out.awaited += task.count;
+// fp32 statistics of a slice: RMSNorm the sum of squares; LayerNorm the sum too.
+std::vector<float> Evaluator::State::statistics(const std::vector<float>& x) const {
+  float squares = 0, sum = 0;
+  for (float v : x) squares += v * v, sum += v;
+  if (m.norm == workloads::NormKind::RMSNorm) return {squares};
+  return {squares, sum};
+}
+
+// Scales a slice with the whole vector's statistics.
+Piece Evaluator::State::scale(const Piece& slice, const std::vector<float>& stats, Tensor tensor) const {
+  const int32_t layer = region->layer;
+  const float n = float(m.d_model);
+  Piece out = slice;
+  const float mean = m.norm == workloads::NormKind::RMSNorm ? 0.0f : stats[1] / n;
+  const float variance = stats[0] / n - mean * mean;
+  const float inverse = 1.0f / std::sqrt(variance + float(kNormEpsilon));
+  for (size_t k = 0; k < out.value.size(); ++k) {
+    const uint32_t c = out.index[k];
+    float y = (out.value[k] - mean) * inverse * w.norm(tensor, layer, c);
+    if (m.norm == workloads::NormKind::LayerNorm) y += w.norm(tensor, layer, c, true);
+    out.value[k] = rounded(y);
   }
   return out;
 }
 
-}  // namespace
-
-// mapping.moe_combine: tree. Each expert block root streams to its parent's
-// root (the block that lists it in combine_children, or the layer root) and
-// awaits one stream per child.
-static std::string combine_tree_mismatch(const mapping::Plan& plan, const Region& region, const Step& dispatch) {
-  std::vector<uint32_t> parent(region.blocks.size(), 0);
-  for (uint32_t b = 1; b < region.blocks.size(); ++b)
-    for (uint32_t child : region.blocks[b].combine_children) parent[child] = b;
-  for (uint32_t b = 1; b < region.blocks.size(); ++b) {
-    const BlockGeometry& g = region.blocks[b].geo;
-    const BlockGeometry& to = region.blocks[parent[b]].geo;
-    const TreeTasks tasks = tree_tasks(plan, g, 0, 0, dispatch.env().tag, dispatch.tags_used());
-    bool sends_right = !tasks.sends.empty();
-    for (const Task* send : tasks.sends)
-      sends_right = sends_right && send->dwafer == int32_t(to.wafer) - int32_t(g.wafer) &&
-                    send->dx == int32_t(to.x0) - int32_t(g.x0) && send->dy == int32_t(to.y0) - int32_t(g.y0);
-    const uint32_t children = uint32_t(region.blocks[b].combine_children.size());
-    if (!sends_right || tasks.awaited != children)
-      return fmt::format("{}, expert block {}: the program's combining {} the tree's ({} streams awaited of {})",
-                         region.name, b, sends_right ? "waits differ from" : "send differs from", tasks.awaited,
-                         children);
-  }
-  return "";
+Data Evaluator::State::root_norm(const Data& in, Tensor tensor) const {
+  return Data{FrontKind::Root, {scale(in.at[0], statistics(in.at[0].value), tensor)}};
 }
 
-std::string program_tree_mismatch(const mapping::Plan& plan) {
-  for (const Region& region : plan.regions)
-    for (const mapping::Block& block : region.blocks)
-      for (const auto& step : block.steps) {
-        if (step->dataflow().kind == StepKind::Dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
-          const std::string why = combine_tree_mismatch(plan, region, *step);
-          if (!why.empty()) return why;
-        }
-        const BlockGeometry& g = step->env().geo;
-        Moves probe;
-        if (!expected_moves(*step, 0, 0, probe)) continue;
-        std::map<uint32_t, Moves> seen;
-        for (uint32_t i = 0; i < g.rows; ++i)
-          for (uint32_t j = 0; j < g.cols; ++j) {
-            Moves want;
-            expected_moves(*step, i, j, want);
-            const Moves& got = found_moves(plan, *step, i, j, seen);
-            std::string what;
-            if (!got.stray.empty())
-              what = got.stray;
-            else if (got.tree_along_row != want.tree_along_row || got.tree_along_column != want.tree_along_column)
-              what = "the program's reduction send differs from its tree's";
-            else if (got.ring_along_row != want.ring_along_row || got.ring_along_column != want.ring_along_column)
-              what = "the program's ring send differs from the ring's successor";
-            else if (got.multicasts != want.multicasts)
-              what = "the program's multicasts differ from the tiles the step delivers to";
-            else if (got.awaited < want.awaited)  // waits also take inputs: at least the children, never fewer
-              what = fmt::format("the program's waits differ from its tree's ({} children awaited of {})", got.awaited,
-                                 want.awaited);
-            if (!what.empty())
-              return fmt::format("{}, step {}, tile (wafer {}, x {}, y {}): {}", region.name, step->label(), g.wafer,
-                                 g.x(i, j), g.y(i, j), what);
-          }
-      }
-  return "";
+Piece Evaluator::State::add(const Piece& stream_slice, const Piece& branch) const {
+  if (stream_slice.index != branch.index) fail("the residual stream and the branch are not sliced alike");
+  Piece out = stream_slice;
+  for (size_t k = 0; k < out.value.size(); ++k) out.value[k] = rounded(stream_slice.value[k] + branch.value[k]);
+  return out;
 }
 
-// A token's own state while a chunk passes a region step by step: the
-// evaluator swaps it in for each step the token takes.
-struct TokenState {
-  uint32_t sequence = 0, token = 0;
-  uint64_t position = 0;
-  uint32_t in_chunk = 0;  // the token's index in its chunk (0 in decode)
-  TokenResult result;
-  std::vector<float> normed;
-  std::map<uint32_t, float> routing;
-  Data stream, qkv_slices;
-  Data data;  // what the last step left
-};
-
-// An attention step over a chunk: every token's key and value are stored
-// first, then every token attends (causally) over what the tiles hold.
-enum class KvPass { Store, Attend };
-
-struct Evaluator::State {
-  const mapping::Plan& decode;
-  const mapping::Plan* prefill;
-  const mapping::Plan* plan = nullptr;  // the one being evaluated
-  const char* phase = "decode";
-  const ModelWeights& w;
-  const ModelSpec& m;
-  Dtype act, kv, partial;
-  std::vector<DroppedPartialSum> faults;
-  // Weight blocks by (region, block, step, i, j): the prefill plan's regions
-  // are the decode plan's (the same tiles keep the same blocks), so both
-  // plans read one set and a tile whose block differs between them fails.
-  std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
-  // KV entries per sequence, per (region, i, j)
-  std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t>, std::vector<KvEntry>>> kv_of;
-
-  // The token being evaluated (swap_token).
-  uint32_t sequence = 0, token = 0;
-  uint64_t position = 0;
-  uint32_t in_chunk = 0;
-  TokenResult result;
-
-  // The step being evaluated.
-  size_t r = 0, block_index = 0, s = 0;
-  const Region* region = nullptr;
-  const mapping::Block* block = nullptr;  // block_index 0: the region's main block, then its experts
-  const Step* step = nullptr;
-  std::vector<float> normed;          // an MoE layer's MLP input, which its experts take
-  std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
-  Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
-  Data qkv_slices;                    // the QKV sums while their q/k norm statistics are reduced
-
-  State(const mapping::Plan& d, const mapping::Plan* p, const ModelWeights& weights, uint32_t sequences,
-        std::vector<DroppedPartialSum> f)
-      : decode(d),
-        prefill(p),
-        plan(&d),
-        w(weights),
-        m(weights.model()),
-        act(weights.model().activation_dtype),
-        kv(weights.model().kv_dtype),
-        partial(d.options.partial_sum),  // the prefill plan takes the decode plan's options
-        faults(std::move(f)),
-        kv_of(sequences) {}
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw FunctionalError(fmt::format("{}, step {}: {}", region->name, step->label(), what));
-  }
-  const BlockGeometry& geo() const { return step->env().geo; }
-  std::string tile_name(uint32_t i, uint32_t j) const {
-    return fmt::format("tile (wafer {}, x {}, y {})", geo().wafer, geo().x(i, j), geo().y(i, j));
-  }
-  int64_t dropped(uint32_t line) const {
-    for (const DroppedPartialSum& f : faults)
-      if (f.region == region->name && f.step == step->label() && f.line == line && (f.plan.empty() || f.plan == phase))
-        return f.position;
-    return -1;
-  }
-  void swap_token(TokenState& t) {
-    std::swap(sequence, t.sequence);
-    std::swap(token, t.token);
-    std::swap(position, t.position);
-    std::swap(in_chunk, t.in_chunk);
-    std::swap(result, t.result);
-    std::swap(normed, t.normed);
-    std::swap(routing, t.routing);
-    std::swap(stream, t.stream);
-    std::swap(qkv_slices, t.qkv_slices);
-  }
-  float rounded(float x) const { return round_to(act, x); }
-
-  // --- norms ---------------------------------------------------------------
-  Tensor norm_tensor(const char* label) const {
-    if (std::strncmp(label, "input_norm", 10) == 0) return Tensor::AttnNorm;
-    if (std::strcmp(label, "final_norm") == 0) return Tensor::FinalNorm;
-    return Tensor::MlpNorm;
-  }
-  // fp32 statistics of a slice: RMSNorm the sum of squares; LayerNorm the sum too.
-  std::vector<float> statistics(const std::vector<float>& x) const {
-    float squares = 0, sum = 0;
-    for (float v : x) squares += v * v, sum += v;
-    if (m.norm == workloads::NormKind::RMSNorm) return {squares};
-    return {squares, sum};
-  }
-  // Scales a slice with the whole vector's statistics.
-  Piece scale(const Piece& slice, const std::vector<float>& stats, Tensor tensor) const {
-    const int32_t layer = region->layer;
-    const float n = float(m.d_model);
-    Piece out = slice;
-    const float mean = m.norm == workloads::NormKind::RMSNorm ? 0.0f : stats[1] / n;
-    const float variance = stats[0] / n - mean * mean;
-    const float inverse = 1.0f / std::sqrt(variance + float(kNormEpsilon));
-    for (size_t k = 0; k < out.value.size(); ++k) {
-      const uint32_t c = out.index[k];
-      float y = (out.value[k] - mean) * inverse * w.norm(tensor, layer, c);
-      if (m.norm == workloads::NormKind::LayerNorm) y += w.norm(tensor, layer, c, true);
-      out.value[k] = rounded(y);
-    }
-    return out;
-  }
-  Data root_norm(const Data& in, Tensor tensor) const {
-    return Data{FrontKind::Root, {scale(in.at[0], statistics(in.at[0].value), tensor)}};
-  }
-  Piece add(const Piece& stream_slice, const Piece& branch) const {
-    if (stream_slice.index != branch.index) fail("the residual stream and the branch are not sliced alike");
-    Piece out = stream_slice;
-    for (size_t k = 0; k < out.value.size(); ++k) out.value[k] = rounded(stream_slice.value[k] + branch.value[k]);
-    return out;
-  }
-
-  // --- GEMV ----------------------------------------------------------------
-  // The weight tensor, row and expert behind output element `o` of this step's matrix.
-  struct MatrixRow {
-    Tensor tensor;
-    uint64_t row;
-    int32_t expert = -1;
-  };
-  MatrixRow matrix_row(uint64_t o) const {
-    const std::string label = step->label();
-    const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
-    const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
-    if (block_index > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
-      const int32_t expert = int32_t(block_index - 1);
-      if (label == "gate_up_proj")
-        return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
-                      : MatrixRow{Tensor::ExpertUp, o, expert};
-      if (label == "down_proj") return {Tensor::ExpertDown, o, expert};
-    }
-    if (label == "qkv_proj")
-      return o < nq         ? MatrixRow{Tensor::Q, o}
-             : o < nq + nkv ? MatrixRow{Tensor::K, o - nq}
-                            : MatrixRow{Tensor::V, o - nq - nkv};
+Evaluator::State::MatrixRow Evaluator::State::matrix_row(uint64_t o) const {
+  const std::string label = step->label();
+  const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
+  const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
+  if (block_index > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
+    const int32_t expert = int32_t(block_index - 1);
     if (label == "gate_up_proj")
-      return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
-    if (label == "o_proj") return {Tensor::O, o};
-    if (label == "down_proj") return {Tensor::Down, o};
-    if (label == "lm_head_proj") return {Tensor::LmHead, o};
-    if (label == "router") return {Tensor::Router, o};
-    fail("no matrix is known for this step");
+      return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
+                    : MatrixRow{Tensor::ExpertUp, o, expert};
+    if (label == "down_proj") return {Tensor::ExpertDown, o, expert};
   }
-  // Query, key and value heads with each rotary pair (e, e + head_dim / 2) adjacent.
-  void append_heads(std::vector<uint32_t>& list, uint64_t first, uint64_t heads) const {
-    const uint32_t hd = m.head_dim, half = hd / 2;
-    for (uint64_t h = 0; h < heads; ++h)
-      for (uint32_t e = 0; e < half; ++e) {
-        list.push_back(uint32_t(first + h * hd + e));
-        list.push_back(uint32_t(first + h * hd + e + half));
-      }
-  }
-  // The QKV elements of the KV heads [first, last): their query heads, keys and values.
-  std::vector<uint32_t> qkv_of_kv_heads(uint32_t first, uint32_t last) const {
+  if (label == "qkv_proj")
+    return o < nq         ? MatrixRow{Tensor::Q, o}
+           : o < nq + nkv ? MatrixRow{Tensor::K, o - nq}
+                          : MatrixRow{Tensor::V, o - nq - nkv};
+  if (label == "gate_up_proj")
+    return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
+  if (label == "o_proj") return {Tensor::O, o};
+  if (label == "down_proj") return {Tensor::Down, o};
+  if (label == "lm_head_proj") return {Tensor::LmHead, o};
+  if (label == "router") return {Tensor::Router, o};
+  fail("no matrix is known for this step");
+}
+
+// Query, key and value heads with each rotary pair (e, e + head_dim / 2) adjacent.
+void Evaluator::State::append_heads(std::vector<uint32_t>& list, uint64_t first, uint64_t heads) const {
+  const uint32_t hd = m.head_dim, half = hd / 2;
+  for (uint64_t h = 0; h < heads; ++h)
+    for (uint32_t e = 0; e < half; ++e) {
+      list.push_back(uint32_t(first + h * hd + e));
+      list.push_back(uint32_t(first + h * hd + e + half));
+    }
+}
+
+// The QKV elements of the KV heads [first, last): their query heads, keys and values.
+std::vector<uint32_t> Evaluator::State::qkv_of_kv_heads(uint32_t first, uint32_t last) const {
+  const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+  const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
+  std::vector<uint32_t> list;
+  if (first >= last) return list;
+  append_heads(list, uint64_t(first) * q_per_kv * hd, uint64_t(last - first) * q_per_kv);
+  append_heads(list, nq + first * hd, last - first);
+  append_heads(list, nq + nkv + first * hd, last - first);
+  return list;
+}
+
+// The KV heads [first, last) of group g of `groups` (mapping/kv_groups.h).
+std::pair<uint32_t, uint32_t> Evaluator::State::kv_heads_of(uint32_t groups, uint32_t g) const {
+  const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
+  const uint32_t first = std::min(m.n_kv_heads, g * per_group);
+  return {first, std::min(m.n_kv_heads, first + per_group)};
+}
+
+// Grid attention: the head dimensions of the KV heads [first, last), as
+// kv_head * head_dim + d with each rotary pair together, cut into near-equal
+// runs of whole pairs, one per column of the group.
+std::vector<std::vector<uint32_t>> Evaluator::State::grid_dims(uint32_t first, uint32_t last, uint32_t columns) const {
+  std::vector<uint32_t> list;
+  append_heads(list, uint64_t(first) * m.head_dim, last - first);
+  return split(list, columns, 2);
+}
+
+std::optional<StepDataflow> Evaluator::State::next_attention() const {
+  for (size_t t = s + 1; t < block->steps.size(); ++t)
+    if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
+  return std::nullopt;
+}
+
+// Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
+std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t parts) const {
+  const std::string label = step->label();
+  if (label == "qkv_proj") {
+    const std::optional<StepDataflow> attention = next_attention();
+    if (!attention) fail("no attention step follows");
+    if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
+    // Each KV-head group's columns hold that group's queries, keys and values:
+    // cut by whole heads, or with grid attention by runs of head dimensions.
+    const std::vector<uint32_t>& start = attention->group_start;
+    const uint32_t groups = uint32_t(start.size() - 1);
     const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
     const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
-    std::vector<uint32_t> list;
-    if (first >= last) return list;
-    append_heads(list, uint64_t(first) * q_per_kv * hd, uint64_t(last - first) * q_per_kv);
-    append_heads(list, nq + first * hd, last - first);
-    append_heads(list, nq + nkv + first * hd, last - first);
-    return list;
-  }
-  // The KV heads [first, last) of group g of `groups` (mapping/kv_groups.h).
-  std::pair<uint32_t, uint32_t> kv_heads_of(uint32_t groups, uint32_t g) const {
-    const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
-    const uint32_t first = std::min(m.n_kv_heads, g * per_group);
-    return {first, std::min(m.n_kv_heads, first + per_group)};
-  }
-  // Grid attention: the head dimensions of the KV heads [first, last), as
-  // kv_head * head_dim + d with each rotary pair together, cut into near-equal
-  // runs of whole pairs, one per column of the group.
-  std::vector<std::vector<uint32_t>> grid_dims(uint32_t first, uint32_t last, uint32_t columns) const {
-    std::vector<uint32_t> list;
-    append_heads(list, uint64_t(first) * m.head_dim, last - first);
-    return split(list, columns, 2);
-  }
-  std::optional<StepDataflow> next_attention() const {
-    for (size_t t = s + 1; t < block->steps.size(); ++t)
-      if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
-    return std::nullopt;
-  }
-  // Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
-  std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const {
-    const std::string label = step->label();
-    if (label == "qkv_proj") {
-      const std::optional<StepDataflow> attention = next_attention();
-      if (!attention) fail("no attention step follows");
-      if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
-      // Each KV-head group's columns hold that group's queries, keys and values:
-      // cut by whole heads, or with grid attention by runs of head dimensions.
-      const std::vector<uint32_t>& start = attention->group_start;
-      const uint32_t groups = uint32_t(start.size() - 1);
-      const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
-      const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
-      std::vector<std::vector<uint32_t>> out(parts);
-      for (uint32_t g = 0; g < groups; ++g) {
-        const auto [first, last] = kv_heads_of(groups, g);
-        const uint32_t columns = start[g + 1] - start[g];
-        if (!attention->grid) {
-          const auto pieces = split(qkv_of_kv_heads(first, last), columns, 2);
-          for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
-          continue;
-        }
-        const auto dims = grid_dims(first, last, columns);
-        for (uint32_t p = 0; p < columns; ++p)
-          for (uint32_t t : dims[p]) {
-            const uint64_t h = t / hd, d = t % hd;
-            for (uint32_t q = 0; q < q_per_kv; ++q) out[start[g] + p].push_back(uint32_t((h * q_per_kv + q) * hd + d));
-            out[start[g] + p].push_back(uint32_t(nq + t));
-            out[start[g] + p].push_back(uint32_t(nq + nkv + t));
-          }
-      }
-      return out;
-    }
-    if (label == "gate_up_proj") {
-      const auto elements = split(iota(0, block_index > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
-      std::vector<std::vector<uint32_t>> out(parts);
-      for (uint32_t p = 0; p < parts; ++p)
-        for (uint32_t e : elements[p]) {
-          if (m.mlp == workloads::MlpKind::SwiGLU) out[p].push_back(2 * e);
-          out[p].push_back(m.mlp == workloads::MlpKind::SwiGLU ? 2 * e + 1 : e);
-        }
-      return out;
-    }
-    const uint64_t n = label == "lm_head_proj" ? m.vocab_size : label == "router" ? m.moe.n_experts : m.d_model;
-    return split(iota(0, n), parts);
-  }
-  const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
-                                         const std::vector<uint32_t>& columns) {
-    auto [it, fresh] = blocks.try_emplace({r, block_index, s, i, j});
-    if (fresh) {
-      it->second.reserve(rows.size() * columns.size());
-      for (uint32_t o : rows) {
-        const MatrixRow at = matrix_row(o);
-        for (uint32_t c : columns) it->second.push_back(w.matrix(at.tensor, region->layer, at.row, c, at.expert));
-      }
-    }
-    if (it->second.size() != rows.size() * columns.size()) fail("a tile's weight block changed shape");
-    return it->second;
-  }
-  // Tile (i, j) multiplies its block by its input slice in fp32; the tiles that
-  // hold the bias slices add them.
-  std::vector<float> block_product(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
-                                   bool with_bias) {
-    const std::vector<float>& weights = weight_block(i, j, rows, x.index);
-    std::vector<float> y(rows.size(), 0.0f);
-    for (size_t o = 0; o < rows.size(); ++o) {
-      float sum = 0;
-      for (size_t c = 0; c < x.value.size(); ++c) sum += weights[o * x.value.size() + c] * x.value[c];
-      if (with_bias) {
-        const MatrixRow at = matrix_row(rows[o]);
-        sum += w.bias(at.tensor, region->layer, at.row, at.expert);
-      }
-      y[o] = sum;
-    }
-    return y;
-  }
-  static void add_into(std::vector<float>& a, const std::vector<float>& b) {
-    for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
-  }
-  // A GEMV's partial sums: each tile writes its own in mapping.partial_sum_dtype,
-  // and every add of the tree rounds to it again.
-  std::vector<float> partial_sum(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows, const Piece& x,
-                                 bool with_bias) {
-    std::vector<float> y = block_product(i, j, rows, x, with_bias);
-    for (float& v : y) v = round_to(partial, v);
-    return y;
-  }
-  auto add_partials() const {
-    return [this](std::vector<float>& a, const std::vector<float>& b) {
-      for (size_t k = 0; k < a.size(); ++k) a[k] = round_to(partial, a[k] + b[k]);
-    };
-  }
-  // A line's partial sums (mapping.partial_sum_dtype, every add rounded to it) combined: by the step's tree, or, in a
-  // MeshGEMM, on its ring: the token's block b starts at the ring successor
-  // of position b, each tile adds its product as the partial passes, and the
-  // sum is finished at b.
-  std::vector<float> reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df, int64_t drop) const {
-    if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
-    const uint32_t n = uint32_t(partial.size()), finish = in_chunk / df.ring_block_tokens;
-    if (finish >= n) fail(fmt::format("token {} of the chunk has no ring position to finish at", in_chunk));
-    std::vector<float> sum(partial[0].size(), 0.0f);
-    uint32_t at = mapping::interleaved_ring_next(finish, n);
-    bool first = true;
-    std::vector<bool> seen(n, false);
-    for (uint32_t visited = 0; visited < n; ++visited, at = mapping::interleaved_ring_next(at, n)) {
-      if (seen[at]) fail(fmt::format("the partial-sum ring passes position {} twice", at));
-      seen[at] = true;
-      if (int64_t(at) == drop) continue;
-      if (first)
-        sum = partial[at], first = false;
-      else
-        add_partials()(sum, partial[at]);
-    }
-    return sum;
-  }
-  Data gemv_to_column(const Data& in, const StepDataflow& df) {
-    const BlockGeometry& g = geo();
-    std::vector<Piece> x(g.cols);
-    if (df.input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
-      if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the input is not on the root row");
-      x = in.at;
-    } else {  // the root's vector, multicast along the root row: column j keeps slice j
-      const auto cuts = split(in.at[0].index, g.cols);
-      for (uint32_t j = 0; j < g.cols; ++j)
-        for (uint32_t k : cuts[j]) x[j].index.push_back(k), x[j].value.push_back(in.at[0].value[k]);
-    }
-    const auto rows = output_slices(g.rows);
-    Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
-    for (uint32_t i = 0; i < g.rows; ++i) {
-      std::vector<std::vector<float>> partial(g.cols);
-      for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
-      out.at[i].index = rows[i];
-      out.at[i].value = reduce_line(std::move(partial), df, dropped(i));
-    }
-    return out;
-  }
-  Data gemv_to_row(const Data& in, const StepDataflow& df) {
-    const BlockGeometry& g = geo();
-    if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
-    const auto columns = output_slices(g.cols);
-    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
-    for (uint32_t j = 0; j < g.cols; ++j) {
-      std::vector<std::vector<float>> partial(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
-      out.at[j].index = columns[j];
-      out.at[j].value = reduce_line(std::move(partial), df, dropped(j));
-    }
-    return out;
-  }
-
-  // --- element-wise steps on a line ----------------------------------------------
-  // q/k norm and rotary of the query and key elements a slice holds.
-  // With `head_squares` (every q then k head's sum of squares, reduced over the
-  // tiles), a tile normalises heads it holds only part of.
-  Piece head_transform(Piece piece, const std::string& where, const std::vector<float>* head_squares = nullptr) const {
-    const uint32_t hd = m.head_dim, half = hd / 2;
-    const uint64_t nq = uint64_t(m.n_heads) * hd, nk = nq + uint64_t(m.n_kv_heads) * hd;
-    std::map<uint32_t, size_t> at;
-    for (size_t k = 0; k < piece.index.size(); ++k) at[piece.index[k]] = k;
-    std::vector<float> out = piece.value;
-    std::map<uint32_t, bool> heads;  // head start -> done
-    for (uint32_t index : piece.index)
-      if (index < nk) heads[index - index % hd] = true;
-    for (const auto& [start, unused] : heads) {
-      const bool query = start < nq;
-      if (m.qk_norm) {
-        float squares = 0;
-        if (head_squares) {
-          squares = (*head_squares)[start / hd];  // q heads, then k heads: the QKV order
-        } else {
-          for (uint32_t e = 0; e < hd; ++e) {
-            const auto found = at.find(start + e);
-            if (found == at.end()) fail("q/k norm of a head split across tiles at " + where);
-            squares += piece.value[found->second] * piece.value[found->second];
-          }
-        }
-        const float inverse = 1.0f / std::sqrt(squares / float(hd) + float(kNormEpsilon));
-        for (uint32_t e = 0; e < hd; ++e) {
-          const auto found = at.find(start + e);
-          if (found == at.end()) continue;  // on another tile, normalised there with the same sum
-          out[found->second] =
-              piece.value[found->second] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
-        }
-      }
-      if (m.positions != workloads::PositionKind::Rotary) continue;
-      for (uint32_t e = 0; e < half; ++e) {
-        const auto a = at.find(start + e), b = at.find(start + e + half);
-        if ((a == at.end()) != (b == at.end())) fail("a rotary pair split across tiles at " + where);
-        if (a == at.end()) continue;
-        const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(e) / double(hd));
-        const float c = float(std::cos(angle)), sn = float(std::sin(angle));
-        const float x = out[a->second], y = out[b->second];
-        out[a->second] = x * c - y * sn;
-        out[b->second] = y * c + x * sn;
-      }
-    }
-    for (float& v : out) v = rounded(v);
-    piece.value = std::move(out);
-    return piece;
-  }
-  Piece activation_of(const Piece& piece) const {
-    Piece out;
-    for (size_t k = 0; k < piece.index.size(); ++k) {
-      if (m.mlp == workloads::MlpKind::SwiGLU) {
-        if (piece.index[k] % 2 != 0) continue;
-        if (k + 1 >= piece.index.size() || piece.index[k + 1] != piece.index[k] + 1)
-          fail("a gate element without its up element on the tile");
-        out.index.push_back(piece.index[k] / 2);
-        out.value.push_back(rounded(activation(m, piece.value[k], piece.value[k + 1])));
-      } else {
-        out.index.push_back(piece.index[k]);
-        out.value.push_back(rounded(activation(m, 0, piece.value[k])));
-      }
-    }
-    return out;
-  }
-  Data line_compute(const Data& in, const StepDataflow& df) {
-    const std::string label = step->label();
-    Data out{in.kind, {}};
-    if (label == "input_norm_stats" || label == "residual_norm_stats") {
-      if (label == "residual_norm_stats")  // the attention branch joins the stream first
-        for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
-      for (const Piece& slice : stream.at) out.at.push_back(whole(statistics(slice.value)));
-      return out;
-    }
-    if (label == "input_norm_scale" || label == "mlp_norm_scale") {
-      const Tensor tensor = norm_tensor(label.c_str());
-      for (size_t i = 0; i < stream.at.size(); ++i) out.at.push_back(scale(stream.at[i], in.at[i].value, tensor));
-      return out;
-    }
-    if (label == "residual_slices") {
-      for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
-      return stream;
-    }
-    if (label == "qk_norm_stats") {  // each tile's sums of squares per q and k head, in fp32
-      qkv_slices = in;
-      const uint64_t hd = m.head_dim, nk = (uint64_t(m.n_heads) + m.n_kv_heads) * hd;
-      for (const Piece& piece : in.at) {
-        std::vector<float> squares(m.n_heads + m.n_kv_heads, 0.0f);
-        for (size_t k = 0; k < piece.index.size(); ++k)
-          if (piece.index[k] < nk) squares[piece.index[k] / hd] += piece.value[k] * piece.value[k];
-        out.at.push_back(whole(std::move(squares)));
-      }
-      return out;
-    }
-    if ((label == "rotary" || label == "qk_norm") && !qkv_slices.at.empty()) {  // after the statistics' all-reduce
-      if (qkv_slices.at.size() != in.at.size()) fail("the head sums did not return to every QKV slice");
-      for (size_t p = 0; p < in.at.size(); ++p) {
-        const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
-        out.at.push_back(head_transform(qkv_slices.at[p], where, &in.at[p].value));
-      }
-      qkv_slices = Data{};
-      return out;
-    }
-    for (size_t p = 0; p < in.at.size(); ++p) {
-      const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
-      if (label == "rotary" || label == "qk_norm" || label == "qkv_slices")
-        out.at.push_back(head_transform(in.at[p], where));
-      else if (label == "activation")
-        out.at.push_back(activation_of(in.at[p]));
-      else if (label == "argmax_slice") {
-        const Piece& logits = in.at[p];
-        size_t best = 0;
-        for (size_t k = 1; k < logits.value.size(); ++k)
-          if (logits.value[k] > logits.value[best]) best = k;
-        out.at.push_back(logits.value.empty() ? whole({-INFINITY, 0})
-                                              : whole({logits.value[best], float(logits.index[best])}));
-      } else
-        fail("no element-wise meaning is known for this step");
-    }
-    return out;
-  }
-
-  // --- gathers and broadcasts ----------------------------------------------------
-  uint64_t gathered_size() const {
-    const std::string label = step->label();
-    if (label == "gather_qkv") return qkv_size(m);
-    if (label == "gather_logits") return m.moe.n_experts;
-    return m.d_model;
-  }
-  Data gather(const Data& in, const StepDataflow& df) {
-    const std::string label = step->label();
-    if (df.reduce) {
-      std::vector<std::vector<float>> parts;
-      for (const Piece& piece : in.at) parts.push_back(piece.value);
-      if (label == "argmax") {
-        auto better = [](std::vector<float>& a, const std::vector<float>& b) {
-          if (b[0] > a[0] || (b[0] == a[0] && b[1] < a[1])) a = b;
-        };
-        return at_root(reduce_tree(std::move(parts), *step, better, dropped(0)));
-      }
-      return at_root(reduce_tree(std::move(parts), *step, add_into, dropped(0)));
-    }
-    // Concatenation: the slices travel in the activation format.
-    std::vector<std::vector<Piece>> parts;
-    const bool fp32 = label == "gather_logits";  // the router's logits travel as fp32
-    for (const Piece& piece : in.at) {
-      Piece sent = piece;
-      if (!fp32)
-        for (float& v : sent.value) v = rounded(v);
-      parts.push_back({std::move(sent)});
-    }
-    auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
-    const std::vector<Piece> all = reduce_tree(std::move(parts), *step, append, dropped(0));
-    const uint64_t n = gathered_size();
-    std::vector<float> vector(n, NAN);
-    std::vector<bool> seen(n, false);
-    for (const Piece& piece : all)
-      for (size_t k = 0; k < piece.index.size(); ++k) {
-        if (piece.index[k] >= n || seen[piece.index[k]]) fail("the gathered slices overlap");
-        seen[piece.index[k]] = true;
-        vector[piece.index[k]] = piece.value[k];
-      }
-    for (uint64_t k = 0; k < n; ++k)
-      if (!seen[k]) fail(fmt::format("element {} never reaches the root", k));
-    return at_root(std::move(vector));
-  }
-  Data broadcast(const Data& in, const StepDataflow& df) {
-    const BlockGeometry& g = geo();
-    if (df.along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
-    Data out{FrontKind::Column, {}};
-    if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
-      const auto cuts = split(in.at[0].index, g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i) {
-        Piece piece;
-        for (uint32_t k : cuts[i]) piece.index.push_back(k), piece.value.push_back(in.at[0].value[k]);
-        out.at.push_back(std::move(piece));
-      }
-      stream = out;
-      return out;
-    }
-    out.at.assign(g.rows, in.at[0]);
-    return out;
-  }
-
-  // --- attention -----------------------------------------------------------------
-  void merge(Partials& into, const Partials& from) const {
-    for (const auto& [head, sent] : from) {
-      Partial b = sent;
-      for (float& v : b.acc) v = rounded(v);  // the weighted sum travels in the activation format
-      auto [it, fresh] = into.try_emplace(head, b);
-      if (fresh) continue;
-      Partial& a = it->second;
-      const float top = std::max(a.max, b.max);
-      const float fa = std::exp(a.max - top), fb = std::exp(b.max - top);
-      a.sum = a.sum * fa + b.sum * fb;
-      for (size_t e = 0; e < a.acc.size(); ++e) a.acc[e] = a.acc[e] * fa + b.acc[e] * fb;
-      a.max = top;
-    }
-  }
-  // Attention of the KV heads [first, last) on the columns [start, end) of
-  // their group, q/k/v in `qkv` (by qkv index): the new entry stored, every
-  // tile's partials over its positions, reduced down each column.
-  // With KvPass::Store only the entry is stored (nothing is returned).
-  std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last, uint32_t start,
-                                        uint32_t end, const StepDataflow& df, KvPass pass) {
-    const BlockGeometry& g = geo();
-    const uint32_t hd = m.head_dim, q_per_kv = m.n_heads / m.n_kv_heads;
-    const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
-    const uint64_t group_tiles = uint64_t(end - start) * g.rows;
-    // The new key and value go to the tile whose share holds this position.
-    bool stored = pass != KvPass::Store;
-    for (uint32_t j = start; j < end && !stored; ++j)
-      for (uint32_t i = 0; i < g.rows && !stored; ++i) {
-        if (step->kv_offset(i, j) != position % group_tiles) continue;
-        std::vector<KvEntry>& held = kv_of[sequence][{r, i, j}];
-        for (uint32_t h = first; h < last; ++h) {
-          KvEntry entry{position, h, std::vector<float>(hd), std::vector<float>(hd), {}};
-          for (uint32_t e = 0; e < hd; ++e) {
-            entry.k[e] = round_to(kv, qkv[nq + h * hd + e]);
-            entry.v[e] = round_to(kv, qkv[nq + nkv + h * hd + e]);
-          }
-          held.push_back(std::move(entry));
-        }
-        stored = true;
-      }
-    if (!stored) fail(fmt::format("no tile of columns {}..{} holds position {}", start, end - 1, position));
-    if (pass == KvPass::Store) return {};
-    const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
-    const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
-    std::vector<Partials> columns;
-    for (uint32_t j = start; j < end; ++j) {
-      std::vector<Partials> rows(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i) {
-        const auto held = kv_of[sequence].find({r, i, j});
-        if (held == kv_of[sequence].end()) continue;
-        for (uint32_t h = first * q_per_kv; h < last * q_per_kv; ++h) {
-          Partial partial;
-          partial.acc.assign(hd, 0.0f);
-          std::vector<std::pair<float, const KvEntry*>> scores;
-          for (const KvEntry& entry : held->second) {
-            if (entry.kv_head != h / q_per_kv || entry.position < oldest || entry.position > position) continue;
-            // Entries another plan stored (the prefill's, read by decode) must sit where this step reads them.
-            if (entry.position % group_tiles != step->kv_offset(i, j))
-              fail(fmt::format("{} holds the KV entry of position {}, which this step's shares put elsewhere",
-                               tile_name(i, j), entry.position));
-            float dot = 0;
-            for (uint32_t e = 0; e < hd; ++e) dot += qkv[h * hd + e] * entry.k[e];
-            scores.emplace_back(dot * inverse_sqrt, &entry);
-            partial.max = std::max(partial.max, dot * inverse_sqrt);
-          }
-          if (scores.empty()) continue;
-          for (const auto& [score, entry] : scores) {
-            const float p = std::exp(score - partial.max);
-            partial.sum += p;
-            for (uint32_t e = 0; e < hd; ++e) partial.acc[e] += p * entry->v[e];
-          }
-          rows[i][h] = std::move(partial);
-        }
-      }
-      columns.push_back(reduce_tree(std::move(rows), *step, merger(), dropped(j)));
-    }
-    return columns;
-  }
-  std::function<void(Partials&, const Partials&)> merger() const {
-    return [this](Partials& a, const Partials& b) { merge(a, b); };
-  }
-  // Where the partials are combined (the root, or a group's first column) the
-  // sink logits join the softmax's denominator, as the plan's sink work there does.
-  std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head, bool sinks) const {
-    const uint32_t hd = m.head_dim;
-    std::vector<float> out;
-    for (uint32_t h = first_head; h < last_head; ++h) {
-      const auto found = partials.find(h);
-      if (found == partials.end()) fail(fmt::format("query head {} has no attention partials", h));
-      Partial p = found->second;
-      if (sinks) {
-        const float sink = w.sink(region->layer, h), top = std::max(p.max, sink), scale = std::exp(p.max - top);
-        p.sum = p.sum * scale + std::exp(sink - top);
-        for (float& v : p.acc) v *= scale;
-      }
-      for (uint32_t e = 0; e < hd; ++e) out.push_back(rounded(p.acc[e] / p.sum));
-    }
-    return out;
-  }
-  // Lines of the attention trees for DroppedPartialSum: column j's tree is line
-  // j; the tree along the root row (root input) or along group g is line cols + g.
-  Data attention(const Data& in, const StepDataflow& df, KvPass pass) {
-    const BlockGeometry& g = geo();
-    const std::vector<uint32_t>& start = df.group_start;
-    if (df.grid) return grid_attention(in, df, pass);
-    const uint32_t groups = uint32_t(start.size() - 1);
-    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
-    auto heads_of = [&](uint32_t group) { return kv_heads_of(groups, group); };
-    if (!df.row_io) {
-      // Down each column, then along the root row: one group's partials combine, groups are gathered.
-      std::vector<Partials> columns(g.cols);
-      for (uint32_t group = 0; group < groups; ++group) {
-        const auto [first, last] = heads_of(group);
-        if (first >= last) continue;
-        std::vector<Partials> partials =
-            column_partials(in.at[0].value, first, last, start[group], start[group + 1], df, pass);
-        if (pass == KvPass::Store) continue;
-        for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
-      }
-      if (pass == KvPass::Store) return in;
-      const Partials all = reduce_tree(std::move(columns), *step, merger(), dropped(g.cols));
-      return at_root(head_outputs(all, 0, m.n_heads, df.sinks));
-    }
-    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
-    for (uint32_t group = 0; group < groups; ++group) {
-      const auto [first, last] = heads_of(group);
-      const uint32_t columns = start[group + 1] - start[group];
-      if (first >= last) continue;
-      // The group's slices gathered to its first column.
-      std::vector<std::vector<Piece>> parts;
-      for (uint32_t j = start[group]; j < start[group + 1]; ++j) parts.push_back({in.at[j]});
-      auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
-      const std::vector<Piece> gathered = reduce_tree(std::move(parts), *step, append, -1);
-      std::vector<float> qkv(qkv_size(m), NAN);
-      for (const Piece& piece : gathered)
-        for (size_t k = 0; k < piece.index.size(); ++k) qkv[piece.index[k]] = piece.value[k];
-      for (uint32_t index : qkv_of_kv_heads(first, last))
-        if (std::isnan(qkv[index]))
-          fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
-      std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df, pass);
-      if (pass == KvPass::Store) continue;
-      const Partials combined = reduce_tree(std::move(partials), *step, merger(), dropped(g.cols + group));
-      const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv, df.sinks);
-      // The group's output multicast along its columns: column p keeps slice p.
-      const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);
-      for (uint32_t p = 0; p < columns; ++p)
-        for (uint32_t index : cuts[p]) {
-          out.at[start[group] + p].index.push_back(index);
-          out.at[start[group] + p].value.push_back(values[index - first * q_per_kv * hd]);
-        }
-    }
-    return out;
-  }
-
-  // --- grid attention (mapping.attention: grid) --------------------------------
-  // Within each KV-head group, column p holds the dimensions grid_dims() gives
-  // it of the group's queries, keys and values, and row i the positions
-  // p % rows == i. Every row sums its tiles' partial scores along the group's
-  // columns (in the partial-sum format); then, down each column, the maximum
-  // and the sum of the softmax combine (fp32), and so do the tiles' weighted
-  // values (in the partial-sum format): root-row tile j keeps output slice j.
-  // Lines for DroppedPartialSum: column j's output tree is line j; the score
-  // sum of row i of group g is line cols + g * rows + i.
-  Data grid_attention(const Data& in, const StepDataflow& df, KvPass pass) {
-    const BlockGeometry& g = geo();
-    const std::vector<uint32_t>& start = df.group_start;
-    const uint32_t groups = uint32_t(start.size() - 1), q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
-    const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
-    const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
-    const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
-    auto add_in = [this](auto& into, const auto& from) {
-      for (const auto& [key, value] : from) {
-        auto [it, fresh] = into.try_emplace(key, value);
-        if (!fresh) it->second = round_to(partial, it->second + value);
-      }
-    };
-    Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
-    for (uint32_t group = 0; group < groups; ++group) {
-      const auto [first, last] = kv_heads_of(groups, group);
-      if (first >= last) continue;
-      const uint32_t columns = start[group + 1] - start[group];
-      const auto dims = grid_dims(first, last, columns);
-      // The dimensions of KV head h that column p holds, in order.
-      auto head_dims = [&](uint32_t p, uint32_t h) {
-        std::vector<uint32_t> list;
-        for (uint32_t t : dims[p])
-          if (t / hd == h) list.push_back(t % hd);
-        return list;
-      };
-      std::vector<ByIndex> slice(columns);  // q/k/v by index, as the QKV step left them on the root row
-      for (uint32_t p = 0; p < columns; ++p) {
-        const Piece& piece = in.at[start[group] + p];
-        for (size_t k = 0; k < piece.index.size(); ++k) slice[p][piece.index[k]] = piece.value[k];
-      }
-      auto element = [&](uint32_t p, uint64_t index) {
-        const auto found = slice[p].find(uint32_t(index));
-        if (found == slice[p].end())
-          fail(fmt::format("q/k/v element {} is not on column {}", index, start[group] + p));
-        return found->second;
-      };
-      if (pass == KvPass::Store) {  // every column keeps its dimensions of the new key and value
-        for (uint32_t p = 0; p < columns; ++p)
-          for (uint32_t h = first; h < last; ++h) {
-            KvEntry entry{position, h, {}, {}, head_dims(p, h)};
-            for (uint32_t d : entry.dims) {
-              entry.k.push_back(round_to(kv, element(p, nq + uint64_t(h) * hd + d)));
-              entry.v.push_back(round_to(kv, element(p, nq + nkv + uint64_t(h) * hd + d)));
-            }
-            if (!entry.dims.empty())
-              kv_of[sequence][{r, uint32_t(position % g.rows), start[group] + p}].push_back(std::move(entry));
-          }
+    std::vector<std::vector<uint32_t>> out(parts);
+    for (uint32_t g = 0; g < groups; ++g) {
+      const auto [first, last] = kv_heads_of(groups, g);
+      const uint32_t columns = start[g + 1] - start[g];
+      if (!attention->grid) {
+        const auto pieces = split(qkv_of_kv_heads(first, last), columns, 2);
+        for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
         continue;
       }
-      // The entries tile (i, start + p) attends to, checked against where this step's shares put them.
-      auto attended = [&](uint32_t i, uint32_t p) {
-        std::vector<const KvEntry*> list;
-        const auto held = kv_of[sequence].find({r, i, start[group] + p});
-        if (held == kv_of[sequence].end()) return list;
-        for (const KvEntry& entry : held->second) {
-          if (entry.kv_head < first || entry.kv_head >= last || entry.position < oldest || entry.position > position)
-            continue;
-          if (entry.position % g.rows != i || entry.dims != head_dims(p, entry.kv_head))
-            fail(fmt::format("{} holds the KV entry of position {}, which this step's shares put elsewhere",
-                             tile_name(i, start[group] + p), entry.position));
-          list.push_back(&entry);
+      const auto dims = grid_dims(first, last, columns);
+      for (uint32_t p = 0; p < columns; ++p)
+        for (uint32_t t : dims[p]) {
+          const uint64_t h = t / hd, d = t % hd;
+          for (uint32_t q = 0; q < q_per_kv; ++q) out[start[g] + p].push_back(uint32_t((h * q_per_kv + q) * hd + d));
+          out[start[g] + p].push_back(uint32_t(nq + t));
+          out[start[g] + p].push_back(uint32_t(nq + nkv + t));
         }
-        return list;
-      };
-      std::vector<Scores> scores(g.rows);  // row i's summed scores, scaled
-      for (uint32_t i = 0; i < g.rows; ++i) {
-        std::vector<Scores> parts(columns);
-        for (uint32_t p = 0; p < columns; ++p)
-          for (const KvEntry* entry : attended(i, p))
-            for (uint32_t q = 0; q < q_per_kv; ++q) {
-              const uint32_t head = entry->kv_head * q_per_kv + q;
-              float dot = 0;
-              for (size_t k = 0; k < entry->dims.size(); ++k)
-                dot += element(p, uint64_t(head) * hd + entry->dims[k]) * entry->k[k];
-              parts[p][{head, entry->position}] = round_to(partial, dot);
-            }
-        scores[i] = reduce_tree(std::move(parts), *step, add_in, dropped(g.cols + group * g.rows + i));
-        for (auto& [key, score] : scores[i]) score *= inverse_sqrt;
-      }
-      // Every column repeats the softmax over its rows' scores; max and sum in fp32.
-      std::vector<ByIndex> maxima(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i)
-        for (const auto& [key, score] : scores[i]) {
-          auto [it, fresh] = maxima[i].try_emplace(key.first, score);
-          if (!fresh) it->second = std::max(it->second, score);
-        }
-      const ByIndex top = reduce_tree(std::move(maxima), *step,
-                                     [](ByIndex& a, const ByIndex& b) {
-                                       for (const auto& [head, value] : b) {
-                                         auto [it, fresh] = a.try_emplace(head, value);
-                                         if (!fresh) it->second = std::max(it->second, value);
-                                       }
-                                     },
-                                     -1);
-      std::vector<ByIndex> sums(g.rows);
-      for (uint32_t i = 0; i < g.rows; ++i)
-        for (const auto& [key, score] : scores[i]) sums[i][key.first] += std::exp(score - top.at(key.first));
-      ByIndex total = reduce_tree(std::move(sums), *step,
-                                 [](ByIndex& a, const ByIndex& b) {
-                                   for (const auto& [head, value] : b) a[head] += value;
-                                 },
-                                 -1);
-      if (df.sinks)
-        for (auto& [head, sum] : total) sum += std::exp(w.sink(region->layer, head) - top.at(head));
-      for (uint32_t p = 0; p < columns; ++p) {
-        const uint32_t j = start[group] + p;
-        std::vector<ByIndex> weighted(g.rows);  // by output element head * head_dim + d
-        for (uint32_t i = 0; i < g.rows; ++i) {
-          for (const KvEntry* entry : attended(i, p))
-            for (uint32_t q = 0; q < q_per_kv; ++q) {
-              const uint32_t head = entry->kv_head * q_per_kv + q;
-              const float weight = std::exp(scores[i].at({head, entry->position}) - top.at(head)) / total.at(head);
-              for (size_t k = 0; k < entry->dims.size(); ++k)
-                weighted[i][head * hd + entry->dims[k]] += weight * entry->v[k];
-            }
-          for (auto& [index, value] : weighted[i]) value = round_to(partial, value);
-        }
-        const ByIndex summed = reduce_tree(std::move(weighted), *step, add_in, dropped(j));
-        for (uint32_t h = first; h < last; ++h)
-          for (uint32_t q = 0; q < q_per_kv; ++q)
-            for (uint32_t d : head_dims(p, h)) {
-              const uint32_t index = (h * q_per_kv + q) * hd + d;
-              const auto found = summed.find(index);
-              if (found == summed.end()) fail(fmt::format("no tile of column {} attends for output {}", j, index));
-              out.at[j].index.push_back(index);
-              out.at[j].value.push_back(rounded(found->second));
-            }
-      }
     }
     return out;
   }
+  if (label == "gate_up_proj") {
+    const auto elements = split(iota(0, block_index > 0 ? m.moe.expert_ffn_dim : m.ffn_dim), parts);
+    std::vector<std::vector<uint32_t>> out(parts);
+    for (uint32_t p = 0; p < parts; ++p)
+      for (uint32_t e : elements[p]) {
+        if (m.mlp == workloads::MlpKind::SwiGLU) out[p].push_back(2 * e);
+        out[p].push_back(m.mlp == workloads::MlpKind::SwiGLU ? 2 * e + 1 : e);
+      }
+    return out;
+  }
+  const uint64_t n = label == "lm_head_proj" ? m.vocab_size : label == "router" ? m.moe.n_experts : m.d_model;
+  return split(iota(0, n), parts);
+}
 
-  // --- the chain ---------------------------------------------------------------
-  Data root_compute(const Data& in) {
-    const std::string label = step->label();
-    if (label == "input_norm") {
-      stream = in;
-      return root_norm(in, Tensor::AttnNorm);
-    }
-    if (label == "residual_norm") {
-      stream.at[0] = add(stream.at[0], in.at[0]);
-      Data out = root_norm(stream, Tensor::MlpNorm);
-      normed = out.at[0].value;
-      return out;
-    }
-    if (label == "top_k") {  // the router's choice; the vector the experts take stays at the root
-      routing.clear();
-      const std::vector<double> logits(in.at[0].value.begin(), in.at[0].value.end());
-      for (const auto& [expert, weight] : pick_experts(logits, m.moe.top_k)) {
-        routing[expert] = float(weight);
-        result.routed[region->layer].push_back(expert);
-      }
-      return at_root(normed);
-    }
-    if (label == "expert_scale") {
-      Data out = in;
-      const float weight = routing.at(uint32_t(block_index - 1));
-      for (float& v : out.at[0].value) v = rounded(v * weight);
-      return out;
-    }
-    if (label == "residual") return Data{FrontKind::Root, {add(stream.at[0], in.at[0])}};
-    if (label == "final_norm") return root_norm(in, Tensor::FinalNorm);
-    if (label == "position_add") {
-      Data out = in;
-      for (uint32_t c = 0; c < m.d_model; ++c)
-        out.at[0].value[c] = rounded(in.at[0].value[c] + w.matrix(Tensor::Positions, -1, position, c));
-      return out;
-    }
-    if (label == "sample") return in;  // the argmax candidate the tree chose
-    fail("no meaning is known for this root step");
-  }
-  Data apply(const Data& in) {
-    const StepDataflow df = step->dataflow();
-    switch (df.kind) {
-      case StepKind::RootCompute: return root_compute(in);
-      case StepKind::Lookup: {
-        std::vector<float> row(m.d_model);
-        for (uint32_t c = 0; c < m.d_model; ++c) row[c] = rounded(w.matrix(Tensor::Embedding, -1, token, c));
-        return at_root(std::move(row));
-      }
-      case StepKind::GemvToColumn: return gemv_to_column(in, df);
-      case StepKind::GemvToRow: return gemv_to_row(in, df);
-      case StepKind::LineCompute: return line_compute(in, df);
-      case StepKind::Broadcast: return broadcast(in, df);
-      case StepKind::Gather: return gather(in, df);
-      default: fail("no functional meaning is declared for this step");
+const std::vector<float>& Evaluator::State::weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
+                                                         const std::vector<uint32_t>& columns) {
+  auto [it, fresh] = blocks.try_emplace({r, block_index, s, i, j});
+  if (fresh) {
+    it->second.reserve(rows.size() * columns.size());
+    for (uint32_t o : rows) {
+      const MatrixRow at = matrix_row(o);
+      for (uint32_t c : columns) it->second.push_back(w.matrix(at.tensor, region->layer, at.row, c, at.expert));
     }
   }
-  void observe_step(const Data& data, const StepObserver& observe) const {
-    const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
-    // The embedding's scatter (the slices hand-off) spreads its output: the embedded token.
-    if (region->layer < 0 && std::strcmp(step->label(), "scatter") == 0) name = "embed";
-    if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
-    StepOutput output{region, step->label(), name, {}};
-    const BlockGeometry& g = geo();
-    for (size_t p = 0; p < data.at.size(); ++p) {
-      const uint32_t i = data.kind == FrontKind::Column ? uint32_t(p) : 0;
-      const uint32_t j = data.kind == FrontKind::Row ? uint32_t(p) : 0;
-      output.slices.push_back({g.wafer, g.x(i, j), g.y(i, j), data.at[p].index, data.at[p].value});
+  if (it->second.size() != rows.size() * columns.size()) fail("a tile's weight block changed shape");
+  return it->second;
+}
+
+// Tile (i, j) multiplies its block by its input slice in fp32; the tiles that
+// hold the bias slices add them.
+std::vector<float> Evaluator::State::block_product(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
+                                                   const Piece& x, bool with_bias) {
+  const std::vector<float>& weights = weight_block(i, j, rows, x.index);
+  std::vector<float> y(rows.size(), 0.0f);
+  for (size_t o = 0; o < rows.size(); ++o) {
+    float sum = 0;
+    for (size_t c = 0; c < x.value.size(); ++c) sum += weights[o * x.value.size() + c] * x.value[c];
+    if (with_bias) {
+      const MatrixRow at = matrix_row(rows[o]);
+      sum += w.bias(at.tensor, region->layer, at.row, at.expert);
     }
-    observe(output);
+    y[o] = sum;
   }
-  // --- a chunk of tokens through a region, step by step ----------------------------
-  using Tokens = std::vector<TokenState*>;
-  using ChunkObserver = std::function<void(size_t, const StepOutput&)>;
-  // Runs `f` on every token of `tokens`, each swapped in as the current token.
-  template <typename F>
-  void each_token(const Tokens& tokens, F f) {
-    for (size_t k = 0; k < tokens.size(); ++k) {
-      swap_token(*tokens[k]);
-      try {
-        f(k, *tokens[k]);
-      } catch (...) {
-        swap_token(*tokens[k]);
-        throw;
-      }
-      swap_token(*tokens[k]);
-    }
+  return y;
+}
+
+void Evaluator::State::add_into(std::vector<float>& a, const std::vector<float>& b) {
+  for (size_t k = 0; k < a.size(); ++k) a[k] += b[k];
+}
+
+// A GEMV's partial sums: each tile writes its own in mapping.partial_sum_dtype,
+// and every add of the tree rounds to it again.
+std::vector<float> Evaluator::State::partial_sum(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
+                                                 const Piece& x, bool with_bias) {
+  std::vector<float> y = block_product(i, j, rows, x, with_bias);
+  for (float& v : y) v = round_to(partial, v);
+  return y;
+}
+
+// A line's partial sums (mapping.partial_sum_dtype, every add rounded to it) combined: by the step's tree, or, in a
+// MeshGEMM, on its ring: the token's block b starts at the ring successor
+// of position b, each tile adds its product as the partial passes, and the
+// sum is finished at b.
+std::vector<float> Evaluator::State::reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df,
+                                                 int64_t drop) const {
+  if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
+  const uint32_t n = uint32_t(partial.size()), finish = in_chunk / df.ring_block_tokens;
+  if (finish >= n) fail(fmt::format("token {} of the chunk has no ring position to finish at", in_chunk));
+  std::vector<float> sum(partial[0].size(), 0.0f);
+  uint32_t at = mapping::interleaved_ring_next(finish, n);
+  bool first = true;
+  std::vector<bool> seen(n, false);
+  for (uint32_t visited = 0; visited < n; ++visited, at = mapping::interleaved_ring_next(at, n)) {
+    if (seen[at]) fail(fmt::format("the partial-sum ring passes position {} twice", at));
+    seen[at] = true;
+    if (int64_t(at) == drop) continue;
+    if (first)
+      sum = partial[at], first = false;
+    else
+      add_partials()(sum, partial[at]);
   }
-  // One token's expert results (by block; empty: not routed, its block skipped
-  // the token) combined. mapping.moe_combine root: each result is sent in
-  // activations and summed at the layer root in block order. tree: fp32 sums
-  // along the combining tree (Block::combine_children), where a block adds the
-  // streams it takes in, in that order, to its own result. `drop` (a
-  // DroppedPartialSum on line 0 of the step) loses the message of the expert
-  // at that position (block index - 1).
-  std::vector<float> combine(const std::vector<std::vector<float>>& own, int64_t drop) const {
-    const Region& layer = *region;
-    const size_t blocks = layer.blocks.size();
-    std::vector<float> sum(m.d_model, 0.0f);
-    if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
-      for (size_t b = 1; b < blocks; ++b)
-        if (!own[b].empty() && int64_t(b - 1) != drop)
-          for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
-    } else {
-      // Children come after their parents: from the last block.
-      std::vector<std::vector<float>> streams(blocks);
-      for (size_t b = blocks; b-- > 1;) {
-        std::vector<float> acc = own[b];
-        for (const uint32_t child : layer.blocks[b].combine_children) {
-          if (streams[child].empty() || int64_t(child) - 1 == drop) continue;
-          if (acc.empty()) {
-            acc = streams[child];
-          } else {
-            for (uint32_t k = 0; k < m.d_model; ++k) acc[k] += streams[child][k];
-          }
-        }
-        streams[b] = std::move(acc);
-      }
-      if (blocks > 1 && !streams[1].empty() && drop != 0) sum = streams[1];
-    }
-    for (float& v : sum) v = rounded(v);
-    return sum;
+  return sum;
+}
+
+Data Evaluator::State::gemv_to_column(const Data& in, const StepDataflow& df) {
+  const BlockGeometry& g = geo();
+  std::vector<Piece> x(g.cols);
+  if (df.input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
+    if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the input is not on the root row");
+    x = in.at;
+  } else {  // the root's vector, multicast along the root row: column j keeps slice j
+    const auto cuts = split(in.at[0].index, g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j)
+      for (uint32_t k : cuts[j]) x[j].index.push_back(k), x[j].value.push_back(in.at[0].value[k]);
   }
-  // The experts the router picked and the shared ones, each on its block. A
-  // block takes every token of the chunk routed to it (a shared expert every
-  // token) through its steps, as one chunk; then each token's results are combined.
-  void dispatch(const Tokens& tokens) {
-    const size_t saved_s = s;
-    const Step* saved_step = step;
-    const int64_t drop = dropped(0);
-    const size_t blocks = region->blocks.size();
-    std::vector<Data> inputs(tokens.size());
-    std::vector<std::vector<std::vector<float>>> own(tokens.size(), std::vector<std::vector<float>>(blocks));
-    for (size_t k = 0; k < tokens.size(); ++k) inputs[k] = tokens[k]->data;
-    for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
-      const int32_t expert = region->blocks[expert_block].expert;
-      Tokens taken;
-      std::vector<size_t> index;
-      for (size_t k = 0; k < tokens.size(); ++k)
-        if (expert < 0 || tokens[k]->routing.count(uint32_t(expert)) > 0) {  // else its block skips the token
-          tokens[k]->data = inputs[k];
-          taken.push_back(tokens[k]);
-          index.push_back(k);
-        }
-      if (taken.empty()) continue;
-      run_block(expert_block, taken, nullptr);
-      for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = taken[t]->data.at[0].value;
-    }
-    block_index = 0;
-    block = &region->blocks[0];
-    s = saved_s;
-    step = saved_step;
-    for (size_t k = 0; k < tokens.size(); ++k) tokens[k]->data = at_root(combine(own[k], drop));
+  const auto rows = output_slices(g.rows);
+  Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
+  for (uint32_t i = 0; i < g.rows; ++i) {
+    std::vector<std::vector<float>> partial(g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
+    out.at[i].index = rows[i];
+    out.at[i].value = reduce_line(std::move(partial), df, dropped(i));
   }
-  void keep_result(const Data& data) {
-    const std::string label = step->label();
-    if (label == "final_norm") result.final_hidden = data.at[0].value;
-    if (label == "lm_head_proj") {
-      result.logits.assign(m.vocab_size, NAN);
-      for (const Piece& piece : data.at)
-        for (size_t k = 0; k < piece.index.size(); ++k) result.logits[piece.index[k]] = piece.value[k];
-    }
-    if (label == "sample") result.argmax = uint32_t(data.at[0].value.at(1));
+  return out;
+}
+
+Data Evaluator::State::gemv_to_row(const Data& in, const StepDataflow& df) {
+  const BlockGeometry& g = geo();
+  if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
+  const auto columns = output_slices(g.cols);
+  Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
+  for (uint32_t j = 0; j < g.cols; ++j) {
+    std::vector<std::vector<float>> partial(g.rows);
+    for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
+    out.at[j].index = columns[j];
+    out.at[j].value = reduce_line(std::move(partial), df, dropped(j));
   }
-  // Every step of block `index` takes every token before the next step starts.
-  void run_block(size_t index, const Tokens& tokens, const ChunkObserver* observe) {
-    block_index = index;
-    block = &region->blocks[index];
-    const auto& steps = block->steps;
-    for (s = 0; s < steps.size(); ++s) {
-      step = steps[s].get();
-      const StepDataflow df = step->dataflow();
-      if (df.kind == StepKind::Dispatch) {
-        dispatch(tokens);
-      } else if (df.kind == StepKind::Attention) {
-        // The chunk's keys and values first, then each token over the positions up to its own.
-        each_token(tokens, [&](size_t, TokenState& t) { attention(t.data, df, KvPass::Store); });
-        each_token(tokens, [&](size_t, TokenState& t) { t.data = attention(t.data, df, KvPass::Attend); });
+  return out;
+}
+
+// q/k norm and rotary of the query and key elements a slice holds.
+// With `head_squares` (every q then k head's sum of squares, reduced over the
+// tiles), a tile normalises heads it holds only part of.
+Piece Evaluator::State::head_transform(Piece piece, const std::string& where,
+                                       const std::vector<float>* head_squares) const {
+  const uint32_t hd = m.head_dim, half = hd / 2;
+  const uint64_t nq = uint64_t(m.n_heads) * hd, nk = nq + uint64_t(m.n_kv_heads) * hd;
+  std::map<uint32_t, size_t> at;
+  for (size_t k = 0; k < piece.index.size(); ++k) at[piece.index[k]] = k;
+  std::vector<float> out = piece.value;
+  std::map<uint32_t, bool> heads;  // head start -> done
+  for (uint32_t index : piece.index)
+    if (index < nk) heads[index - index % hd] = true;
+  for (const auto& [start, unused] : heads) {
+    const bool query = start < nq;
+    if (m.qk_norm) {
+      float squares = 0;
+      if (head_squares) {
+        squares = (*head_squares)[start / hd];  // q heads, then k heads: the QKV order
       } else {
-        each_token(tokens, [&](size_t, TokenState& t) { t.data = apply(t.data); });
+        for (uint32_t e = 0; e < hd; ++e) {
+          const auto found = at.find(start + e);
+          if (found == at.end()) fail("q/k norm of a head split across tiles at " + where);
+          squares += piece.value[found->second] * piece.value[found->second];
+        }
       }
-      if (block_index > 0) continue;  // expert blocks: their combined output is compared
-      each_token(tokens, [&](size_t k, TokenState& t) {
-        if (observe) observe_step(t.data, [&](const StepOutput& output) { (*observe)(k, output); });
-        keep_result(t.data);
-      });
+      const float inverse = 1.0f / std::sqrt(squares / float(hd) + float(kNormEpsilon));
+      for (uint32_t e = 0; e < hd; ++e) {
+        const auto found = at.find(start + e);
+        if (found == at.end()) continue;  // on another tile, normalised there with the same sum
+        out[found->second] =
+            piece.value[found->second] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
+      }
     }
-    const bool slices_out = index == 0 && region->slices_out;
-    each_token(tokens, [&](size_t, TokenState& t) {
-      if (t.data.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
-        fail(slices_out ? "the block's chain does not end on its root column"
-                        : "the block's chain does not end at its root");
-    });
+    if (m.positions != workloads::PositionKind::Rotary) continue;
+    for (uint32_t e = 0; e < half; ++e) {
+      const auto a = at.find(start + e), b = at.find(start + e + half);
+      if ((a == at.end()) != (b == at.end())) fail("a rotary pair split across tiles at " + where);
+      if (a == at.end()) continue;
+      const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(e) / double(hd));
+      const float c = float(std::cos(angle)), sn = float(std::sin(angle));
+      const float x = out[a->second], y = out[b->second];
+      out[a->second] = x * c - y * sn;
+      out[b->second] = y * c + x * sn;
+    }
   }
-  // The slices hand-off: each root-column tile takes the elements of its slice,
-  // wherever in the previous region's root column they were.
-  Data resliced(const Data& in) {
-    std::vector<float> vector(m.d_model, NAN);
-    std::vector<bool> seen(m.d_model, false);
-    for (const Piece& piece : in.at)
-      for (size_t k = 0; k < piece.index.size(); ++k) {
-        if (piece.index[k] >= m.d_model || seen[piece.index[k]])
-          throw FunctionalError(fmt::format("{}: the slices handed on overlap", region->name));
-        seen[piece.index[k]] = true;
-        vector[piece.index[k]] = piece.value[k];
-      }
-    for (uint32_t k = 0; k < m.d_model; ++k)
-      if (!seen[k]) throw FunctionalError(fmt::format("{}: element {} of the slices never arrives", region->name, k));
-    // The slices of the residual stream, as a scatter leaves them.
-    const auto cuts = split(whole(vector).index, region->blocks[0].geo.rows);
-    Data out{FrontKind::Column, {}};
-    for (const std::vector<uint32_t>& cut : cuts) {
+  for (float& v : out) v = rounded(v);
+  piece.value = std::move(out);
+  return piece;
+}
+
+Piece Evaluator::State::activation_of(const Piece& piece) const {
+  Piece out;
+  for (size_t k = 0; k < piece.index.size(); ++k) {
+    if (m.mlp == workloads::MlpKind::SwiGLU) {
+      if (piece.index[k] % 2 != 0) continue;
+      if (k + 1 >= piece.index.size() || piece.index[k + 1] != piece.index[k] + 1)
+        fail("a gate element without its up element on the tile");
+      out.index.push_back(piece.index[k] / 2);
+      out.value.push_back(rounded(activation(m, piece.value[k], piece.value[k + 1])));
+    } else {
+      out.index.push_back(piece.index[k]);
+      out.value.push_back(rounded(activation(m, 0, piece.value[k])));
+    }
+  }
+  return out;
+}
+
+Data Evaluator::State::line_compute(const Data& in, const StepDataflow& df) {
+  const std::string label = step->label();
+  Data out{in.kind, {}};
+  if (label == "input_norm_stats" || label == "residual_norm_stats") {
+    if (label == "residual_norm_stats")  // the attention branch joins the stream first
+      for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
+    for (const Piece& slice : stream.at) out.at.push_back(whole(statistics(slice.value)));
+    return out;
+  }
+  if (label == "input_norm_scale" || label == "mlp_norm_scale") {
+    const Tensor tensor = norm_tensor(label.c_str());
+    for (size_t i = 0; i < stream.at.size(); ++i) out.at.push_back(scale(stream.at[i], in.at[i].value, tensor));
+    return out;
+  }
+  if (label == "residual_slices") {
+    for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
+    return stream;
+  }
+  if (label == "qk_norm_stats") {  // each tile's sums of squares per q and k head, in fp32
+    qkv_slices = in;
+    const uint64_t hd = m.head_dim, nk = (uint64_t(m.n_heads) + m.n_kv_heads) * hd;
+    for (const Piece& piece : in.at) {
+      std::vector<float> squares(m.n_heads + m.n_kv_heads, 0.0f);
+      for (size_t k = 0; k < piece.index.size(); ++k)
+        if (piece.index[k] < nk) squares[piece.index[k] / hd] += piece.value[k] * piece.value[k];
+      out.at.push_back(whole(std::move(squares)));
+    }
+    return out;
+  }
+  if ((label == "rotary" || label == "qk_norm") && !qkv_slices.at.empty()) {  // after the statistics' all-reduce
+    if (qkv_slices.at.size() != in.at.size()) fail("the head sums did not return to every QKV slice");
+    for (size_t p = 0; p < in.at.size(); ++p) {
+      const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
+      out.at.push_back(head_transform(qkv_slices.at[p], where, &in.at[p].value));
+    }
+    qkv_slices = Data{};
+    return out;
+  }
+  for (size_t p = 0; p < in.at.size(); ++p) {
+    const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
+    if (label == "rotary" || label == "qk_norm" || label == "qkv_slices")
+      out.at.push_back(head_transform(in.at[p], where));
+    else if (label == "activation")
+      out.at.push_back(activation_of(in.at[p]));
+    else if (label == "argmax_slice") {
+      const Piece& logits = in.at[p];
+      size_t best = 0;
+      for (size_t k = 1; k < logits.value.size(); ++k)
+        if (logits.value[k] > logits.value[best]) best = k;
+      out.at.push_back(logits.value.empty() ? whole({-INFINITY, 0})
+                                            : whole({logits.value[best], float(logits.index[best])}));
+    } else
+      fail("no element-wise meaning is known for this step");
+  }
+  return out;
+}
+
+uint64_t Evaluator::State::gathered_size() const {
+  const std::string label = step->label();
+  if (label == "gather_qkv") return qkv_size(m);
+  if (label == "gather_logits") return m.moe.n_experts;
+  return m.d_model;
+}
+
+Data Evaluator::State::gather(const Data& in, const StepDataflow& df) {
+  const std::string label = step->label();
+  if (df.reduce) {
+    std::vector<std::vector<float>> parts;
+    for (const Piece& piece : in.at) parts.push_back(piece.value);
+    if (label == "argmax") {
+      auto better = [](std::vector<float>& a, const std::vector<float>& b) {
+        if (b[0] > a[0] || (b[0] == a[0] && b[1] < a[1])) a = b;
+      };
+      return at_root(reduce_tree(std::move(parts), *step, better, dropped(0)));
+    }
+    return at_root(reduce_tree(std::move(parts), *step, add_into, dropped(0)));
+  }
+  // Concatenation: the slices travel in the activation format.
+  std::vector<std::vector<Piece>> parts;
+  const bool fp32 = label == "gather_logits";  // the router's logits travel as fp32
+  for (const Piece& piece : in.at) {
+    Piece sent = piece;
+    if (!fp32)
+      for (float& v : sent.value) v = rounded(v);
+    parts.push_back({std::move(sent)});
+  }
+  auto append = [](std::vector<Piece>& a, const std::vector<Piece>& b) { a.insert(a.end(), b.begin(), b.end()); };
+  const std::vector<Piece> all = reduce_tree(std::move(parts), *step, append, dropped(0));
+  const uint64_t n = gathered_size();
+  std::vector<float> vector(n, NAN);
+  std::vector<bool> seen(n, false);
+  for (const Piece& piece : all)
+    for (size_t k = 0; k < piece.index.size(); ++k) {
+      if (piece.index[k] >= n || seen[piece.index[k]]) fail("the gathered slices overlap");
+      seen[piece.index[k]] = true;
+      vector[piece.index[k]] = piece.value[k];
+    }
+  for (uint64_t k = 0; k < n; ++k)
+    if (!seen[k]) fail(fmt::format("element {} never reaches the root", k));
+  return at_root(std::move(vector));
+}
+
+Data Evaluator::State::broadcast(const Data& in, const StepDataflow& df) {
+  const BlockGeometry& g = geo();
+  if (df.along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
+  Data out{FrontKind::Column, {}};
+  if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
+    const auto cuts = split(in.at[0].index, g.rows);
+    for (uint32_t i = 0; i < g.rows; ++i) {
       Piece piece;
-      for (uint32_t k : cut) piece.index.push_back(k), piece.value.push_back(vector[k]);
+      for (uint32_t k : cuts[i]) piece.index.push_back(k), piece.value.push_back(in.at[0].value[k]);
       out.at.push_back(std::move(piece));
     }
     stream = out;
     return out;
   }
-  void run_region(size_t index, const Tokens& tokens, const ChunkObserver& observe) {
-    r = index;
-    region = &plan->regions[index];
-    if (region->slices_in) each_token(tokens, [&](size_t, TokenState& t) { t.data = resliced(t.data); });
-    run_block(0, tokens, &observe);
-    for (TokenState* t : tokens)
-      for (Piece& piece : t->data.at)
-        for (float& v : piece.value) v = rounded(v);  // sent on in the activation format
+  out.at.assign(g.rows, in.at[0]);
+  return out;
+}
+
+Data Evaluator::State::root_compute(const Data& in) {
+  const std::string label = step->label();
+  if (label == "input_norm") {
+    stream = in;
+    return root_norm(in, Tensor::AttnNorm);
   }
-  void use(const mapping::Plan& p) {
-    plan = &p;
-    phase = p.phase == mapping::Phase::Prefill ? "prefill" : "decode";
+  if (label == "residual_norm") {
+    stream.at[0] = add(stream.at[0], in.at[0]);
+    Data out = root_norm(stream, Tensor::MlpNorm);
+    normed = out.at[0].value;
+    return out;
   }
-};
+  if (label == "top_k") {  // the router's choice; the vector the experts take stays at the root
+    routing.clear();
+    const std::vector<double> logits(in.at[0].value.begin(), in.at[0].value.end());
+    for (const auto& [expert, weight] : pick_experts(logits, m.moe.top_k)) {
+      routing[expert] = float(weight);
+      result.routed[region->layer].push_back(expert);
+    }
+    return at_root(normed);
+  }
+  if (label == "expert_scale") {
+    Data out = in;
+    const float weight = routing.at(uint32_t(block_index - 1));
+    for (float& v : out.at[0].value) v = rounded(v * weight);
+    return out;
+  }
+  if (label == "residual") return Data{FrontKind::Root, {add(stream.at[0], in.at[0])}};
+  if (label == "final_norm") return root_norm(in, Tensor::FinalNorm);
+  if (label == "position_add") {
+    Data out = in;
+    for (uint32_t c = 0; c < m.d_model; ++c)
+      out.at[0].value[c] = rounded(in.at[0].value[c] + w.matrix(Tensor::Positions, -1, position, c));
+    return out;
+  }
+  if (label == "sample") return in;  // the argmax candidate the tree chose
+  fail("no meaning is known for this root step");
+}
+
+Data Evaluator::State::apply(const Data& in) {
+  const StepDataflow df = step->dataflow();
+  switch (df.kind) {
+    case StepKind::RootCompute: return root_compute(in);
+    case StepKind::Lookup: {
+      std::vector<float> row(m.d_model);
+      for (uint32_t c = 0; c < m.d_model; ++c) row[c] = rounded(w.matrix(Tensor::Embedding, -1, token, c));
+      return at_root(std::move(row));
+    }
+    case StepKind::GemvToColumn: return gemv_to_column(in, df);
+    case StepKind::GemvToRow: return gemv_to_row(in, df);
+    case StepKind::LineCompute: return line_compute(in, df);
+    case StepKind::Broadcast: return broadcast(in, df);
+    case StepKind::Gather: return gather(in, df);
+    default: fail("no functional meaning is declared for this step");
+  }
+}
+
+void Evaluator::State::observe_step(const Data& data, const StepObserver& observe) const {
+  const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
+  // The embedding's scatter (the slices hand-off) spreads its output: the embedded token.
+  if (region->layer < 0 && std::strcmp(step->label(), "scatter") == 0) name = "embed";
+  if (!observe || !*name || block_index > 0) return;  // expert blocks: their combined output is compared
+  StepOutput output{region, step->label(), name, {}};
+  const BlockGeometry& g = geo();
+  for (size_t p = 0; p < data.at.size(); ++p) {
+    const uint32_t i = data.kind == FrontKind::Column ? uint32_t(p) : 0;
+    const uint32_t j = data.kind == FrontKind::Row ? uint32_t(p) : 0;
+    output.slices.push_back({g.wafer, g.x(i, j), g.y(i, j), data.at[p].index, data.at[p].value});
+  }
+  observe(output);
+}
+
+// One token's expert results (by block; empty: not routed, its block skipped
+// the token) combined. mapping.moe_combine root: each result is sent in
+// activations and summed at the layer root in block order. tree: fp32 sums
+// along the combining tree (Block::combine_children), where a block adds the
+// streams it takes in, in that order, to its own result. `drop` (a
+// DroppedPartialSum on line 0 of the step) loses the message of the expert
+// at that position (block index - 1).
+std::vector<float> Evaluator::State::combine(const std::vector<std::vector<float>>& own, int64_t drop) const {
+  const Region& layer = *region;
+  const size_t blocks = layer.blocks.size();
+  std::vector<float> sum(m.d_model, 0.0f);
+  if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
+    for (size_t b = 1; b < blocks; ++b)
+      if (!own[b].empty() && int64_t(b - 1) != drop)
+        for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
+  } else {
+    // Children come after their parents: from the last block.
+    std::vector<std::vector<float>> streams(blocks);
+    for (size_t b = blocks; b-- > 1;) {
+      std::vector<float> acc = own[b];
+      for (const uint32_t child : layer.blocks[b].combine_children) {
+        if (streams[child].empty() || int64_t(child) - 1 == drop) continue;
+        if (acc.empty()) {
+          acc = streams[child];
+        } else {
+          for (uint32_t k = 0; k < m.d_model; ++k) acc[k] += streams[child][k];
+        }
+      }
+      streams[b] = std::move(acc);
+    }
+    if (blocks > 1 && !streams[1].empty() && drop != 0) sum = streams[1];
+  }
+  for (float& v : sum) v = rounded(v);
+  return sum;
+}
+
+// The experts the router picked and the shared ones, each on its block. A
+// block takes every token of the chunk routed to it (a shared expert every
+// token) through its steps, as one chunk; then each token's results are combined.
+void Evaluator::State::dispatch(const Tokens& tokens) {
+  const size_t saved_s = s;
+  const Step* saved_step = step;
+  const int64_t drop = dropped(0);
+  const size_t blocks = region->blocks.size();
+  std::vector<Data> inputs(tokens.size());
+  std::vector<std::vector<std::vector<float>>> own(tokens.size(), std::vector<std::vector<float>>(blocks));
+  for (size_t k = 0; k < tokens.size(); ++k) inputs[k] = tokens[k]->data;
+  for (size_t expert_block = 1; expert_block < blocks; ++expert_block) {
+    const int32_t expert = region->blocks[expert_block].expert;
+    Tokens taken;
+    std::vector<size_t> index;
+    for (size_t k = 0; k < tokens.size(); ++k)
+      if (expert < 0 || tokens[k]->routing.count(uint32_t(expert)) > 0) {  // else its block skips the token
+        tokens[k]->data = inputs[k];
+        taken.push_back(tokens[k]);
+        index.push_back(k);
+      }
+    if (taken.empty()) continue;
+    run_block(expert_block, taken, nullptr);
+    for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = taken[t]->data.at[0].value;
+  }
+  block_index = 0;
+  block = &region->blocks[0];
+  s = saved_s;
+  step = saved_step;
+  for (size_t k = 0; k < tokens.size(); ++k) tokens[k]->data = at_root(combine(own[k], drop));
+}
+
+void Evaluator::State::keep_result(const Data& data) {
+  const std::string label = step->label();
+  if (label == "final_norm") result.final_hidden = data.at[0].value;
+  if (label == "lm_head_proj") {
+    result.logits.assign(m.vocab_size, NAN);
+    for (const Piece& piece : data.at)
+      for (size_t k = 0; k < piece.index.size(); ++k) result.logits[piece.index[k]] = piece.value[k];
+  }
+  if (label == "sample") result.argmax = uint32_t(data.at[0].value.at(1));
+}
+
+// Every step of block `index` takes every token before the next step starts.
+void Evaluator::State::run_block(size_t index, const Tokens& tokens, const ChunkObserver* observe) {
+  block_index = index;
+  block = &region->blocks[index];
+  const auto& steps = block->steps;
+  for (s = 0; s < steps.size(); ++s) {
+    step = steps[s].get();
+    const StepDataflow df = step->dataflow();
+    if (df.kind == StepKind::Dispatch) {
+      dispatch(tokens);
+    } else if (df.kind == StepKind::Attention) {
+      // The chunk's keys and values first, then each token over the positions up to its own.
+      each_token(tokens, [&](size_t, TokenState& t) { attention(t.data, df, KvPass::Store); });
+      each_token(tokens, [&](size_t, TokenState& t) { t.data = attention(t.data, df, KvPass::Attend); });
+    } else {
+      each_token(tokens, [&](size_t, TokenState& t) { t.data = apply(t.data); });
+    }
+    if (block_index > 0) continue;  // expert blocks: their combined output is compared
+    each_token(tokens, [&](size_t k, TokenState& t) {
+      if (observe) observe_step(t.data, [&](const StepOutput& output) { (*observe)(k, output); });
+      keep_result(t.data);
+    });
+  }
+  const bool slices_out = index == 0 && region->slices_out;
+  each_token(tokens, [&](size_t, TokenState& t) {
+    if (t.data.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
+      fail(slices_out ? "the block's chain does not end on its root column"
+                      : "the block's chain does not end at its root");
+  });
+}
+
+// The slices hand-off: each root-column tile takes the elements of its slice,
+// wherever in the previous region's root column they were.
+Data Evaluator::State::resliced(const Data& in) {
+  std::vector<float> vector(m.d_model, NAN);
+  std::vector<bool> seen(m.d_model, false);
+  for (const Piece& piece : in.at)
+    for (size_t k = 0; k < piece.index.size(); ++k) {
+      if (piece.index[k] >= m.d_model || seen[piece.index[k]])
+        throw FunctionalError(fmt::format("{}: the slices handed on overlap", region->name));
+      seen[piece.index[k]] = true;
+      vector[piece.index[k]] = piece.value[k];
+    }
+  for (uint32_t k = 0; k < m.d_model; ++k)
+    if (!seen[k]) throw FunctionalError(fmt::format("{}: element {} of the slices never arrives", region->name, k));
+  // The slices of the residual stream, as a scatter leaves them.
+  const auto cuts = split(whole(vector).index, region->blocks[0].geo.rows);
+  Data out{FrontKind::Column, {}};
+  for (const std::vector<uint32_t>& cut : cuts) {
+    Piece piece;
+    for (uint32_t k : cut) piece.index.push_back(k), piece.value.push_back(vector[k]);
+    out.at.push_back(std::move(piece));
+  }
+  stream = out;
+  return out;
+}
+
+void Evaluator::State::run_region(size_t index, const Tokens& tokens, const ChunkObserver& observe) {
+  r = index;
+  region = &plan->regions[index];
+  if (region->slices_in) each_token(tokens, [&](size_t, TokenState& t) { t.data = resliced(t.data); });
+  run_block(0, tokens, &observe);
+  for (TokenState* t : tokens)
+    for (Piece& piece : t->data.at)
+      for (float& v : piece.value) v = rounded(v);  // sent on in the activation format
+}
 
 Evaluator::Evaluator(const mapping::Plan& plan, const ModelWeights& weights, uint32_t sequences,
                      std::vector<DroppedPartialSum> faults, const mapping::Plan* prefill)

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/functional/check.h"
+#include "sim/functional/program_check.h"
 #include "tests/mapping/mapping_fixture.h"
 
 using namespace wafersim;
@@ -207,8 +208,7 @@ bool corrupt(mapping::Plan& plan, const mapping::Step& step, uint32_t i, uint32_
 }
 
 TEST_CASE("functional: attention trees and multicasts that differ from the evaluator's are caught", "[functional]") {
-  for (const std::string flow :
-       {"mapping.dataflow=root", "mapping.dataflow=distributed", "mapping.attention=grid"}) {
+  for (const std::string flow : {"mapping.dataflow=root", "mapping.dataflow=distributed", "mapping.attention=grid"}) {
     INFO(flow);
     // Row 1 of column 0 sends its attention partials two rows up instead of one.
     mapping::Plan tree = prefill_plan("tiny-dense", {flow, "workload.prefill=false"}, 4, 4);

@@ -11,6 +11,7 @@
 
 #include "sim/functional/check.h"
 #include "sim/functional/numbers.h"
+#include "sim/functional/program_check.h"
 #include "tests/mapping/mapping_fixture.h"
 
 using namespace wafersim;
