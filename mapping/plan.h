@@ -79,4 +79,10 @@ Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, con
 // tokens (in an MoE layer every routed expert takes the busiest expert's load, its tokens routed one by one).
 Plan compile_prefill_plan(const Plan& decode);
 
+// The context region `r` of `decode` was built with, for the plans that
+// rebuild it on its box with `tokens` per iteration (prefill chunks,
+// speculative verification): the same colours, largest context and hand-off,
+// so the rebuilt region times and lays out its messages as decode's does.
+RegionContext decoded_region_context(const Plan& decode, size_t r, uint32_t tokens);
+
 }  // namespace wafersim::mapping

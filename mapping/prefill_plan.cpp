@@ -50,18 +50,15 @@ Plan compile_prefill_plan(const Plan& decode) {
   plan.workload = decode.workload;
   plan.options = decode.options;
   plan.strips = decode.strips;
-  RegionContext context{&plan.hw, &plan.model, &plan.options, plan.hw.fabric.colors - plan.hw.fabric.colors_reserved,
-                        plan.tokens_per_iteration};
-  context.max_context = plan.workload.max_context();  // as the decode plan's regions were built
-  context.prefill = true;
   for (size_t r = 0; r + 1 < decode.regions.size(); ++r) {  // all but the LM head
     const Region& region = decode.regions[r];
+    RegionContext context = decoded_region_context(decode, r, plan.tokens_per_iteration);
+    context.prefill = true;
     context.expert_tokens =
         region.kind == RegionKind::Moe ? busiest_expert_tokens(plan.model, plan.workload, uint32_t(region.layer)) : 0;
-    // The hand-off as in decode, except that the last layer gathers its slices
-    // to its root, where the prefill ends (the LM head would take them from there).
-    context.slices_in = region.slices_in;
-    context.slices_out = region.slices_out && r + 2 < decode.regions.size();
+    // The last layer gathers its slices to its root, where the prefill ends
+    // (the LM head would take them from there).
+    context.slices_out = context.slices_out && r + 2 < decode.regions.size();
     plan.regions.push_back(build_region(context, region.kind, region.layer, region.box));
     plan.stats.push_back(decode.stats[r]);
   }

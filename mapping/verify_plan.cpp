@@ -20,12 +20,9 @@ Plan rebuild(const Plan& decode, uint32_t tokens, uint32_t batch) {
   plan.workload.prompt_lengths.clear();  // the iterations' contexts come from the inputs
   plan.options = decode.options;
   plan.strips = decode.strips;
-  RegionContext context{
-      &plan.hw, &plan.model, &plan.options, plan.hw.fabric.colors - plan.hw.fabric.colors_reserved, tokens, 0};
   for (size_t r = 0; r < decode.regions.size(); ++r) {
     const Region& region = decode.regions[r];
-    context.slices_in = region.slices_in;  // the hand-off as in decode
-    context.slices_out = region.slices_out;
+    const RegionContext context = decoded_region_context(decode, r, tokens);
     plan.regions.push_back(build_region(context, region.kind, region.layer, region.box));
     plan.stats.push_back(decode.stats[r]);
   }

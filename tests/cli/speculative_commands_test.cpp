@@ -2,6 +2,7 @@
 // `serve`: its figures against plain decoding and the closed form of the
 // acceptance, determinism, agreement of the two backends, and its bad input.
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include <catch2/catch.hpp>
@@ -88,11 +89,18 @@ TEST_CASE("speculative decoding: sampled acceptance is seeded, and its mean near
 
 TEST_CASE("speculative decoding: run with contention off and analytic agree to the cycle", "[cli][speculative]") {
   // Two sequences of different prompts: each verify pass attends to its own sequence's cache.
-  for (const auto& [kind, verify] : std::vector<std::pair<std::string, std::string>>{
-           {"fixed", "pipelined"}, {"sampled", "pipelined"}, {"fixed", "chunk"}, {"sampled", "chunk"}}) {
-    INFO(kind << ", " << verify);
+  // Grid attention sizes its score messages by the largest context, which the verify plans take from decode's.
+  for (const auto& [kind, verify, attention] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"fixed", "pipelined", "groups"},
+                                                                      {"sampled", "pipelined", "groups"},
+                                                                      {"fixed", "chunk", "groups"},
+                                                                      {"sampled", "chunk", "groups"},
+                                                                      {"fixed", "pipelined", "grid"},
+                                                                      {"fixed", "chunk", "grid"}}) {
+    INFO(kind << ", " << verify << ", " << attention);
     const std::vector<std::string> sets = {"--set", "workload.speculative.acceptance.kind=" + kind,
                                            "--set", "workload.speculative.verify=" + verify,
+                                           "--set", "mapping.attention=" + attention,
                                            "--set", "workload.batch=2",
                                            "--set", "workload.prompt_tokens=[16, 400]"};
     std::vector<std::string> run_args = {"run", kSpeculative, "--quiet"},
