@@ -186,6 +186,8 @@ class GridAttention : public Step {
     return slice_bytes_ + 2 * score_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
+    // A group wider than its head dimensions leaves its last columns without any: they keep no KV entries.
+    if (dims(j) == 0) return UINT64_MAX;
     const uint64_t positions = free_bytes / kv_bytes_per_position(j);  // positions this tile can hold
     if (shape_.window > 0 && positions_held(shape_.window, env_.geo.rows, i) <= positions) return UINT64_MAX;
     // Positions i, i + rows, ...: the (positions + 1)-th arrives at context i + positions * rows + 1.
@@ -230,7 +232,10 @@ class GridAttention : public Step {
   }
   Tree out_tree(uint32_t j) const {
     Tree tree = out_tree_;
-    tree.bytes_per_position = dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
+    // A column without head dimensions still sends its (empty) partial as one
+    // element, so its tree keeps its shape; a zero-byte stream is not timed
+    // alike by the engine and the closed form.
+    tree.bytes_per_position = dtype_bytes(env_.partial_sum, q_per_kv_ * std::max<uint64_t>(1, dims(j)));
     return tree;
   }
 

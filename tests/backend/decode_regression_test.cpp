@@ -213,6 +213,11 @@ TEST_CASE("contention off: grid attention, two wafers with store-and-forward tre
   require_same_cycles("tiny-dense", {kDistributed, kGrid, "hardware.wafers=2", "mapping.reduction=tree",
                                      "mapping.partial_sum_dtype=fp16"});
 }
+TEST_CASE("contention off: grid attention, a group wider than its head dimensions agrees to the cycle",
+          "[regression][exact][grid]") {
+  // One head of 4 dimensions (2 rotary pairs) over 8 columns: 6 columns hold none.
+  require_same_cycles("tiny-dense", {kDistributed, kGrid, "model.n_heads=1", "model.n_kv_heads=1", "model.head_dim=4"});
+}
 TEST_CASE("contention on: grid attention, long context within 10 percent", "[regression][contention][grid]") {
   require_within_ten_percent("tiny-dense", {kDistributed, kGrid, "workload.prompt_tokens=3000"});
 }

@@ -189,6 +189,10 @@ TEST_CASE("functional: grid attention matches the reference", "[functional][grid
   require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention, "model.attention_sinks=true",
                                                           "model.sliding_window=4", "mapping.partial_sum_dtype=fp16"})),
                 9);
+  // One head narrower than its group: 2 rotary pairs over 8 columns, 6 of them without dimensions.
+  require_match(check_functional(tiny_plan(
+                    "tiny-dense", {kGridAttention, "model.n_heads=1", "model.n_kv_heads=1", "model.head_dim=4"})),
+                9);
   // One head over the whole block, as WaferLLM's kernel runs it, on two wafers.
   require_match(check_functional(tiny_plan("tiny-dense", {kGridAttention, "model.n_heads=1", "model.n_kv_heads=1",
                                                           "model.head_dim=256", "hardware.wafers=2"})),
