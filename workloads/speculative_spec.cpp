@@ -20,9 +20,10 @@ std::string draft_reference(const config::Config& config) {
   for (const std::string& zoo : zoo_model_names())
     if (zoo == name) return name;
   const std::filesystem::path path(name);
-  const std::string& file = config.where(kDraft).file;
-  if (path.is_absolute() || file.empty() || file == "--set" || file.front() == '<') return name;
-  return (std::filesystem::path(file).parent_path() / path).string();
+  // A value from --set (no line) or standard input is relative to the working directory.
+  const config::SourceLocation& where = config.where(kDraft);
+  if (path.is_absolute() || where.line == 0 || where.file.empty() || where.file.front() == '<') return name;
+  return (std::filesystem::path(where.file).parent_path() / path).string();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // `serve`: its figures against plain decoding and the closed form of the
 // acceptance, determinism, agreement of the two backends, and its bad input.
 #include <cmath>
+#include <filesystem>
 #include <tuple>
 #include <utility>
 
@@ -127,6 +128,17 @@ TEST_CASE("speculative decoding: map shows the draft's band beside the target's"
   for (const json& region : s["draft_regions"]) CHECK(region["y"].get<int>() >= s["target_rows"].get<int>());
   for (const json& region : plan["regions"])
     CHECK(region["y"].get<int>() + region["height_tiles"].get<int>() <= s["target_rows"].get<int>());
+}
+
+TEST_CASE("speculative decoding: a draft model file given by --set is relative to the working directory",
+          "[cli][speculative]") {
+  // The experiment file names its draft relative to itself; --set names the same file relative to here.
+  const std::string relative = std::filesystem::relative(kData + "/speculative/tiny-draft.yaml").string();
+  REQUIRE(std::filesystem::path(relative).is_relative());
+  const json named_by_file = analytic({});
+  const json named_by_set = analytic({"workload.speculative.draft_model=" + relative});
+  CHECK(named_by_set["metrics"]["speculative"]["draft_cycles_per_step"] ==
+        named_by_file["metrics"]["speculative"]["draft_cycles_per_step"]);
 }
 
 TEST_CASE("speculative decoding: a draft of another vocabulary is bad input naming its line", "[cli][speculative]") {
