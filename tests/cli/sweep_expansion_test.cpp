@@ -159,3 +159,21 @@ TEST_CASE("model files named relative to the sweep file are found, and each poin
   REQUIRE(alone.exit_code == 0);
   CHECK(nlohmann::json::parse(alone.out)["config_hash"] == csv.values("config_hash")[2]);
 }
+
+TEST_CASE("a draft model and a serving trace named relative to their files are found from every point file",
+          "[cli][sweep]") {
+  Scratch scratch;
+  const Csv csv = run_sweep("relative_files.yaml", scratch);
+  CHECK(csv.values("status") == std::vector<std::string>(3, "ok"));
+  auto point_file = [&](size_t row) {
+    return (scratch.path() / "out" / "points" / (csv.values("config_hash")[row] + ".yaml")).string();
+  };
+  // The point files run from anywhere: the draft model, and the trace of the last point, by absolute path.
+  const Outcome draft = run_wafersim({"analytic", point_file(0), "--json", "-", "--quiet"});
+  INFO(draft.err);
+  CHECK(draft.exit_code == 0);
+  const Outcome trace = run_wafersim({"serve", point_file(2), "--json", "-", "--quiet"});
+  INFO(trace.err);
+  CHECK(trace.exit_code == 0);
+  CHECK(csv.values("serving.trace_file")[2].front() == '/');
+}

@@ -32,9 +32,10 @@ std::string flow_text(const YAML::Node& node);
 config::SourceLocation locate(const YAML::Node& root, const std::string& path, const std::string& file,
                               const config::SourceLocation& fallback, bool at_key);
 
-// Preset sections may name a file relative to the file that mentions them;
-// a point file lives elsewhere, so such names become absolute paths: in every
-// section of an experiment, or in the value of one section.
+// Preset sections, a speculative draft model and a serving trace may name a
+// file relative to the file that mentions them; a point file lives elsewhere,
+// so such names become absolute paths: in every section of an experiment, or
+// in the value of one section or override path.
 YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::string& folder);
 YAML::Node with_absolute_section_file(const std::string& section, const YAML::Node& value, const std::string& folder);
 
