@@ -32,7 +32,8 @@ struct BenchOptions {
   CommonOptions common;
 };
 
-HardwareSpec load_hardware(const std::string& preset) {
+// The preset with the --set overrides, which may name hardware parameters only.
+HardwareSpec load_hardware(const std::string& preset, const std::vector<std::string>& sets) {
   static const config::Schema schema = [] {
     config::Schema s;
     declare_hardware_params(s);
@@ -40,6 +41,7 @@ HardwareSpec load_hardware(const std::string& preset) {
   }();
   config::LoadOptions options;
   options.presets["hardware"] = &embedded_hardware_presets();
+  options.overrides = sets;
   return hardware_from_config(config::load_string(schema, "hardware: " + preset + "\n", "--hardware", options));
 }
 
@@ -70,7 +72,7 @@ void bench_engine(const BenchOptions& options) {
   if (!sim::parse_traffic(options.traffic, &traffic))
     throw CommandError(kExitBadInput,
                        fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
-  HardwareSpec hw = load_hardware(options.hardware);
+  HardwareSpec hw = load_hardware(options.hardware, options.common.sets);
   if (!options.grid.empty()) apply_grid(options.grid, hw);
   if (traffic == sim::Traffic::Multicast && hw.grid_width < 2)
     throw CommandError(kExitBadInput, "--traffic multicast needs rows of at least 2 tiles");

@@ -27,3 +27,19 @@ TEST_CASE("bench engine refuses a malformed grid", "[cli][bench]") {
   CHECK(outcome.exit_code == 2);
   CHECK(is_one_line(outcome.err));
 }
+
+TEST_CASE("bench engine applies --set to the hardware and refuses what is not a hardware parameter", "[cli][bench]") {
+  auto end_cycle = [](const std::vector<std::string>& sets) {
+    std::vector<std::string> args = {"bench", "engine", "--grid", "16x16", "--json", "-", "--quiet"};
+    args.insert(args.end(), sets.begin(), sets.end());
+    const Outcome outcome = run_wafersim(args);
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return nlohmann::json::parse(outcome.out)["end_cycle"].get<uint64_t>();
+  };
+  CHECK(end_cycle({"--set", "hardware.fabric.hop_latency_cycles=50"}) > end_cycle({}));
+  const Outcome refused = run_wafersim({"bench", "engine", "--grid", "16x16", "--set", "mapping.attention=grid"});
+  CHECK(refused.exit_code == 2);
+  CHECK(is_one_line(refused.err));
+  CHECK(refused.err.find("mapping.attention") != std::string::npos);
+}
