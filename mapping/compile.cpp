@@ -322,7 +322,7 @@ class PlanCompiler {
       Region region;
       try {
         region = build_region(region_context, needs_[r].kind, needs_[r].layer, box);
-      } catch (const std::logic_error&) {  // too few rows for its sub-blocks
+      } catch (const TooFewRows&) {
         if (fixed_layer(needs_[r])) layer_grid_too_small(box, "too few rows for its experts");
         overflow_ = fmt::format("; in the last layout tried, {} had too few rows ({}) for its experts",
                                 region_label(needs_[r]), box.height_y());

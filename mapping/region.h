@@ -3,6 +3,7 @@
 // blocks that each run a chain of steps. A region's root receives the
 // activation vector, runs the chain, and sends the result to the next region.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -104,8 +105,14 @@ struct RegionContext {
   bool slices_in = false, slices_out = false;
 };
 
-// Builds a region filling `box`. Throws std::logic_error when the box is too
-// small for the region's sub-blocks (the compiler then makes it taller).
+// A box too small for a region's sub-blocks: the compiler then makes it taller.
+class TooFewRows : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Builds a region filling `box`. Throws TooFewRows when the box is too small
+// for the region's sub-blocks; any other exception is a compiler fault.
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);
 
 // Whether the vector passes from a region of kind `from` to the next, of kind

@@ -529,7 +529,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   per_row = (total + expert_row_count - 1) / expert_row_count;  // balance the rows
   const uint32_t expert_height = std::max<uint32_t>(1, expert_rows_total / expert_row_count);
   if (expert_height * expert_row_count >= box.rows)
-    throw std::logic_error(region.name + ": too few rows for its experts");  // the layout sizes regions first
+    throw TooFewRows(region.name + ": too few rows for its experts");  // the layout sizes regions first
   const uint32_t attention_rows = box.rows - expert_height * expert_row_count;
 
   region.blocks.reserve(1 + total);  // `main` and the chain builder hold a reference to blocks[0]
