@@ -232,10 +232,7 @@ class GridAttention : public Step {
   }
   Tree out_tree(uint32_t j) const {
     Tree tree = out_tree_;
-    // A column without head dimensions still sends its (empty) partial as one
-    // element, so its tree keeps its shape; a zero-byte stream is not timed
-    // alike by the engine and the closed form.
-    tree.bytes_per_position = dtype_bytes(env_.partial_sum, q_per_kv_ * std::max<uint64_t>(1, dims(j)));
+    tree.bytes_per_position = dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
     return tree;
   }
 

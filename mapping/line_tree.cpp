@@ -108,7 +108,9 @@ Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, c
     }
     const uint64_t busy = std::max(received == 0 ? 0 : costs.combine_cycles(received), ingest);
     if (role.send_level < 0) {
-      const uint64_t end = stream_tail_departure(start.cycle, busy, inputs_tail);
+      // The root combines after the streams only when they bring bytes (Step::emit_tree): zero-byte streams end
+      // when their heads arrive.
+      const uint64_t end = received == 0 ? start.cycle : stream_tail_departure(start.cycle, busy, inputs_tail);
       const Timed result = start.after(end - start.cycle, Category::Reduce);
       if (done) (*done)[k] = result;
       return result;
