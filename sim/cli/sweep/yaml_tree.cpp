@@ -92,22 +92,25 @@ void make_absolute(YAML::Node name, const std::vector<EmbeddedFile>& table, cons
 
 // Keys below a section whose value names a file relative to the file that
 // sets it, as the loader reads them (workloads/speculative_spec.cpp,
-// workloads/serving/serving_spec.cpp); a draft model may also be a zoo name.
-const char* const kFileKeys[] = {"workload.speculative.draft_model", "serving.trace_file"};
+// workloads/serving/serving_spec.cpp), with the names that are not files.
+struct FileKey {
+  const char* path;
+  const std::vector<EmbeddedFile>& (*names)();
+};
+const std::vector<EmbeddedFile>& no_names() {
+  static const std::vector<EmbeddedFile> none;
+  return none;
+}
+const FileKey kFileKeys[] = {{"workload.speculative.draft_model", embedded_model_zoo},
+                             {"serving.trace_file", no_names}};
 
 void make_file_absolute(YAML::Node node, const std::vector<std::string>& parts, size_t index,
-                        const std::string& folder) {
-  if (index == parts.size()) {
-    if (!node.IsScalar() || node.Scalar().empty() || node.Scalar()[0] == '/') return;
-    if (find_embedded(embedded_model_zoo(), node.Scalar())) return;  // a zoo name is not a file
-    const std::filesystem::path path = std::filesystem::path(folder.empty() ? "." : folder) / node.Scalar();
-    node = std::filesystem::absolute(path).lexically_normal().string();  // in place: node refers into the tree
-    return;
-  }
+                        const std::vector<EmbeddedFile>& names, const std::string& folder) {
+  if (index == parts.size()) return make_absolute(node, names, folder);
   if (!node.IsMap()) return;
   for (auto pair : node)
     if (pair.first.IsScalar() && pair.first.Scalar() == parts[index]) {
-      make_file_absolute(pair.second, parts, index + 1, folder);
+      make_file_absolute(pair.second, parts, index + 1, names, folder);
       return;
     }
 }
@@ -173,10 +176,11 @@ YAML::Node with_absolute_section_files(const YAML::Node& experiment, const std::
 YAML::Node with_absolute_section_file(const std::string& section, const YAML::Node& value, const std::string& folder) {
   YAML::Node copy = YAML::Clone(value);
   // `section` is a section or, for a point's override, a whole path.
-  for (const std::string key : kFileKeys) {
-    if (key == section) make_file_absolute(copy, {}, 0, folder);
+  for (const FileKey& file_key : kFileKeys) {
+    const std::string key = file_key.path;
+    if (key == section) make_file_absolute(copy, {}, 0, file_key.names(), folder);
     if (key.compare(0, section.size() + 1, section + ".") == 0)
-      make_file_absolute(copy, split_path(key.substr(section.size() + 1)), 0, folder);
+      make_file_absolute(copy, split_path(key.substr(section.size() + 1)), 0, file_key.names(), folder);
   }
   const std::vector<EmbeddedFile>* table = preset_table(section);
   if (!table) return copy;
