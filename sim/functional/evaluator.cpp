@@ -11,6 +11,7 @@
 
 #include "mapping/mesh_gemm.h"
 #include "sim/functional/evaluator_state.h"
+#include "sim/functional/reference.h"
 
 namespace wafersim::functional {
 
@@ -767,7 +768,7 @@ TokenResult Evaluator::step(uint32_t sequence, uint32_t token, uint64_t position
   t.token = token;
   t.position = position;
   const State::Tokens tokens{&t};
-  const State::ChunkObserver each = [&](size_t, const StepOutput& output) {
+  const ChunkObserver each = [&](size_t, const StepOutput& output) {
     if (observe) observe(output);
   };
   for (size_t r = 0; r < s.plan->regions.size(); ++r) s.run_region(r, tokens, each);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/functional/evaluator_state.h"
+#include "sim/functional/reference.h"
 
 namespace wafersim::functional {
 

@@ -2,7 +2,6 @@
 // The evaluator's state and the steps it evaluates, shared by its files
 // (evaluator.cpp: the chain of steps, norms, GEMVs, gathers and the chunk
 // driver; evaluator_attention.cpp: both attention layouts). Private to them.
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "sim/functional/evaluator.h"
-#include "sim/functional/reference.h"
 #include "sim/functional/tile_data.h"
 
 namespace wafersim::functional {
@@ -168,7 +166,6 @@ struct Evaluator::State {
 
   // --- a chunk of tokens through a region, step by step ----------------------------
   using Tokens = std::vector<TokenState*>;
-  using ChunkObserver = std::function<void(size_t, const StepOutput&)>;
   // Runs `f` on every token of `tokens`, each swapped in as the current token.
   template <typename F>
   void each_token(const Tokens& tokens, F f) {
