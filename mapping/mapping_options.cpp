@@ -123,7 +123,8 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
                 "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
   options.handoff =
       handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root : Handoff::Slices;
-  options.attention = config.get_string("mapping.attention") == "grid" ? AttentionLayout::Grid : AttentionLayout::Groups;
+  options.attention =
+      config.get_string("mapping.attention") == "grid" ? AttentionLayout::Grid : AttentionLayout::Groups;
   if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
     config.fail("mapping.attention",
                 "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");

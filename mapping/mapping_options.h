@@ -86,17 +86,17 @@ struct MappingOptions {
   // Format of a GEMV's partial sums as they are written, sent up the
   // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
   Dtype partial_sum = Dtype::FP32;
-  Handoff handoff = Handoff::Slices;  // honoured with the distributed dataflow only
+  Handoff handoff = Handoff::Slices;                    // honoured with the distributed dataflow only
   AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
 
   bool slices_handoff() const { return handoff == Handoff::Slices && dataflow == Dataflow::Distributed; }
 };
 
-const char* dataflow_name(Dataflow dataflow);     // "root", "distributed"
-const char* reduction_name(Reduction reduction);  // "tree", "ktree"
-const char* prefill_gemm_name(PrefillGemm gemm);  // "chunked_gemv", "meshgemm"
-const char* moe_combine_name(MoeCombine combine);  // "root", "tree"
-const char* handoff_name(Handoff handoff);        // "root", "slices"
+const char* dataflow_name(Dataflow dataflow);               // "root", "distributed"
+const char* reduction_name(Reduction reduction);            // "tree", "ktree"
+const char* prefill_gemm_name(PrefillGemm gemm);            // "chunked_gemv", "meshgemm"
+const char* moe_combine_name(MoeCombine combine);           // "root", "tree"
+const char* handoff_name(Handoff handoff);                  // "root", "slices"
 const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"
 
 void declare_mapping_params(config::Schema& schema);

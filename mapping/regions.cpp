@@ -320,9 +320,9 @@ class Dispatch : public Step {
     // tree: from dispatch to the vector at the block root, and to its own result there
     Timed arrival, ready;
     int32_t row_child = -1, column_child = -1;  // indices into the experts, -1 for none
-    uint64_t latency = 0;        // tree: its stream's head to its parent, contention-free
-    uint64_t serialization = 0;  // tree: of its stream
-    uint64_t add_cycles = 0;     // tree: adding its own result into the stream
+    uint64_t latency = 0;                       // tree: its stream's head to its parent, contention-free
+    uint64_t serialization = 0;                 // tree: of its stream
+    uint64_t add_cycles = 0;                    // tree: adding its own result into the stream
   };
   // Root: `results` messages and the root's `combine`. Tree: one stream of
   // `stream_bytes` per token, written out as activations by `combine`.
@@ -444,7 +444,8 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
   // holding a shared expert always streams, so it needs no guard.
   auto unless_routed = [&](uint32_t first, uint32_t end, std::vector<Task>& out) {
     if (end <= routed)
-      out.push_back(SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
+      out.push_back(
+          SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
   };
   uint32_t previous_head = 0;
   for (uint32_t e = 0; e < total; ++e) {
@@ -471,7 +472,8 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
       node.column_child = int32_t(place.row_end);
       block.combine_children.push_back(1 + place.row_end);
       unless_routed(place.row_end, total, out);
-      out.push_back(WaitTask().tag(column_tag).messages(1).heads_only(stream_bytes(place.row_end, total)).layer(tag_layer));
+      out.push_back(
+          WaitTask().tag(column_tag).messages(1).heads_only(stream_bytes(place.row_end, total)).layer(tag_layer));
     }
     // Row chains and the column chain alternate two colours each (after the dispatch's two).
     const uint32_t pattern = head ? 4 + place.row % 2 : 2 + place.place % 2;
@@ -643,8 +645,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const Work combine = tree ? Work{0, sum_bytes(m.d_model), vector_bytes}
                             : Work{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
-    return std::make_unique<Dispatch>(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts,
-                                      combine, tree, sum_bytes(m.d_model));
+    return std::make_unique<Dispatch>(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts, combine,
+                                      tree, sum_bytes(m.d_model));
   });
   chain.add("residual", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
@@ -860,8 +862,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     } else if (context.options->dataflow == Dataflow::Distributed) {
       add_distributed_layer(chain, m, uint32_t(layer), context.max_context,
                             context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm,
-                            context.options->attention == AttentionLayout::Grid, context.slices_in,
-                            context.slices_out);
+                            context.options->attention == AttentionLayout::Grid, context.slices_in, context.slices_out);
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);

@@ -74,8 +74,8 @@ struct Task {
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
-    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer, experts, mark,
-                    work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream);
+    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
+                    experts, mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream);
   }
   bool operator==(const Task& other) const;
 };

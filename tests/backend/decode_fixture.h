@@ -19,8 +19,7 @@ struct BothTimings {
   backend::Evaluation simulated;
 };
 
-inline BothTimings decode_both_ways_at(const std::string& experiment_path,
-                                       const std::vector<std::string>& overrides) {
+inline BothTimings decode_both_ways_at(const std::string& experiment_path, const std::vector<std::string>& overrides) {
   const Experiment experiment = load_experiment(experiment_path, overrides);
   BothTimings out;
   out.plan = compile_plan(experiment);
