@@ -17,9 +17,10 @@ ALLOWED = {
     "sim/functional": ["mapping", "workloads", "models"],
     "sim/serving": ["mapping", "workloads", "models"],
     "sim/backend": ["sim/experiment", "sim/engine", "mapping", "workloads", "models"],
-    "sim/cli": ["sim/functional", "sim/serving", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads",
+    "sim/reports": ["sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
+    "sim/cli": ["sim/reports", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads",
                 "models"],
-    "python": ["sim/cli", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads",
+    "python": ["sim/reports", "sim/cli", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads",
                "models"],
     "tests/oracles": ["models", "tests/sim"],
 }

@@ -8,6 +8,8 @@ namespace wafersim::backend {
 
 namespace {
 
+constexpr char kName[] = "analytic";
+
 // Where a region's time goes, step by step, for the first token: one region of each kind.
 std::vector<StepCycles> first_token_steps(const mapping::Plan& plan, const IterationInputs& inputs) {
   std::vector<StepCycles> steps;
@@ -30,7 +32,8 @@ std::vector<StepCycles> region_steps(const mapping::Plan& plan, const IterationI
 
 class AnalyticBackend : public Backend {
  public:
-  const char* name() const override { return "analytic"; }
+  const char* name() const override { return kName; }
+  bool is_closed_form() const override { return true; }
   Evaluation evaluate(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions&,
                       const ProgressFn&) const override {
     Evaluation evaluation;
@@ -42,8 +45,10 @@ class AnalyticBackend : public Backend {
   }
 };
 
-}  // namespace
+const BackendRegistration registered(
+    kName, "the contention-free closed form of the plan's steps, chained over its regions (analytic)",
+    [] { return std::unique_ptr<Backend>(std::make_unique<AnalyticBackend>()); });
 
-std::unique_ptr<Backend> make_analytic_backend() { return std::make_unique<AnalyticBackend>(); }
+}  // namespace
 
 }  // namespace wafersim::backend

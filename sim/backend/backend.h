@@ -70,6 +70,10 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
+  // True when evaluate() returns the plan's contention-free closed form
+  // (mapping::analytic_timeline): a caller that tabulates the closed form
+  // itself (serving::StepCosts) has nothing to ask it.
+  virtual bool is_closed_form() const { return false; }
   virtual Evaluation evaluate(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
                               const ProgressFn& progress) const = 0;
   // The same, leaving this process free for one more evaluate(): the engine
@@ -81,10 +85,22 @@ class Backend {
   }
 };
 
-// "sim": the SystemC engine runs the plan's programs on every tile.
-// "analytic": the contention-free closed form of the same steps.
-const std::vector<std::string>& backend_names();
-// Throws std::invalid_argument for a name not in backend_names().
+// Each backend registers its maker under its name, in its own file:
+//   const BackendRegistration registered("sim", "the SystemC engine ...", [] { ... });
+// so the names commands offer (`serve --backend`, `describe backends`) and the
+// makers behind them are one list. The library is linked whole
+// (sim/CMakeLists.txt), so the linker drops no registration.
+class BackendRegistration {
+ public:
+  using Maker = std::unique_ptr<Backend> (*)();
+  // std::logic_error when the name is taken.
+  BackendRegistration(const char* name, const char* description, Maker maker);
+};
+
+// The registered names, sorted.
+std::vector<std::string> backend_names();
+// Both throw std::invalid_argument for a name not in backend_names().
+std::string backend_description(const std::string& name);
 std::unique_ptr<Backend> make_backend(const std::string& name);
 
 }  // namespace wafersim::backend

@@ -13,6 +13,8 @@ namespace wafersim::backend {
 
 namespace {
 
+constexpr char kName[] = "sim";
+
 mapping::DecodeTimeline timeline_from_marks(const mapping::Plan& plan, const sim::EngineResult& result) {
   const size_t regions = plan.regions.size();
   mapping::DecodeTimeline timeline;
@@ -61,7 +63,7 @@ void check_memory(const mapping::Plan& plan, bool contention) {
 
 class EngineBackend : public Backend {
  public:
-  const char* name() const override { return "sim"; }
+  const char* name() const override { return kName; }
   Evaluation evaluate(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
                       const ProgressFn& progress) const override {
     sim::EngineOptions engine;
@@ -109,8 +111,9 @@ class EngineBackend : public Backend {
   }
 };
 
-}  // namespace
+const BackendRegistration registered(kName, "the SystemC engine runs the plan's programs on every tile (run)",
+                                     [] { return std::unique_ptr<Backend>(std::make_unique<EngineBackend>()); });
 
-std::unique_ptr<Backend> make_engine_backend() { return std::make_unique<EngineBackend>(); }
+}  // namespace
 
 }  // namespace wafersim::backend

@@ -17,12 +17,10 @@
 #include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
 #include "sim/cli/reports.h"
-#include "sim/cli/speculative_decode.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
-#include "workloads/decode_inputs.h"
-#include "workloads/prefill_inputs.h"
+#include "sim/reports/decode_run.h"
 
 namespace wafersim::cli {
 
@@ -107,68 +105,18 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 
 }  // namespace
 
-namespace {
-
-// The prefill of `plan`, when the workload asks for one; the engine runs it in a child process.
-std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(const Experiment& experiment,
-                                                                              const mapping::Plan& plan,
-                                                                              const backend::Backend& backend,
-                                                                              const backend::ProgressFn& progress) {
-  if (!experiment.workload.prefill) return std::nullopt;
-  mapping::Plan prefill_plan = mapping::compile_prefill_plan(plan);
-  backend::ProgressFn chunks;
-  if (progress)
-    chunks = [&progress](backend::Progress p) {
-      p.unit = "prefill chunks";
-      progress(p);
-    };
-  const auto begin = std::chrono::steady_clock::now();
-  const workloads::PrefillInputs inputs(experiment.workload);
-  backend::Evaluation evaluation = backend.evaluate_in_child(prefill_plan, inputs, experiment.sim, chunks);
-  // The child's progress lines were its own: show where the prefill ended from here.
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (chunks && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
-    const uint64_t total = prefill_plan.programs.iterations;
-    chunks({total, total, 0, 0, seconds});
-  }
-  return std::make_pair(std::move(prefill_plan), std::move(evaluation));
-}
-
-}  // namespace
-
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
                      const TraceWindow* trace, bool tile_figures) {
   refuse_impossible_functional_check(experiment, plan);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
-  const auto prefill = evaluate_prefill(experiment, plan, *backend, progress);
   SimOptions decode_options = experiment.sim;
   decode_options.tile_figures = tile_figures;
-  std::optional<SpeculativeEvaluation> speculative;
-  backend::Evaluation evaluation;
-  DecodeMetrics metrics;
-  if (experiment.speculative) {
-    speculative = evaluate_speculative(experiment, plan, *backend, decode_options, progress);
-    evaluation = speculative->verify_run;
-    metrics = speculative->metrics;
-  } else {
-    const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
-    evaluation = backend->evaluate(plan, inputs, decode_options, progress);
-    metrics = decode_metrics(plan, evaluation.timeline);
-  }
-  backend::RunFigures& figures = evaluation.figures;
+  const reports::DecodeRun run = reports::run_decode(experiment, plan, *backend, decode_options, progress);
+  const auto& [evaluation, metrics, prefill, speculative] = run;
+  backend::RunFigures figures = evaluation.figures;
   figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  figures.peak_rss_bytes = peak_rss_bytes();
-  if (prefill) {
-    const auto& [prefill_plan, prefill_evaluation] = *prefill;
-    metrics.prefill = prefill_metrics(prefill_plan, prefill_evaluation.timeline, metrics,
-                                      speculative ? speculative->first_step : evaluation.timeline);
-    figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, prefill_evaluation.figures.peak_rss_bytes);
-    if (figures.measured) {  // engine figures cover both simulations
-      figures.events += prefill_evaluation.figures.events;
-      figures.link_hops += prefill_evaluation.figures.link_hops;
-    }
-  }
+  figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, peak_rss_bytes());
   nlohmann::json trace_document = nullptr;
   if (trace) {
     TracedPhase prefill_phase;

@@ -3,9 +3,11 @@
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "models/hardware.h"
+#include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/metric_table.h"
 #include "sim/cli/output.h"
+#include "sim/cli/serving_metric_table.h"
 #include "sim/experiment/experiment.h"
 
 namespace wafersim::cli {
@@ -95,6 +97,26 @@ std::string flag_names(unsigned flags) {
   return config::join(names);
 }
 
+// serve's figures: a class figure at serving.<path> and serving.classes.<class>.<path>.
+nlohmann::json serving_figures_json() {
+  nlohmann::json figures = nlohmann::json::array();
+  for (const ClassFigure& figure : serving_class_table())
+    figures.push_back({{"path", "serving." + figure.path},
+                       {"unit", figure.unit},
+                       {"description", figure.description},
+                       {"per_class", true},
+                       {"sweep_default", bool(figure.flags & kSweepDefault)},
+                       {"table_row", figure.row ? figure.row->label : ""}});
+  for (const RunFigure& figure : serving_run_table())
+    figures.push_back({{"path", figure.path},
+                       {"unit", figure.unit},
+                       {"description", figure.description},
+                       {"per_class", false},
+                       {"sweep_default", false},
+                       {"table_row", ""}});
+  return figures;
+}
+
 void show_metrics(const std::string& json_path) {
   if (!json_path.empty()) {
     nlohmann::json metrics = nlohmann::json::array();
@@ -107,7 +129,7 @@ void show_metrics(const std::string& json_path) {
                          {"machine_dependent", bool(metric.flags & kMachineDependent)},
                          {"engine_only", bool(metric.flags & kMeasuredOnly)},
                          {"table_row", metric.row ? metric.row->label : ""}});
-    write_json(json_path, {{"metrics", metrics}});
+    write_json(json_path, {{"metrics", metrics}, {"serving_metrics", serving_figures_json()}});
     return;
   }
   Table table({{"metric", "", false}, {"unit", "", false}, {"uses", "", false}, {"description", "", false}});
@@ -115,6 +137,19 @@ void show_metrics(const std::string& json_path) {
     table.add_row({metric.path, metric.unit, flag_names(metric.flags), metric.description});
   std::cout << "Figures of `wafersim run` and `wafersim analytic` (JSON paths; docs/METRICS.md defines them):\n"
             << table.str();
+  Table serving({{"metric", "", false}, {"unit", "", false}, {"description", "", false}});
+  for (const ClassFigure& figure : serving_class_table())
+    serving.add_row({"serving." + figure.path, figure.unit, figure.description});
+  for (const RunFigure& figure : serving_run_table()) serving.add_row({figure.path, figure.unit, figure.description});
+  std::cout << "\nFigures of `wafersim serve` (JSON paths; each serving.* figure of a request class is also at "
+               "serving.classes.<class>.*; docs/SERVING.md defines them):\n"
+            << serving.str();
+}
+
+void list_backends() {
+  Table table({{"backend", "", false}, {"what it is", "", false}});
+  for (const std::string& name : backend::backend_names()) table.add_row({name, backend::backend_description(name)});
+  std::cout << table.str();
 }
 
 }  // namespace
@@ -135,9 +170,11 @@ void add_describe_command(CLI::App& app) {
 
   auto metrics_json = std::make_shared<std::string>();
   CLI::App* metrics =
-      describe->add_subcommand("metrics", "Every figure run and analytic report: JSON path, unit, meaning");
+      describe->add_subcommand("metrics", "Every figure run, analytic and serve report: JSON path, unit, meaning");
   metrics->add_option("--json", *metrics_json, "Write the list as JSON to FILE ('-' = stdout)");
   metrics->callback([metrics_json] { show_metrics(*metrics_json); });
+
+  describe->add_subcommand("backends", "The backends that evaluate a plan (serve --backend)")->callback(list_backends);
 
   add_describe_model_subcommand(*describe);
 }

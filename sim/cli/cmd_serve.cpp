@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/compile.h"
 #include "sim/cli/output.h"
@@ -13,6 +14,7 @@ struct ServeOptions {
   ExperimentOptions experiment;
   std::string requests_csv;  // --requests-csv FILE
   std::string step_times;    // --step-times FILE
+  std::string backend = "analytic";
 };
 
 void serve(const ServeOptions& options) {
@@ -23,7 +25,8 @@ void serve(const ServeOptions& options) {
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
   const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common);
-  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, options.step_times);
+  const std::unique_ptr<backend::Backend> backend = backend::make_backend(options.backend);
+  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, *backend, options.step_times);
   const CommonOptions& common = options.experiment.common;
   if (!common.quiet) common.table_out() << serve_table(outcome);
   if (!options.requests_csv.empty()) write_text_atomically(options.requests_csv, requests_csv(outcome));
@@ -41,8 +44,18 @@ void add_serve_command(CLI::App& app) {
       ->check([](const std::string& path) {
         return path.empty() || path == "-" ? std::string("needs a file name, got '" + path + "'") : "";
       });
-  command->add_option("--step-times", options->step_times,
-                      "Scale each region's cycles to those a run of this experiment measured (its --json FILE)");
+  CLI::Option* step_times =
+      command->add_option("--step-times", options->step_times,
+                          "Scale each region's cycles to those a run of this experiment measured (its --json FILE)");
+  std::string names;
+  for (const std::string& name : backend::backend_names()) names += (names.empty() ? "" : ", ") + name;
+  command
+      ->add_option("--backend", options->backend,
+                   "Where the step times come from (" + names +
+                       "): analytic is the closed form; a measuring backend (sim: the engine) times the serving "
+                       "plan's workload in this process and scales the closed form to it")
+      ->check(CLI::IsMember(backend::backend_names()))
+      ->excludes(step_times);
   command->callback([options] { serve(*options); });
 }
 

@@ -253,23 +253,24 @@ std::vector<Metric> build_table() {
   return table;
 }
 
-nlohmann::json::json_pointer pointer(const std::string& path) {
-  std::string text = "/" + path;
-  std::replace(text.begin(), text.end(), '.', '/');
-  return nlohmann::json::json_pointer(text);
-}
-
-std::string row_value(const TableRow& row, const nlohmann::json& value) {
-  if (value.is_number_unsigned() && row.scale == 1) return std::to_string(value.get<uint64_t>());
-  return fmt::format("{:.{}f}", value.get<double>() * row.scale, row.decimals);
-}
-
 // False for a figure only the engine measures, when the backend did not measure it.
 bool measured(const Metric& metric, const DecodeResult& result) {
   return !(metric.flags & kMeasuredOnly) || result.figures.measured;
 }
 
 }  // namespace
+
+nlohmann::json::json_pointer pointer(const std::string& path) {
+  std::string text = "/" + path;
+  std::replace(text.begin(), text.end(), '.', '/');
+  return nlohmann::json::json_pointer(text);
+}
+
+std::string table_cell(const TableRow& row, const nlohmann::json& value) {
+  if (value.is_null()) return "—";
+  if (value.is_number_unsigned() && row.scale == 1) return std::to_string(value.get<uint64_t>());
+  return fmt::format("{:.{}f}", value.get<double>() * row.scale, row.decimals);
+}
 
 const std::vector<Metric>& decode_metric_table() {
   static const std::vector<Metric> table = build_table();
@@ -306,7 +307,7 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
     if (!metric.row) continue;
     if ((metric.flags & kSpeculative) && !result.metrics.speculative) continue;
     const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
-    rows.push_back({metric.row->label, value.is_null() ? "—" : row_value(*metric.row, value), metric.row->unit});
+    rows.push_back({metric.row->label, table_cell(*metric.row, value), metric.row->unit});
   }
   return rows;
 }

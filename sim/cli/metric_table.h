@@ -67,6 +67,11 @@ bool is_decode_metric_path(const std::string& path);
 // kMeasuredOnly metric the backend did not measure is null.
 void write_metrics(const DecodeResult& result, nlohmann::json& document);
 
+// The JSON pointer of a dotted path ("metrics.breakdown.compute").
+nlohmann::json::json_pointer pointer(const std::string& path);
+// How the table shows `value` in `row`: its digits, or "—" for null.
+std::string table_cell(const TableRow& row, const nlohmann::json& value);
+
 // The rows of the metrics that have one, for the result table; "—" for a figure not measured.
 std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result);
 

@@ -10,13 +10,12 @@
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/output.h"
+#include "sim/cli/serving_metric_table.h"
 #include "sim/experiment/speculative_placement.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/decode_run.h"
 
 namespace wafersim::cli {
-
-using serving::ClassMetrics;
-using serving::Distribution;
 
 namespace {
 
@@ -24,31 +23,40 @@ namespace {
   throw CommandError(kExitBadInput, path + ": " + why);
 }
 
-// Measured / closed-form cycles of each region, at the context the run measured.
-std::vector<double> measured_ratios(const std::string& path, const nlohmann::json& measured,
-                                    const std::vector<mapping::Region>& regions, const serving::StepCosts& costs,
-                                    serving::ItemKind kind, const char* field, double context) {
-  const size_t count = regions.size();
-  if (!measured.is_array() || measured.size() != count)
-    bad_step_times(path, std::string("has ") + (measured.is_array() ? std::to_string(measured.size()) : "no") + " " +
-                             (kind == serving::ItemKind::Decode ? "decode" : "prefill") + " regions; this plan has " +
-                             std::to_string(count) + " (another model or mapping?)");
-  std::vector<double> ratios;
-  for (size_t r = 0; r < count; ++r) {
-    const nlohmann::json& row = measured[r];
-    if (!row.is_object() || row.value("region", std::string()) != regions[r].name || !row.contains(field) ||
-        !row[field].is_number() || !(row[field].get<double>() > 0))
-      bad_step_times(path, "region " + std::to_string(r) + " is not " + config::quoted(regions[r].name) +
-                               " with a measured " + field + " (another model or mapping?)");
-    ratios.push_back(row[field].get<double>() / costs.service_cycles(kind, r, context));
-  }
-  return ratios;
+// Cycles a backend measured per region, per decode token and per prefill chunk,
+// and the mean contexts it measured them at.
+struct MeasuredSteps {
+  std::string origin;  // "engine" or "analytic"
+  std::vector<LayerCycles> decode, prefill;
+  double decode_context = 0, prefill_context = 0;
+};
+
+// The contexts a run measured at, on average: decode token t attends to
+// prompt + t + 1 positions, prefill chunk k to k * size + (size + 1) / 2.
+void set_contexts(MeasuredSteps& measured, double prompt_tokens, double decode_tokens, double chunks,
+                  uint64_t chunk_tokens) {
+  measured.decode_context = prompt_tokens + (decode_tokens + 1) / 2;
+  measured.prefill_context = double(chunk_tokens) * (chunks - 1) / 2 + double((chunk_tokens + 1) / 2);
 }
 
-// Scales `costs` to the per-region cycles of a run's --json document; returns
-// the backend that measured them ("engine" for run, "analytic").
-std::string apply_step_times(const std::string& path, const Experiment& experiment, const mapping::Plan& plan,
-                             const mapping::Plan& prefill, serving::StepCosts& costs) {
+// The per-layer rows of a run's --json document (`field`: cycles_per_token or cycles_per_chunk).
+std::vector<LayerCycles> layer_rows(const std::string& path, const nlohmann::json& rows, const char* field) {
+  if (!rows.is_array()) bad_step_times(path, std::string("has no per-layer ") + field);
+  std::vector<LayerCycles> layers;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const nlohmann::json& row = rows[r];
+    if (!row.is_object() || !row.contains("region") || !row["region"].is_string() || !row.contains(field) ||
+        !row[field].is_number() || !(row[field].get<double>() > 0))
+      bad_step_times(path, "region " + std::to_string(r) + " has no measured " + field);
+    layers.push_back({row["region"].get<std::string>(), row[field].get<double>()});
+  }
+  return layers;
+}
+
+// What a run's --json document measured; CommandError (exit 2) when it is not
+// one, or a run of another model, hardware or chunk size.
+MeasuredSteps read_step_times(const std::string& path, const Experiment& experiment, const mapping::Plan& plan,
+                              uint32_t chunk_tokens) {
   std::ifstream in(path);
   if (!in) bad_step_times(path, "cannot read the step-times file");
   nlohmann::json run;
@@ -69,33 +77,73 @@ std::string apply_step_times(const std::string& path, const Experiment& experime
   const nlohmann::json& metrics = run["metrics"];
   const nlohmann::json prefill_run = metrics.value("prefill", nlohmann::json());
   if (!prefill_run.is_object()) bad_step_times(path, "has no prefill; run it with workload.prefill: true");
-  const uint64_t chunk_tokens = prefill_run.value("chunk_tokens", uint64_t(0));
-  if (chunk_tokens != costs.chunk_tokens())
-    bad_step_times(path, "measured prefill chunks of " + std::to_string(chunk_tokens) + " tokens; serve uses " +
-                             std::to_string(costs.chunk_tokens()) + " (workload.prefill_chunk_tokens)");
-  // The contexts the run measured at, on average: decode token t attends to
-  // prompt + t + 1 positions, prefill chunk k to k * size + (size + 1) / 2.
-  const double prompt = setup.value("prompt_tokens", 0.0), decode_tokens = setup.value("decode_tokens", 1.0);
-  const double chunks = prefill_run.value("chunks", 1.0), size = double(chunk_tokens);
-  const double decode_context = prompt + (decode_tokens + 1) / 2;
-  const double prefill_context = size * (chunks - 1) / 2 + double((chunk_tokens + 1) / 2);
+  const uint64_t measured_chunk_tokens = prefill_run.value("chunk_tokens", uint64_t(0));
+  if (measured_chunk_tokens != chunk_tokens)
+    bad_step_times(path, "measured prefill chunks of " + std::to_string(measured_chunk_tokens) +
+                             " tokens; serve uses " + std::to_string(chunk_tokens) +
+                             " (workload.prefill_chunk_tokens)");
+  MeasuredSteps measured;
+  const std::string backend = run.value("engine", std::string("?"));
+  measured.origin = backend == "sim" ? "engine" : backend;
+  measured.decode = layer_rows(path, metrics.value("per_layer", nlohmann::json()), "cycles_per_token");
+  measured.prefill = layer_rows(path, prefill_run.value("per_layer", nlohmann::json()), "cycles_per_chunk");
+  set_contexts(measured, setup.value("prompt_tokens", 0.0), setup.value("decode_tokens", 1.0),
+               prefill_run.value("chunks", 1.0), chunk_tokens);
+  return measured;
+}
+
+// What `backend` measures of the serving plan's own workload (batch 1, the
+// prefill in chunks), evaluated here as `run` evaluates it.
+MeasuredSteps measure_step_times(const Experiment& experiment, const mapping::Plan& plan,
+                                 const backend::Backend& backend) {
+  Experiment served = experiment;
+  served.workload = plan.workload;
+  const reports::DecodeRun run = reports::run_decode(served, plan, backend, served.sim, {});
+  const PrefillMetrics& prefill = *run.metrics.prefill;  // serving_plan_workload asks for the prefill
+  MeasuredSteps measured;
+  measured.origin = backend.name() == std::string("sim") ? "engine" : backend.name();
+  measured.decode = run.metrics.per_layer;
+  measured.prefill = prefill.per_layer;
+  set_contexts(measured, double(plan.workload.prompt_tokens), double(plan.workload.decode_tokens),
+               double(prefill.chunks), prefill.chunk_tokens);
+  return measured;
+}
+
+// Measured / closed-form cycles of each region, at the context they were measured at.
+std::vector<double> measured_ratios(const std::string& source, const std::vector<LayerCycles>& measured,
+                                    const std::vector<mapping::Region>& regions, const serving::StepCosts& costs,
+                                    serving::ItemKind kind, double context) {
+  const size_t count = regions.size();
+  if (measured.size() != count)
+    bad_step_times(source, "has " + std::to_string(measured.size()) + " " +
+                               (kind == serving::ItemKind::Decode ? "decode" : "prefill") + " regions; this plan has " +
+                               std::to_string(count) + " (another model or mapping?)");
+  std::vector<double> ratios;
+  for (size_t r = 0; r < count; ++r) {
+    if (measured[r].name != regions[r].name)
+      bad_step_times(source, "region " + std::to_string(r) + " is not " + config::quoted(regions[r].name) +
+                                 " (another model or mapping?)");
+    ratios.push_back(measured[r].cycles_per_token / costs.service_cycles(kind, r, context));
+  }
+  return ratios;
+}
+
+// Scales the closed form's cycles of every region to the measured ones.
+void apply_step_times(const std::string& source, const MeasuredSteps& measured, const mapping::Plan& plan,
+                      const mapping::Plan& prefill, serving::StepCosts& costs) {
   const std::vector<double> decode =
-      measured_ratios(path, metrics.value("per_layer", nlohmann::json()), plan.regions, costs,
-                      serving::ItemKind::Decode, "cycles_per_token", decode_context);
-  const std::vector<double> chunk =
-      measured_ratios(path, prefill_run.value("per_layer", nlohmann::json()), prefill.regions, costs,
-                      serving::ItemKind::Prefill, "cycles_per_chunk", prefill_context);
+      measured_ratios(source, measured.decode, plan.regions, costs, serving::ItemKind::Decode, measured.decode_context);
+  const std::vector<double> chunk = measured_ratios(source, measured.prefill, prefill.regions, costs,
+                                                    serving::ItemKind::Prefill, measured.prefill_context);
   costs.scale(serving::ItemKind::Decode, decode);
   costs.scale(serving::ItemKind::Prefill, chunk);
-  const std::string backend = run.value("engine", std::string("?"));
-  return backend == "sim" ? "engine" : backend;
 }
 
 }  // namespace
 
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
                               const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
-                              const std::string& step_times_path) {
+                              const backend::Backend& backend, const std::string& step_times_path) {
   ServeOutcome outcome;
   outcome.spec = spec;
   outcome.origin = stream.origin;
@@ -107,6 +155,10 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
       bad_step_times(step_times_path,
                      "measured step times are not taken with workload.speculative (the closed form times the draft "
                      "and the verify pass); leave out --step-times");
+    if (!backend.is_closed_form())
+      throw CommandError(kExitBadInput, std::string("serve --backend ") + backend.name() +
+                                            ": measured step times are not taken with workload.speculative (the "
+                                            "closed form times the draft and the verify pass); leave out --backend");
     // The draft on the rows the target's plan leaves, compiled for the serving workload as the target was.
     Experiment served = experiment;
     served.workload = plan.workload;
@@ -120,9 +172,16 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
     outcome.target_rows = rows.target;
     outcome.draft_rows = rows.draft;
   }
+  // The table is the closed form already; a backend that measures scales it to what it measured.
   if (!step_times_path.empty()) {
-    outcome.step_times_origin = apply_step_times(step_times_path, experiment, plan, prefill, costs);
+    const MeasuredSteps measured = read_step_times(step_times_path, experiment, plan, costs.chunk_tokens());
+    apply_step_times(step_times_path, measured, plan, prefill, costs);
+    outcome.step_times_origin = measured.origin;
     outcome.step_times_file = step_times_path;
+  } else if (!backend.is_closed_form()) {
+    const MeasuredSteps measured = measure_step_times(experiment, plan, backend);
+    apply_step_times(std::string("serve --backend ") + backend.name(), measured, plan, prefill, costs);
+    outcome.step_times_origin = measured.origin;
   }
   outcome.interpolation_error = costs.interpolation_error();
   outcome.interpolation_samples = costs.samples();
@@ -139,8 +198,6 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
   return outcome;
 }
 
-namespace {
-
 const char* policy_name(workloads::SchedulerPolicy policy) {
   switch (policy) {
     case workloads::SchedulerPolicy::PrefillFirst: return "prefill_first";
@@ -154,91 +211,26 @@ const char* transport_name(workloads::TransportKind kind) {
   return kind == workloads::TransportKind::Http ? "http" : "websocket";
 }
 
-nlohmann::json distribution_json(const Distribution& d) {
-  if (d.count == 0) return {{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"max", nullptr}};
-  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+double tokens_per_step(const serving::ServingCounters& counters) {
+  return counters.decode_steps ? double(counters.decode_tokens) / double(counters.decode_steps) : 0.0;
 }
 
-nlohmann::json class_json(const ClassMetrics& m) {
-  nlohmann::json per_user =
-      m.tokens_per_second_per_user.count == 0
-          ? nlohmann::json{{"mean", nullptr}, {"p50", nullptr}}
-          : nlohmann::json{{"mean", m.tokens_per_second_per_user.mean}, {"p50", m.tokens_per_second_per_user.p50}};
-  return {{"requests",
-           {{"offered", m.offered},
-            {"completed", m.completed},
-            {"rejected",
-             {{"total", m.rejected()},
-              {"rate_limit", m.rejected_rate_limit},
-              {"queue_full", m.rejected_queue_full},
-              {"context", m.rejected_context}}},
-            {"unfinished", m.unfinished}}},
-          {"ttft_ms", distribution_json(m.ttft_ms)},
-          {"tpot_ms", distribution_json(m.tpot_ms)},
-          {"e2e_ms", distribution_json(m.e2e_ms)},
-          {"queue_ms", distribution_json(m.queue_ms)},
-          {"output_tokens", m.output_tokens},
-          {"tokens_per_second", m.tokens_per_second},
-          {"tokens_per_second_per_user", per_user},
-          {"goodput_rps", m.goodput_rps},
-          {"preemptions", m.preemptions}};
-}
+namespace {
 
 std::string step_times_text(const ServeOutcome& outcome) {
-  if (outcome.step_times_file.empty()) return "closed form";
-  return "closed form scaled to " + outcome.step_times_origin + " cycles of " + outcome.step_times_file;
+  if (!outcome.step_times_file.empty())
+    return "closed form scaled to " + outcome.step_times_origin + " cycles of " + outcome.step_times_file;
+  if (outcome.step_times_origin != kClosedForm)
+    return "closed form scaled to " + outcome.step_times_origin + " cycles of the serving plan's workload";
+  return kClosedForm;
 }
-
-std::string fixed(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
-
-std::string cell(const Distribution& d, double Distribution::*field) { return d.count == 0 ? "—" : fixed(d.*field, 3); }
 
 }  // namespace
 
 nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outcome) {
-  const workloads::ServingSpec& spec = outcome.spec;
-  const serving::ServingMetrics& m = outcome.metrics;
-  const serving::ServingCounters& counters = outcome.run.counters;
-  nlohmann::json document = class_json(m.overall);
-  document["step_times"] = {
-      {"origin", outcome.step_times_origin},
-      {"file", outcome.step_times_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(outcome.step_times_file)},
-      {"samples", outcome.interpolation_samples},
-      {"interpolation_error_max", outcome.interpolation_error},
-      {"prefill_chunk_tokens", outcome.chunk_tokens}};
-  document["utilization"] = m.utilization;
-  document["duration_s"] = m.duration_s;
-  document["kv_capacity_tokens"] = outcome.run.kv_capacity_tokens;
-  document["evictions"] = counters.evictions;
-  document["reused_prefix_tokens"] = counters.reused_prefix_tokens;
-  document["prefill_chunks"] = counters.prefill_chunks;
-  document["decode_tokens"] = counters.decode_tokens;
-  if (!outcome.draft_model.empty())
-    document["speculative"] = {
-        {"draft_model", outcome.draft_model},
-        {"draft_tokens", outcome.draft_tokens},
-        {"target_rows", outcome.target_rows},
-        {"draft_rows", outcome.draft_rows},
-        {"decode_steps", counters.decode_steps},
-        {"tokens_per_step",
-         counters.decode_steps ? double(counters.decode_tokens) / double(counters.decode_steps) : 0.0}};
-  nlohmann::json classes = nlohmann::json::object();
-  for (size_t c = 0; c < workloads::kRequestClasses; ++c)
-    classes[workloads::class_names()[c]] = class_json(m.classes[c]);
-  document["classes"] = classes;
-  return {{"fits", true},
-          {"experiment",
-           {{"model", outcome.model_label},
-            {"hardware", outcome.hardware_label},
-            {"wafers", outcome.wafers},
-            {"requests", outcome.origin},
-            {"max_batch", spec.max_batch},
-            {"policy", policy_name(spec.policy)},
-            {"preemption", spec.preemption},
-            {"transport", transport_name(spec.transport.kind)}}},
-          {"serving", document},
-          {"config_hash", experiment.config.hash()},
-          {"version", version()}};
+  nlohmann::json document = nlohmann::json::object();
+  write_serving_figures({experiment, outcome}, document);
+  return document;
 }
 
 std::string serve_table(const ServeOutcome& outcome) {
@@ -253,40 +245,8 @@ std::string serve_table(const ServeOutcome& outcome) {
                {"realtime", "", true},
                {"background", "", true},
                {"unit", "", false}});
-  const std::array<const ClassMetrics*, 3> columns = {&m.overall, &m.classes[0], &m.classes[1]};
-  auto row = [&](const std::string& name, const std::string& unit, auto&& value) {
-    std::vector<std::string> cells = {name};
-    for (const ClassMetrics* c : columns) cells.push_back(value(*c));
-    cells.push_back(unit);
-    table.add_row(std::move(cells));
-  };
-  auto count = [](uint64_t ClassMetrics::*field) {
-    return [field](const ClassMetrics& c) { return std::to_string(c.*field); };
-  };
-  row("requests offered", "requests", count(&ClassMetrics::offered));
-  row("requests completed", "requests", count(&ClassMetrics::completed));
-  row("rejected: rate limit", "requests", count(&ClassMetrics::rejected_rate_limit));
-  row("rejected: queue full", "requests", count(&ClassMetrics::rejected_queue_full));
-  row("rejected: context", "requests", count(&ClassMetrics::rejected_context));
-  row("requests unfinished", "requests", count(&ClassMetrics::unfinished));
-  const std::array<std::pair<const char*, Distribution ClassMetrics::*>, 4> latencies = {
-      {{"time to first token", &ClassMetrics::ttft_ms},
-       {"time per output token", &ClassMetrics::tpot_ms},
-       {"end to end", &ClassMetrics::e2e_ms},
-       {"queueing", &ClassMetrics::queue_ms}}};
-  const std::array<std::pair<const char*, double Distribution::*>, 4> stats = {{{"mean", &Distribution::mean},
-                                                                                {"p50", &Distribution::p50},
-                                                                                {"p99", &Distribution::p99},
-                                                                                {"max", &Distribution::max}}};
-  for (const auto& [name, field] : latencies)
-    for (const auto& [stat, member] : stats)
-      row(std::string(name) + ", " + stat, "ms",
-          [field = field, member = member](const ClassMetrics& c) { return cell(c.*field, member); });
-  row("throughput", "tokens/s", [](const ClassMetrics& c) { return fixed(c.tokens_per_second, 1); });
-  row("throughput per user, mean", "tokens/s",
-      [](const ClassMetrics& c) { return cell(c.tokens_per_second_per_user, &Distribution::mean); });
-  row("goodput", "requests/s", [](const ClassMetrics& c) { return fixed(c.goodput_rps, 3); });
-  row("preemptions", "requests", count(&ClassMetrics::preemptions));
+  for (std::vector<std::string>& row : serving_rows({&m.overall, &m.classes[0], &m.classes[1]}))
+    table.add_row(std::move(row));
   out += table.str();
   const serving::ServingCounters& counters = outcome.run.counters;
   if (!outcome.draft_model.empty())
@@ -294,8 +254,7 @@ std::string serve_table(const ServeOutcome& outcome) {
         "speculative decoding: draft {} (k = {}) on {} rows beside the target's {}; {} steps emitted {} tokens, "
         "{:.3f} tokens per step\n",
         outcome.draft_model, outcome.draft_tokens, outcome.draft_rows, outcome.target_rows, counters.decode_steps,
-        counters.decode_tokens,
-        counters.decode_steps ? double(counters.decode_tokens) / double(counters.decode_steps) : 0.0);
+        counters.decode_tokens, tokens_per_step(counters));
   out += fmt::format(
       "pipeline occupancy {:.1f} % of {:.3f} s; KV share {} tokens, {} session evictions, {} prompt tokens reused; "
       "step times: {}, {} contexts interpolated (largest error {:.2f} %)\n",

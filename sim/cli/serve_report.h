@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/backend/backend.h"
 #include "sim/experiment/experiment.h"
 #include "sim/serving/serving_metrics.h"
 #include "sim/serving/serving_sim.h"
@@ -14,12 +15,16 @@
 
 namespace wafersim::cli {
 
+inline constexpr char kClosedForm[] = "closed form";
+
 struct ServeOutcome {
   workloads::ServingSpec spec;
   std::string origin;  // of the requests
   serving::ServingRun run;
   serving::ServingMetrics metrics;
-  std::string step_times_origin = "closed form";  // or "engine" / "analytic", measured in step_times_file
+  // kClosedForm, or "engine" / "analytic": who measured the cycles the closed form
+  // is scaled to, in step_times_file or (without one) in this process.
+  std::string step_times_origin = kClosedForm;
   std::string step_times_file;
   double interpolation_error = 0;
   size_t interpolation_samples = 0;
@@ -32,14 +37,22 @@ struct ServeOutcome {
 };
 
 // Builds the step costs of `plan` (compiled for serving_workload) and its
-// prefill plan, and runs the serving loop over `stream`.
-// With `step_times_path` (the --json document of `wafersim run` or `analytic`
-// of the same model and hardware), each region's cycles are the closed form's
-// scaled by that run's measured / closed-form ratio; CommandError (exit 2)
-// when the file is unreadable or from another model, hardware or chunk size.
+// prefill plan, and runs the serving loop over `stream`. The step costs are
+// the closed form; with a backend that measures (the engine), each region's
+// cycles are scaled by its measured / closed-form ratio on the serving plan's
+// own workload, evaluated in this process as `run` evaluates it (the prefill
+// in a child process). With `step_times_path` (the --json document of
+// `wafersim run` or `analytic` of the same model and hardware), the ratios
+// are that run's; CommandError (exit 2) when the file is unreadable or from
+// another model, hardware or chunk size.
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
                               const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
-                              const std::string& step_times_path = "");
+                              const backend::Backend& backend, const std::string& step_times_path = "");
+
+const char* policy_name(workloads::SchedulerPolicy policy);
+const char* transport_name(workloads::TransportKind kind);
+// Tokens a speculative step emitted, on average (0 before the first step).
+double tokens_per_step(const serving::ServingCounters& counters);
 
 nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outcome);
 std::string serve_table(const ServeOutcome& outcome);

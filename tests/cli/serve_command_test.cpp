@@ -204,3 +204,106 @@ TEST_CASE("serve --step-times scales the closed form to the cycles a run measure
   CHECK(csv.exit_code == 2);
   CHECK(csv.err.find("trace.csv: not a JSON document") != std::string::npos);
 }
+
+TEST_CASE("serve --backend sim takes the engine's per-region cycles in process, as --step-times takes a run's",
+          "[cli][serve]") {
+  Scratch scratch;
+  auto serve = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome outcome = run_wafersim(args);
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return json::parse(outcome.out)["serving"];
+  };
+  auto figures = [](json serving) {
+    serving.erase("step_times");
+    return serving;
+  };
+  // Store-and-forward trees, so that the engine sees link contention. tiny-serve's
+  // own workload is the serving plan's (batch 1, whole chunks, the prefill), so
+  // its run measures what serve --backend sim measures.
+  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree"};
+  const std::string engine = (scratch.path() / "run.json").string();
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1]}).exit_code == 0);
+  std::vector<std::string> in_process_args = trees, from_file_args = trees;
+  in_process_args.insert(in_process_args.end(), {"--backend", "sim"});
+  from_file_args.insert(from_file_args.end(), {"--step-times", engine});
+  const json closed = serve(trees), in_process = serve(in_process_args), from_file = serve(from_file_args);
+  CHECK(in_process["step_times"]["origin"] == "engine");
+  CHECK(in_process["step_times"]["file"].is_null());
+  CHECK(figures(in_process) == figures(from_file));
+  // Within the run-vs-closed-form gap: contention only adds cycles, a few per cent here.
+  for (const char* latency : {"ttft_ms", "tpot_ms"}) {
+    const double measured = in_process[latency]["mean"].get<double>(), form = closed[latency]["mean"].get<double>();
+    CHECK(measured > form);
+    CHECK(measured == Approx(form).epsilon(0.1));
+  }
+  // Without contention the engine is the closed form to the cycle: what is left
+  // is the interpolation (on a light load: a saturated queue amplifies any difference).
+  const std::vector<std::string> light = {"--set", "serving.realtime.rate_per_s=20",
+                                          "--set", "serving.background.requests=0",
+                                          "--set", "sim.contention=false"};
+  std::vector<std::string> light_sim = light;
+  light_sim.insert(light_sim.end(), {"--backend", "sim"});
+  const json closed_light = serve(light), sim_light = serve(light_sim);
+  const double error = closed_light["step_times"]["interpolation_error_max"].get<double>();
+  for (const char* latency : {"ttft_ms", "tpot_ms"})
+    CHECK(sim_light[latency]["mean"].get<double>() ==
+          Approx(closed_light[latency]["mean"].get<double>()).epsilon(2 * error));
+  // The default backend is the closed form, and a backend that is not registered is refused.
+  CHECK(figures(serve({"--backend", "analytic"})) == figures(serve({})));
+  const Outcome unknown = run_wafersim({"serve", kTinyServe, "--backend", "cycle"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("{analytic,sim}") != std::string::npos);
+  const Outcome both = run_wafersim({"serve", kTinyServe, "--backend", "sim", "--step-times", engine});
+  CHECK(both.exit_code == 2);
+}
+
+namespace {
+
+// Whether `documentation` names `path` in backquotes, itself or in its group's
+// notation: `a.b.{c,d}` names a.b.c, and `a.b.*` every a.b.x.
+bool documents(const std::string& documentation, const std::string& path) {
+  if (documentation.find("`" + path + "`") != std::string::npos) return true;
+  const std::string group = path.substr(0, path.rfind('.')), leaf = path.substr(path.rfind('.') + 1);
+  if (documentation.find("`" + group + ".*`") != std::string::npos) return true;
+  for (size_t at = documentation.find("`" + group + ".{"); at != std::string::npos;
+       at = documentation.find("`" + group + ".{", at + 1)) {
+    const size_t open = at + group.size() + 2, close = documentation.find('}', open);
+    const std::string leaves = "," + documentation.substr(open + 1, close - open - 1) + ",";
+    if (leaves.find("," + leaf + ",") != std::string::npos) return true;
+  }
+  return false;
+}
+
+json::json_pointer pointer_to(std::string path) {
+  std::replace(path.begin(), path.end(), '.', '/');
+  return json::json_pointer("/" + path);
+}
+
+}  // namespace
+
+TEST_CASE("serve writes every serving figure describe metrics declares, and docs/SERVING.md defines each",
+          "[cli][serve]") {
+  const Outcome listed = run_wafersim({"describe", "metrics", "--json", "-"});
+  REQUIRE(listed.exit_code == 0);
+  const json declared = json::parse(listed.out)["serving_metrics"];
+  CHECK(declared.size() >= 40);
+  const Outcome served = run_wafersim({"serve", kTinyServe, "--quiet", "--json", "-"});
+  REQUIRE(served.exit_code == 0);
+  const json result = json::parse(served.out);
+  const std::string documentation = read_all(std::string(WAFERSIM_SOURCE_DIR) + "/docs/SERVING.md");
+  for (const json& figure : declared) {
+    const std::string path = figure["path"];
+    INFO(path);
+    CHECK(documents(documentation, path));
+    if (path.rfind("serving.speculative.", 0) == 0) continue;  // speculative_commands_test.cpp
+    CHECK(result.contains(pointer_to(path)));
+    if (figure["per_class"].get<bool>())
+      for (const char* name : {"realtime", "background"})
+        CHECK(result.contains(pointer_to("serving.classes." + std::string(name) + path.substr(path.find('.')))));
+  }
+  const Outcome table = run_wafersim({"describe", "metrics"});
+  CHECK(table.out.find("serving.ttft_ms.p99") != std::string::npos);
+}

@@ -12,6 +12,7 @@
 #include "models/config/source_text.h"
 #include "models/config/text.h"
 #include "sim/cli/metric_table.h"
+#include "sim/cli/serving_metric_table.h"
 #include "sim/cli/sweep/yaml_tree.h"
 #include "sim/experiment/experiment.h"
 
@@ -301,10 +302,7 @@ const std::vector<std::string>& engine_names() {
 
 std::vector<std::string> default_metrics(const std::string& engine) {
   if (engine == "map") return {"fits", "max_context_tokens", "tiles_used", "sram_peak_bytes", "colors_peak"};
-  if (engine == "serve")
-    return {"serving.requests.completed", "serving.requests.rejected.total",
-            "serving.ttft_ms.p50",        "serving.ttft_ms.p99",
-            "serving.tpot_ms.p50",        "serving.tokens_per_second"};
+  if (engine == "serve") return serving_sweep_defaults();
   return metric_paths(kSweepDefault);
 }
 

@@ -1,4 +1,4 @@
-#include "sim/cli/speculative_decode.h"
+#include "sim/reports/speculative_decode.h"
 
 #include "mapping/verify_plan.h"
 #include "sim/experiment/speculative_metrics.h"
@@ -6,7 +6,7 @@
 #include "workloads/decode_inputs.h"
 #include "workloads/verify_inputs.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const mapping::Plan& target,
                                            const backend::Backend& backend, const SimOptions& options,
@@ -58,4 +58,4 @@ SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const m
   return out;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

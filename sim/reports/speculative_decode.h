@@ -9,7 +9,7 @@
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 struct SpeculativeEvaluation {
   mapping::Plan draft;                 // on the rows the target leaves, timed for k tokens per sequence
@@ -25,4 +25,4 @@ SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const m
                                            const backend::Backend& backend, const SimOptions& options,
                                            const backend::ProgressFn& progress);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports
