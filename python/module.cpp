@@ -1,7 +1,7 @@
 // wafersim._core: the Python module's link to the library. Each function takes
 // a loaded configuration and returns the JSON document of the matching command
 // as text (the Python side turns it into a dict), so the module and the CLI
-// share one implementation: sim/cli/reports.h.
+// share one implementation: sim/reports/reports.h.
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -15,11 +15,11 @@
 #include "mapping/does_not_fit.h"
 #include "models/config/error.h"
 #include "sim/backend/child_process.h"
-#include "sim/cli/commands.h"
-#include "sim/cli/compile.h"
-#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/command_error.h"
+#include "sim/reports/compile.h"
+#include "sim/reports/reports.h"
 
 namespace py = pybind11;
 using namespace wafersim;
@@ -43,7 +43,8 @@ mapping::Plan compile_for(const Experiment& experiment) {
   try {
     return compile_plan(experiment);
   } catch (const mapping::DoesNotFitError& error) {
-    throw cli::CommandError(cli::kExitDoesNotFit, cli::does_not_fit_record(error.what(), experiment).dump());
+    throw reports::CommandError(reports::kExitDoesNotFit,
+                                reports::does_not_fit_record(error.what(), experiment).dump());
   }
 }
 
@@ -51,7 +52,7 @@ std::string decode(const config::Config& config, const std::string& backend_name
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = experiment_from_config(config);
   const mapping::Plan plan = compile_for(experiment);
-  return cli::decode_report(experiment, plan, backend_name, {}, begin).document.dump();
+  return reports::decode_report(experiment, plan, backend_name, {}, begin).document.dump();
 }
 
 std::string analytic(const config::Config& config) {
@@ -65,17 +66,17 @@ std::string map_plan(const config::Config& config) {
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Plan plan = compile_for(experiment);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  return cli::map_report(experiment, plan, seconds).document.dump();
+  return reports::map_report(experiment, plan, seconds).document.dump();
 }
 
 std::string validate(const config::Config& config, const std::string& name) {
   experiment_from_config(config);  // the cross-field checks
-  return cli::validate_document(config, name).dump();
+  return reports::validate_document(config, name).dump();
 }
 
 std::string describe_model(const std::string& name, uint64_t context, uint32_t batch) {
-  if (name.empty()) return cli::model_list_report({}).document.dump();
-  return cli::describe_model_report(name, context, batch, {}).document.dump();
+  if (name.empty()) return reports::model_list_report({}).document.dump();
+  return reports::describe_model_report(name, context, batch, {}).document.dump();
 }
 
 // What the child of `run` sends back: one JSON object, either the result or the error.
@@ -90,7 +91,7 @@ std::string outcome_of_run(const config::Config& config) {
                             {"column", e.where().column},
                             {"key", e.key()}}}}
         .dump();
-  } catch (const cli::CommandError& e) {
+  } catch (const reports::CommandError& e) {
     return nlohmann::json{{"command_error", {{"what", e.what()}, {"exit_code", e.exit_code()}}}}.dump();
   } catch (const std::exception& e) {
     return nlohmann::json{{"internal_error", e.what()}}.dump();
@@ -121,8 +122,8 @@ void translate(std::exception_ptr pointer) {
   } catch (const config::ConfigError& e) {
     py::object error = error_types->config_error(e.what(), e.where().file, e.where().line, e.where().column, e.key());
     PyErr_SetObject(error_types->config_error.ptr(), error.ptr());
-  } catch (const cli::CommandError& e) {
-    if (e.exit_code() == cli::kExitDoesNotFit) {
+  } catch (const reports::CommandError& e) {
+    if (e.exit_code() == reports::kExitDoesNotFit) {
       py::object error = error_types->does_not_fit_from_record(e.what());
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
     } else {

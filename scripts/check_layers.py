@@ -20,7 +20,7 @@ ALLOWED = {
     "sim/reports": ["sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads", "models"],
     "sim/cli": ["sim/reports", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "sim/engine", "mapping", "workloads",
                 "models"],
-    "python": ["sim/reports", "sim/cli", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads",
+    "python": ["sim/reports", "sim/functional", "sim/serving", "sim/backend", "sim/experiment", "mapping", "workloads",
                "models"],
     "tests/oracles": ["models", "tests/sim"],
 }

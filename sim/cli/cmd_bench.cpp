@@ -11,11 +11,11 @@
 #include "models/config/embedded.h"
 #include "models/hardware.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/output.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "sim/experiment/process_memory.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli {
 

@@ -9,18 +9,18 @@
 
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/compile.h"
 #include "sim/cli/csv_tables.h"
-#include "sim/cli/decode_report.h"
-#include "sim/cli/functional_check.h"
 #include "sim/cli/heatmaps.h"
-#include "sim/cli/output.h"
 #include "sim/cli/progress_line.h"
-#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 #include "sim/experiment/process_memory.h"
+#include "sim/reports/compile.h"
+#include "sim/reports/decode_report.h"
 #include "sim/reports/decode_run.h"
+#include "sim/reports/functional_check.h"
+#include "sim/reports/output.h"
+#include "sim/reports/reports.h"
 
 namespace wafersim::cli {
 
@@ -54,7 +54,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   check_outputs(options, trace, folders);
-  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common);
+  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common.json_path);
 
   ProgressLine line;
   std::string unit;  // a new phase (prefill chunks, then decode tokens) always gets its first line
@@ -104,32 +104,6 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 }
 
 }  // namespace
-
-Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
-                     const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
-                     const TraceWindow* trace, bool tile_figures) {
-  refuse_impossible_functional_check(experiment, plan);
-  const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
-  SimOptions decode_options = experiment.sim;
-  decode_options.tile_figures = tile_figures;
-  const reports::DecodeRun run = reports::run_decode(experiment, plan, *backend, decode_options, progress);
-  const auto& [evaluation, metrics, prefill, speculative] = run;
-  backend::RunFigures figures = evaluation.figures;
-  figures.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, peak_rss_bytes());
-  nlohmann::json trace_document = nullptr;
-  if (trace) {
-    TracedPhase prefill_phase;
-    if (prefill) prefill_phase = {&prefill->first, &prefill->second.timeline};
-    const mapping::Plan& decode_plan = speculative ? speculative->verify : plan;
-    trace_document = timeline_trace(prefill_phase, {&decode_plan, &evaluation.timeline}, *trace, backend->name(),
-                                    figures.first_token_steps);
-  }
-  Report report{decode_json(experiment, plan, metrics, figures), decode_table(experiment, plan, metrics, figures),
-                std::move(trace_document), figures.tiles};
-  add_functional_check(experiment, plan, prefill ? &prefill->first : nullptr, report);
-  return report;
-}
 
 void add_run_command(CLI::App& app) {
   add_decode_command(app, "run", "sim",

@@ -5,10 +5,10 @@
 #include "models/hardware.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/metric_table.h"
-#include "sim/cli/output.h"
-#include "sim/cli/serving_metric_table.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/metric_table.h"
+#include "sim/reports/output.h"
+#include "sim/reports/serving_metric_table.h"
 
 namespace wafersim::cli {
 

@@ -2,9 +2,9 @@
 
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/compile.h"
-#include "sim/cli/output.h"
-#include "sim/cli/serve_report.h"
+#include "sim/reports/compile.h"
+#include "sim/reports/output.h"
+#include "sim/reports/serve_report.h"
 
 namespace wafersim::cli {
 
@@ -24,7 +24,7 @@ void serve(const ServeOptions& options) {
   const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
-  const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common);
+  const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common.json_path);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(options.backend);
   const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, *backend, options.step_times);
   const CommonOptions& common = options.experiment.common;

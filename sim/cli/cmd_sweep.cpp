@@ -20,7 +20,6 @@
 
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/output.h"
 #include "sim/cli/sweep/point_task.h"
 #include "sim/cli/sweep/points.h"
 #include "sim/cli/sweep/program_output.h"
@@ -29,6 +28,7 @@
 #include "sim/cli/sweep/slurm.h"
 #include "sim/cli/sweep/temporary_files.h"
 #include "sim/cli/sweep/yaml_tree.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli {
 

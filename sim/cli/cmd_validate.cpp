@@ -6,12 +6,12 @@
 
 #include "models/config/source_text.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/output.h"
-#include "sim/cli/reports.h"
 #include "sim/cli/sweep/points.h"
 #include "sim/cli/sweep/sweep_file.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/output.h"
+#include "sim/reports/reports.h"
 
 namespace wafersim::cli {
 
@@ -71,10 +71,6 @@ void validate(const ValidateOptions& options) {
 }
 
 }  // namespace
-
-nlohmann::json validate_document(const config::Config& config, const std::string& name) {
-  return {{"file", name}, {"valid", true}, {"config_hash", config.hash()}, {"version", version()}};
-}
 
 void add_validate_command(CLI::App& app) {
   auto options = std::make_shared<ValidateOptions>();

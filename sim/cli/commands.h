@@ -1,16 +1,18 @@
 #pragma once
 // Each `wafersim` subcommand lives in its own cmd_*.cpp and registers itself here.
 #include <iostream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "sim/cli/exit_codes.h"
-#include "sim/cli/timeline_trace.h"
+#include "sim/reports/command_error.h"
+#include "sim/reports/timeline_trace.h"
 
 namespace wafersim::cli {
+
+// The commands print and write what the reports library computes (sim/reports).
+using namespace wafersim::reports;
 
 // Flags shared by the commands that read an experiment.
 struct CommonOptions {
@@ -40,16 +42,6 @@ void add_trace_options(CLI::App& command, TraceOptions& options);
 
 // A folder of output files: --csv DIR (run, analytic), --heatmaps DIR (run, map); docs/OBSERVABILITY.md.
 void add_folder_option(CLI::App& command, const std::string& flag, std::string& folder, const std::string& description);
-
-// A command's failure with the exit code to use (kExitBadInput, kExitDoesNotFit).
-class CommandError : public std::runtime_error {
- public:
-  CommandError(int exit_code, const std::string& message) : std::runtime_error(message), exit_code_(exit_code) {}
-  int exit_code() const { return exit_code_; }
-
- private:
-  int exit_code_;
-};
 
 void add_validate_command(CLI::App& app);
 void add_describe_command(CLI::App& app);

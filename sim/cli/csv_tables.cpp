@@ -2,9 +2,12 @@
 
 #include <vector>
 
-#include "sim/cli/output.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli {
+
+using reports::make_folder;
+using reports::write_text_atomically;
 
 namespace {
 

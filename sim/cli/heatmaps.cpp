@@ -4,9 +4,12 @@
 
 #include "mapping/tile_sram.h"
 #include "sim/cli/npy.h"
-#include "sim/cli/output.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli {
+
+using reports::make_folder;
+using reports::write_text_atomically;
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "models/config/error.h"
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/exit_codes.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/exit_codes.h"
 
 // The SystemC banner would be printed before sc_main runs; the variable must be
 // set while the program is still being initialised.

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/output.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli::sweep {
 

@@ -11,11 +11,13 @@
 
 #include "models/config/text.h"
 #include "models/config/value_text.h"
-#include "sim/cli/config_json.h"
 #include "sim/cli/sweep/yaml_tree.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/config_json.h"
 
 namespace wafersim::cli::sweep {
+
+using reports::value_json;
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/output.h"
 #include "sim/cli/sweep/program_output.h"
+#include "sim/reports/output.h"
 
 namespace wafersim::cli::sweep {
 

@@ -11,12 +11,17 @@
 
 #include "models/config/source_text.h"
 #include "models/config/text.h"
-#include "sim/cli/metric_table.h"
-#include "sim/cli/serving_metric_table.h"
 #include "sim/cli/sweep/yaml_tree.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/metric_table.h"
+#include "sim/reports/serving_metric_table.h"
 
 namespace wafersim::cli::sweep {
+
+using reports::is_decode_metric_path;
+using reports::kSweepDefault;
+using reports::metric_paths;
+using reports::serving_sweep_defaults;
 
 namespace {
 

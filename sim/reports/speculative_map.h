@@ -8,7 +8,7 @@
 #include "mapping/plan.h"
 #include "sim/experiment/experiment.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 struct SpeculativeMap {
   nlohmann::json document;  // the map JSON's "speculative" object
@@ -18,4 +18,4 @@ struct SpeculativeMap {
 // `target` is compile_plan(experiment); experiment.speculative must be set.
 SpeculativeMap speculative_map(const Experiment& experiment, const mapping::Plan& target);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

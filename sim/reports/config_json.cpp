@@ -1,9 +1,9 @@
-#include "sim/cli/config_json.h"
+#include "sim/reports/config_json.h"
 
 #include <string>
 #include <type_traits>
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 nlohmann::json value_json(const config::Value& value) {
   return std::visit([](const auto& v) { return nlohmann::json(v); }, value);
@@ -21,4 +21,4 @@ nlohmann::json config_json(const config::Config& config) {
   return document;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

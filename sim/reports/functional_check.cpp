@@ -1,4 +1,4 @@
-#include "sim/cli/functional_check.h"
+#include "sim/reports/functional_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "sim/experiment/process_memory.h"
 #include "sim/functional/check.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -108,4 +108,4 @@ std::string functional_failure(const Report& report) {
                        d["rel_error"].is_null() ? INFINITY : d["rel_error"].get<double>());
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

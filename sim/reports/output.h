@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // Writes `document` to `path` ("-" = stdout) through a temporary file in the same
 // folder and a rename, so a reader never sees a partial file and a failed write
@@ -49,4 +49,4 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

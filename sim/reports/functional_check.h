@@ -2,10 +2,10 @@
 // sim.functional for run and analytic: the functional check's figures in the
 // result (JSON "functional" object, one table line) and its verdict.
 #include "mapping/plan.h"
-#include "sim/cli/reports.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/reports.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // The exit status when the numbers diverge from the reference.
 constexpr int kExitNumbersDiverge = 1;
@@ -27,4 +27,4 @@ void add_functional_check(const Experiment& experiment, const mapping::Plan& pla
 // when they match or were not checked.
 std::string functional_failure(const Report& report);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

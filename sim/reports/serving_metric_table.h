@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/metric_table.h"
-#include "sim/cli/serve_report.h"
+#include "sim/reports/metric_table.h"
+#include "sim/reports/serve_report.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // What a run figure is read from: one finished serve.
 struct ServeResult {
@@ -55,4 +55,4 @@ void write_serving_figures(const ServeResult& result, nlohmann::json& document);
 // The table's rows: a label, one cell per column of `columns`, the unit.
 std::vector<std::vector<std::string>> serving_rows(const std::vector<const serving::ClassMetrics*>& columns);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -13,7 +13,7 @@
 #include "sim/serving/step_costs.h"
 #include "workloads/serving/request_stream.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 inline constexpr char kClosedForm[] = "closed form";
 
@@ -58,4 +58,4 @@ nlohmann::json serve_json(const Experiment& experiment, const ServeOutcome& outc
 std::string serve_table(const ServeOutcome& outcome);
 std::string requests_csv(const ServeOutcome& outcome);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -1,4 +1,4 @@
-#include "sim/cli/serve_report.h"
+#include "sim/reports/serve_report.h"
 
 #include <algorithm>
 #include <fstream>
@@ -8,14 +8,14 @@
 #include "mapping/plan.h"
 #include "mapping/verify_plan.h"
 #include "models/config/text.h"
-#include "sim/cli/commands.h"
-#include "sim/cli/output.h"
-#include "sim/cli/serving_metric_table.h"
 #include "sim/experiment/speculative_placement.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/command_error.h"
 #include "sim/reports/decode_run.h"
+#include "sim/reports/output.h"
+#include "sim/reports/serving_metric_table.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -287,4 +287,4 @@ std::string requests_csv(const ServeOutcome& outcome) {
   return out;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

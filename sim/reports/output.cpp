@@ -1,4 +1,4 @@
-#include "sim/cli/output.h"
+#include "sim/reports/output.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/cli/commands.h"
+#include "sim/reports/command_error.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -193,4 +193,4 @@ std::string Table::str() const {
   return out;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -13,7 +13,7 @@
 #include "mapping/timeline.h"
 #include "sim/backend/backend.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // Decode iterations [first, end) get spans; the prefill is always whole.
 struct TraceWindow {
@@ -40,4 +40,4 @@ nlohmann::json timeline_trace(const TracedPhase& prefill, const TracedPhase& dec
                               const std::string& backend,
                               const std::vector<backend::StepCycles>& first_token_steps = {});
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

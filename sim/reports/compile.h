@@ -7,16 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "mapping/plan.h"
-#include "sim/cli/commands.h"
 #include "sim/experiment/experiment.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // {"fits": false, "error": message, "config_hash": ..., "version": ...}
 nlohmann::json does_not_fit_record(const std::string& message, const Experiment& experiment);
 
 // compile_plan(experiment); when the model does not fit, writes does_not_fit_record
-// to the --json destination (if any) and rethrows the mapping::DoesNotFitError.
-mapping::Plan compile_or_record_refusal(const Experiment& experiment, const CommonOptions& options);
+// to `json_path` (the --json destination; none when empty) and rethrows the mapping::DoesNotFitError.
+mapping::Plan compile_or_record_refusal(const Experiment& experiment, const std::string& json_path);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

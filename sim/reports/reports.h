@@ -13,10 +13,10 @@
 
 #include "mapping/plan.h"
 #include "sim/backend/backend.h"
-#include "sim/cli/timeline_trace.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/timeline_trace.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 struct Report {
   nlohmann::json document;         // what --json writes
@@ -44,4 +44,4 @@ Report describe_model_report(const std::string& name, uint64_t context, uint32_t
                              const std::vector<std::string>& overrides);
 Report model_list_report(const std::vector<std::string>& overrides);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -16,7 +16,7 @@
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 // What a metric is read from: one finished `run` or `analytic`.
 struct DecodeResult {
@@ -75,4 +75,4 @@ std::string table_cell(const TableRow& row, const nlohmann::json& value);
 // The rows of the metrics that have one, for the result table; "—" for a figure not measured.
 std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -1,14 +1,14 @@
-#include "sim/cli/metric_table.h"
+#include "sim/reports/metric_table.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "models/tile_program.h"
-#include "sim/cli/config_json.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/config_json.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -312,4 +312,4 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
   return rows;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

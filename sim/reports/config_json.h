@@ -5,10 +5,10 @@
 
 #include "models/config/config.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 nlohmann::json config_json(const config::Config& config);
 // One value with its type: 4, 1.1, true, "rmsnorm", [0, 2].
 nlohmann::json value_json(const config::Value& value);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

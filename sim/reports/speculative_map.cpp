@@ -1,11 +1,11 @@
-#include "sim/cli/speculative_map.h"
+#include "sim/reports/speculative_map.h"
 
 #include <fmt/format.h>
 
-#include "sim/cli/output.h"
 #include "sim/experiment/speculative_placement.h"
+#include "sim/reports/output.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 SpeculativeMap speculative_map(const Experiment& experiment, const mapping::Plan& target) {
   const SpeculativeRows rows{target.hw.grid_height, experiment.hardware.grid_height - target.hw.grid_height};
@@ -61,4 +61,4 @@ SpeculativeMap speculative_map(const Experiment& experiment, const mapping::Plan
   return out;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -1,4 +1,4 @@
-#include "sim/cli/timeline_trace.h"
+#include "sim/reports/timeline_trace.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -158,4 +158,4 @@ json timeline_trace(const TracedPhase& prefill, const TracedPhase& decode, const
             {"decode_window", {std::min(window.first, iterations), std::min(window.end, iterations)}}}}};
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

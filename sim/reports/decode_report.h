@@ -10,11 +10,11 @@
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/metrics.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 nlohmann::json decode_json(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
                            const backend::RunFigures& figures);
 std::string decode_table(const Experiment& experiment, const mapping::Plan& plan, const DecodeMetrics& metrics,
                          const backend::RunFigures& figures);
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

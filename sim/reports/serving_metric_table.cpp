@@ -1,11 +1,11 @@
-#include "sim/cli/serving_metric_table.h"
+#include "sim/reports/serving_metric_table.h"
 
 #include <array>
 
-#include "sim/cli/output.h"
 #include "sim/experiment/version.h"
+#include "sim/reports/output.h"
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 namespace {
 
@@ -19,8 +19,8 @@ std::vector<ClassFigure> build_class_table() {
     table.push_back({std::move(path), std::move(unit), std::move(description), flags, std::move(row), std::move(read)});
   };
   auto count_row = [](const char* label) { return TableRow{label, "requests", 1, 0}; };
-  add("requests.offered", "requests", "reached the server before the end of the run", 0,
-      count_row("requests offered"), [](const ClassMetrics& m) { return m.offered; });
+  add("requests.offered", "requests", "reached the server before the end of the run", 0, count_row("requests offered"),
+      [](const ClassMetrics& m) { return m.offered; });
   add("requests.completed", "requests", "last token left the LM head", kSweepDefault, count_row("requests completed"),
       [](const ClassMetrics& m) { return m.completed; });
   add("requests.rejected.total", "requests", "rejected, for any reason", kSweepDefault, std::nullopt,
@@ -67,8 +67,9 @@ std::vector<ClassFigure> build_class_table() {
       const bool sweep_default = path == "ttft_ms.p50" || path == "ttft_ms.p99" || path == "tpot_ms.p50";
       std::optional<TableRow> row;
       if (statistic.in_table) row = TableRow{std::string(latency.label) + ", " + statistic.name, "ms", 1, 3};
-      add(path, "ms", std::string(statistic.name) + " of the " + latency.meaning, sweep_default ? unsigned(kSweepDefault) : 0u,
-          row, [distribution = latency.field, field = statistic.field](const ClassMetrics& m) -> nlohmann::json {
+      add(path, "ms", std::string(statistic.name) + " of the " + latency.meaning,
+          sweep_default ? unsigned(kSweepDefault) : 0u, row,
+          [distribution = latency.field, field = statistic.field](const ClassMetrics& m) -> nlohmann::json {
             const Distribution& d = m.*distribution;
             if (d.count == 0) return nullptr;
             return d.*field;
@@ -129,8 +130,8 @@ std::vector<RunFigure> build_run_table() {
         if (r.outcome.step_times_file.empty()) return nullptr;
         return r.outcome.step_times_file;
       });
-  add("serving.step_times.samples", "contexts", "contexts the closed form is evaluated at and interpolated between",
-      0, [](const ServeResult& r) { return r.outcome.interpolation_samples; });
+  add("serving.step_times.samples", "contexts", "contexts the closed form is evaluated at and interpolated between", 0,
+      [](const ServeResult& r) { return r.outcome.interpolation_samples; });
   add("serving.step_times.interpolation_error_max", "fraction",
       "largest relative difference between the interpolation and the closed form at the midpoints", 0,
       [](const ServeResult& r) { return r.outcome.interpolation_error; });
@@ -215,4 +216,4 @@ std::vector<std::vector<std::string>> serving_rows(const std::vector<const servi
   return rows;
 }
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -1,7 +1,7 @@
 #pragma once
 // What `wafersim` tells the shell, for every command.
 
-namespace wafersim::cli {
+namespace wafersim::reports {
 
 enum ExitCode : int {
   kExitOk = 0,
@@ -12,4 +12,4 @@ enum ExitCode : int {
   kExitIncomplete = 4
 };
 
-}  // namespace wafersim::cli
+}  // namespace wafersim::reports

@@ -1,0 +1,188 @@
+// What `wafersim map` reports: the plan's regions, tiles, SRAM and options, as JSON and as a table.
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/experiment/version.h"
+#include "sim/reports/config_json.h"
+#include "sim/reports/output.h"
+#include "sim/reports/reports.h"
+#include "sim/reports/speculative_map.h"
+
+namespace wafersim::reports {
+
+namespace {
+
+// Where a dense layer's vectors live between its steps.
+std::string slices_text(const mapping::MappingOptions& options) {
+  if (options.dataflow == mapping::Dataflow::Root) return "at each region's root tile between steps";
+  if (options.slices_handoff())
+    return "slices on each region's root column (residual) and root row (q/k/v, MLP); handed on as slices between "
+           "regions (root next to MoE layers)";
+  return "slices on each region's root column (residual) and root row (q/k/v, MLP); root at the region's ends";
+}
+
+std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
+
+// The compiler's "no limit" (a region that holds no KV cache: embedding, LM head)
+// is null in JSON and "unbounded" in the table, never its UINT64_MAX sentinel.
+bool unbounded(uint64_t max_context_tokens) { return max_context_tokens == UINT64_MAX; }
+nlohmann::json context_json(uint64_t max_context_tokens) {
+  return unbounded(max_context_tokens) ? nlohmann::json(nullptr) : nlohmann::json(max_context_tokens);
+}
+std::string context_text(uint64_t max_context_tokens) {
+  return unbounded(max_context_tokens) ? "unbounded" : std::to_string(max_context_tokens);
+}
+
+nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+  nlohmann::json regions = nlohmann::json::array();
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::Region& region = plan.regions[r];
+    const mapping::RegionStats& stats = plan.stats[r];
+    regions.push_back({{"name", region.name},
+                       {"wafer", region.box.wafer},
+                       {"x", region.box.x0},
+                       {"y", region.box.y0},
+                       {"width_tiles", region.box.width_x()},
+                       {"height_tiles", region.box.height_y()},
+                       {"tiles", stats.tiles},
+                       {"blocks", region.blocks.size()},
+                       {"weight_bytes", stats.weight_bytes},
+                       {"kv_bytes", stats.kv_bytes},
+                       {"sram_peak_bytes", stats.sram_peak_bytes},
+                       {"sram_mean_bytes", stats.sram_mean_bytes},
+                       {"max_context_tokens", context_json(stats.max_context_tokens)},
+                       {"relays", stats.relayed_patterns},
+                       {"handoff_in", region.slices_in ? "slices" : "root"},
+                       {"handoff_out", region.slices_out ? "slices" : "root"}});
+  }
+  return {{"fits", true},
+          {"model", section_label(experiment.config, "model", plan.model.name)},
+          {"hardware", section_label(experiment.config, "hardware", plan.hw.name)},
+          {"wafers", plan.hw.wafers},
+          {"strips", plan.strips},
+          {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
+          {"reduction", mapping::reduction_name(plan.options.reduction)},
+          {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
+          {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
+          {"attention", mapping::attention_layout_name(plan.options.attention)},
+          {"handoff",
+           mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
+          {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
+          {"reduce_fanin", plan.options.reduce_fanin},
+          {"ktree_levels", plan.options.ktree_levels},
+          {"partial_sum_dtype", to_string(plan.options.partial_sum)},
+          {"slices", slices_text(plan.options)},
+          {"tiles_used", plan.tiles_used},
+          {"tiles_total", plan.tiles_total},
+          {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
+          {"sram_peak_bytes", plan.sram_peak_bytes},
+          {"sram_mean_bytes", plan.sram_mean_bytes},
+          {"max_context_tokens", context_json(plan.max_context_tokens)},
+          {"colors_peak", plan.colors_peak},
+          {"colors_available", plan.hw.fabric.colors - plan.hw.fabric.colors_reserved},
+          {"relays", plan.relays},
+          {"programs", plan.programs.programs.size()},
+          {"plan_bytes", plan.plan_bytes},
+          {"plan_bytes_per_tile", double(plan.plan_bytes) / double(plan.tiles_total)},
+          {"compile_seconds", compile_seconds},
+          {"regions", regions},
+          {"config_hash", experiment.config.hash()},
+          {"config", config_json(experiment.config)},
+          {"version", version()}};
+}
+
+std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+  std::ostringstream out;
+  const HardwareSpec& hw = plan.hw;
+  out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
+                     section_label(experiment.config, "model", plan.model.name),
+                     section_label(experiment.config, "hardware", hw.name), hw.wafers, hw.grid_width, hw.grid_height,
+                     plan.strips, hw.grid_width / plan.strips);
+  Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
+  summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
+  summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  if (plan.options.dataflow == mapping::Dataflow::Distributed)
+    summary.add_row({"attention", mapping::attention_layout_name(plan.options.attention),
+                     plan.options.attention == mapping::AttentionLayout::Grid
+                         ? "WaferLLM's kernel: head dimensions along a group's columns, positions along the rows "
+                           "(mapping.attention)"
+                         : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
+  summary.add_row({"hand-off", plan.options.slices_handoff() ? "slices" : "root",
+                   plan.options.slices_handoff()
+                       ? "root-column tiles to the next region's, straight (mapping.handoff; root next to MoE layers)"
+                       : "region root to the next region's root (mapping.handoff)"});
+  summary.add_row({"multicast axis", plan.options.multicast_along_x ? "x" : "y",
+                   "root row along it, root column across (mapping.multicast_axis)"});
+  summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
+                   "projections of a prefill (mapping.prefill_gemm)"});
+  if (plan.model.moe.n_experts > 0)
+    summary.add_row({"MoE combine", mapping::moe_combine_name(plan.options.moe_combine),
+                     plan.options.moe_combine == mapping::MoeCombine::Tree
+                         ? "experts' results streamed along rows and up a column, one vector to the root "
+                           "(mapping.moe_combine)"
+                         : "every result sent to the layer root (mapping.moe_combine)"});
+  if (plan.options.reduction == mapping::Reduction::KTree)
+    summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
+                     "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});
+  else
+    summary.add_row({"reductions", fmt::format("fan-in {}", plan.options.reduce_fanin),
+                     "trees, store and forward per level (mapping.reduction, mapping.reduce_fanin)"});
+  summary.add_row({"partial sums", to_string(plan.options.partial_sum),
+                   "format of GEMV partial sums in the trees (mapping.partial_sum_dtype)"});
+  summary.add_row(
+      {"activations", plan.options.dataflow == mapping::Dataflow::Root ? "root" : "slices", slices_text(plan.options)});
+  summary.add_row({"SRAM per tile, peak", std::to_string(plan.sram_peak_bytes),
+                   fmt::format("bytes of {} (wafer {}, x {}, y {})", hw.tile.sram_bytes, plan.sram_peak_wafer,
+                               plan.sram_peak_x, plan.sram_peak_y)});
+  summary.add_row({"SRAM per tile, mean", std::to_string(plan.sram_mean_bytes), "bytes"});
+  summary.add_row({"max context", context_text(plan.max_context_tokens),
+                   fmt::format("tokens (workload asks {})", plan.workload.max_context())});
+  summary.add_row({"colours, peak", std::to_string(plan.colors_peak),
+                   fmt::format("of {} routable", hw.fabric.colors - hw.fabric.colors_reserved)});
+  summary.add_row({"relays", std::to_string(plan.relays), "routing patterns"});
+  summary.add_row({"plan memory", megabytes(plan.plan_bytes),
+                   fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
+                               plan.programs.programs.size())});
+  summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
+  out << summary.str() << "\n";
+
+  Table regions({{"region", "", false},
+                 {"wafer", "", true},
+                 {"x", "", true},
+                 {"y", "", true},
+                 {"size", "tiles", true},
+                 {"tiles", "", true},
+                 {"weights", "MB", true},
+                 {"KV", "MB", true},
+                 {"SRAM peak", "B", true},
+                 {"SRAM mean", "B", true},
+                 {"max context", "tokens", true},
+                 {"hand-off in/out", "", false}});
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::Region& region = plan.regions[r];
+    const mapping::RegionStats& stats = plan.stats[r];
+    regions.add_row(
+        {region.name, std::to_string(region.box.wafer), std::to_string(region.box.x0), std::to_string(region.box.y0),
+         fmt::format("{} x {}", region.box.width_x(), region.box.height_y()), std::to_string(stats.tiles),
+         megabytes(stats.weight_bytes), megabytes(stats.kv_bytes), std::to_string(stats.sram_peak_bytes),
+         std::to_string(stats.sram_mean_bytes), context_text(stats.max_context_tokens),
+         fmt::format("{}/{}", region.slices_in ? "slices" : "root", region.slices_out ? "slices" : "root")});
+  }
+  out << regions.str();
+  return out.str();
+}
+
+}  // namespace
+
+Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+  Report report{plan_json(experiment, plan, compile_seconds), plan_table(experiment, plan, compile_seconds)};
+  if (experiment.speculative) {
+    const SpeculativeMap speculative = speculative_map(experiment, plan);
+    report.document["speculative"] = speculative.document;
+    report.table += speculative.table;
+  }
+  return report;
+}
+
+}  // namespace wafersim::reports
