@@ -26,16 +26,6 @@ namespace wafersim::cli {
 
 namespace {
 
-// A decode longer than the backend can count is bad input: blame what the user
-// wrote among the values that make it long.
-[[noreturn]] void refuse_too_long(const Experiment& experiment, const std::string& why) {
-  experiment.config.fail_given(
-      {"workload.decode_tokens", "workload.batch", "hardware.offwafer.latency_cycles", "hardware.wafers"},
-      why +
-          "; fewer tokens (workload.decode_tokens, workload.batch), a shorter hardware.offwafer.latency_cycles or "
-          "fewer hardware.wafers shorten it");
-}
-
 // Folders of output files besides --json and --trace.
 struct OutputFolders {
   std::string csv, heatmaps;
@@ -104,6 +94,14 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 }
 
 }  // namespace
+
+void refuse_too_long(const Experiment& experiment, const std::string& why) {
+  experiment.config.fail_given(
+      {"workload.decode_tokens", "workload.batch", "hardware.offwafer.latency_cycles", "hardware.wafers"},
+      why +
+          "; fewer tokens (workload.decode_tokens, workload.batch), a shorter hardware.offwafer.latency_cycles or "
+          "fewer hardware.wafers shorten it");
+}
 
 void add_run_command(CLI::App& app) {
   add_decode_command(app, "run", "sim",

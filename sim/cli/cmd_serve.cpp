@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "models/cycle_limit.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/reports/compile.h"
@@ -26,7 +27,12 @@ void serve(const ServeOptions& options) {
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
   const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common.json_path);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(options.backend);
-  const ServeOutcome outcome = serve_experiment(experiment, plan, spec, stream, *backend, options.step_times);
+  ServeOutcome outcome;
+  try {
+    outcome = serve_experiment(experiment, plan, spec, stream, *backend, options.step_times);
+  } catch (const CycleLimitError& error) {
+    refuse_too_long(experiment, error.what());
+  }
   const CommonOptions& common = options.experiment.common;
   if (!common.quiet) common.table_out() << serve_table(outcome);
   if (!options.requests_csv.empty()) write_text_atomically(options.requests_csv, requests_csv(outcome));

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/experiment/experiment.h"
 #include "sim/reports/command_error.h"
 #include "sim/reports/timeline_trace.h"
 
@@ -42,6 +43,10 @@ void add_trace_options(CLI::App& command, TraceOptions& options);
 
 // A folder of output files: --csv DIR (run, analytic), --heatmaps DIR (run, map); docs/OBSERVABILITY.md.
 void add_folder_option(CLI::App& command, const std::string& flag, std::string& folder, const std::string& description);
+
+// A decode longer than the backend can count (CycleLimitError) is bad input:
+// blames what the user wrote among the values that make it long.
+[[noreturn]] void refuse_too_long(const Experiment& experiment, const std::string& why);
 
 void add_validate_command(CLI::App& app);
 void add_describe_command(CLI::App& app);

@@ -23,6 +23,9 @@ namespace {
   throw CommandError(kExitBadInput, path + ": " + why);
 }
 
+// What serve's JSON calls the cycles of a backend: the engine's (backend sim) are "engine".
+std::string step_times_origin(const std::string& backend) { return backend == "sim" ? "engine" : backend; }
+
 // Cycles a backend measured per region, per decode token and per prefill chunk,
 // and the mean contexts it measured them at.
 struct MeasuredSteps {
@@ -83,8 +86,7 @@ MeasuredSteps read_step_times(const std::string& path, const Experiment& experim
                              " tokens; serve uses " + std::to_string(chunk_tokens) +
                              " (workload.prefill_chunk_tokens)");
   MeasuredSteps measured;
-  const std::string backend = run.value("engine", std::string("?"));
-  measured.origin = backend == "sim" ? "engine" : backend;
+  measured.origin = step_times_origin(run.value("engine", std::string("?")));
   measured.decode = layer_rows(path, metrics.value("per_layer", nlohmann::json()), "cycles_per_token");
   measured.prefill = layer_rows(path, prefill_run.value("per_layer", nlohmann::json()), "cycles_per_chunk");
   set_contexts(measured, setup.value("prompt_tokens", 0.0), setup.value("decode_tokens", 1.0),
@@ -98,10 +100,10 @@ MeasuredSteps measure_step_times(const Experiment& experiment, const mapping::Pl
                                  const backend::Backend& backend) {
   Experiment served = experiment;
   served.workload = plan.workload;
-  const reports::DecodeRun run = reports::run_decode(served, plan, backend, served.sim, {});
+  const DecodeRun run = run_decode(served, plan, backend, served.sim, {});
   const PrefillMetrics& prefill = *run.metrics.prefill;  // serving_plan_workload asks for the prefill
   MeasuredSteps measured;
-  measured.origin = backend.name() == std::string("sim") ? "engine" : backend.name();
+  measured.origin = step_times_origin(backend.name());
   measured.decode = run.metrics.per_layer;
   measured.prefill = prefill.per_layer;
   set_contexts(measured, double(plan.workload.prompt_tokens), double(plan.workload.decode_tokens),
