@@ -258,6 +258,11 @@ TEST_CASE("serve --backend sim takes the engine's per-region cycles in process, 
   CHECK(unknown.err.find("{analytic,sim}") != std::string::npos);
   const Outcome both = run_wafersim({"serve", kTinyServe, "--backend", "sim", "--step-times", engine});
   CHECK(both.exit_code == 2);
+  // describe backends lists the registry, one line each.
+  const Outcome backends = run_wafersim({"describe", "backends"});
+  CHECK(backends.exit_code == 0);
+  CHECK(backends.out.find("\nanalytic ") != std::string::npos);
+  CHECK(backends.out.find("\nsim ") != std::string::npos);
 }
 
 namespace {
