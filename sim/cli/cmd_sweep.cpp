@@ -327,7 +327,7 @@ void run_local(const SweepOptions& options, PreparedSweep& prepared) {
   runner.total = plan.points.size();
   runner.done = plan.points.size() - prepared.todo.size();
   runner.point_timeout_seconds = options.point_timeout_seconds;
-  const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
+  const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const PointOutcome& outcome) {
     const size_t i = prepared.todo[job];
     nlohmann::json record = write_point_record(prepared.points_dir, plan, plan.points[i], prepared.engine, outcome);
     // Rows arrive in finishing order; the table is rewritten in sweep order at the end.
@@ -350,9 +350,10 @@ void run_local(const SweepOptions& options, PreparedSweep& prepared) {
             << "results: " << csv_path << "\n"
             << "plot:    scripts/plot_sweep.py " << out << "   (from the wafersim source folder)\n";
   if (summary.interrupted)
-    throw CommandError(130, fmt::format("sweep interrupted with {} of {} points finished; continue it with: "
-                                        "wafersim sweep {} --out {} --resume",
-                                        finished, plan.points.size(), options.file, out));
+    throw CommandError(kExitInterrupted,
+                       fmt::format("sweep interrupted with {} of {} points finished; continue it with: "
+                                   "wafersim sweep {} --out {} --resume",
+                                   finished, plan.points.size(), options.file, out));
 }
 
 // Why a point has no record, from the scheduler's word on its latest task.

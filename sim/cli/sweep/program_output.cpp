@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/cli/exit_codes.h"
+
 namespace wafersim::cli::sweep {
 
 std::string wafersim_executable() {
@@ -47,7 +49,7 @@ ProgramOutput run_program(const std::vector<std::string>& words) {
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::execvp(argv[0], argv.data());
-    ::_exit(127);
+    ::_exit(kExitNotStarted);
   }
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
