@@ -36,6 +36,6 @@ struct RunnerSummary {
 // one ends. A job whose run was stopped by a signal to stop is not reported:
 // it runs again when the sweep resumes.
 RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options,
-                       const std::function<void(size_t, const Outcome&)>& finished);
+                       const std::function<void(size_t, const PointOutcome&)>& finished);
 
 }  // namespace wafersim::cli::sweep
