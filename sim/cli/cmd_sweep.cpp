@@ -3,6 +3,7 @@
 // (see docs/SWEEPS.md).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -578,7 +579,13 @@ void add_sweep_command(CLI::App& app) {
                    "Seconds a point may run before it is killed and recorded as timed out (exit code 124); 0 = no "
                    "limit")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            // CLI::Range lets NaN through (every comparison with it is false), which would mean no limit.
+            const double seconds = std::strtod(text.c_str(), nullptr);
+            return seconds >= 0 && seconds <= 1e9 ? std::string() : "must be a number of seconds from 0 to 1e9";
+          },
+          "SECONDS"));
   command->add_option("--engine", options->engine, "Override the sweep file's engine")
       ->check(CLI::IsMember(engine_names()));
   command->add_option("--backend", options->backend, "Where the points run: local (default) or slurm (one job array)")

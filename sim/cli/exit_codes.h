@@ -11,6 +11,8 @@ enum ExitCode : int {
   kExitDoesNotFit = 3,
   // A sweep whose scheduler ended some points without a result.
   kExitIncomplete = 4,
+  // Recorded for a sweep point stopped by --point-timeout, as timeout(1) exits.
+  kExitTimedOut = 124,
   // A child program (a sweep point, a job's command) could not be started, as a shell says.
   kExitNotStarted = 127,
   // Stopped by a signal (SIGINT or SIGTERM) before it finished, as a shell says of 128 + SIGINT.
