@@ -50,3 +50,20 @@ TEST_CASE("serve refuses a trace that is not a regular file", "[cli][serve][trac
     CHECK_THAT(outcome.err, Catch::Contains(trace.string()) && Catch::Contains("not a regular file"));
   }
 }
+
+TEST_CASE("serve refuses arrival times the serving clock cannot hold to the cycle", "[cli][serve][trace]") {
+  Scratch scratch;
+  const std::string header = "arrival_s,prompt_tokens,output_tokens,class\n0,16,4,realtime\n";
+  for (const std::string arrival : {"1e20", "1e300", "864001"}) {
+    INFO(arrival);
+    const std::string trace = scratch.write("late.csv", header + arrival + ",16,4,realtime\n");
+    const Outcome outcome = serve_trace(trace);
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::Contains(trace + ":3:") && Catch::Contains("past the 864000 s"));
+  }
+  // Ten days is still a trace.
+  const Outcome last = serve_trace(scratch.write("last.csv", header + "864000,16,4,realtime\n"));
+  INFO(last.err);
+  CHECK(last.exit_code == 0);
+}
