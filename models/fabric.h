@@ -1,6 +1,8 @@
 #pragma once
 // Routes on the 2D mesh and colour (static route) accounting per router.
-// The compiler lays routes out with these; the engine walks the same links.
+// The engine steps along links with dir_dx/dir_dy; the compiler counts colours
+// per step as routing patterns (Step::patterns), and ColorMap, counting every
+// route router by router, is the reference the tests hold those counts to.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -12,22 +12,6 @@ namespace wafersim::workloads {
 
 namespace {
 
-enum class Family { Llama, Qwen2, Qwen3, Qwen3Moe, Mixtral, GptOss };
-
-struct Architecture {
-  const char* name;        // config.json's architectures[0]
-  const char* model_type;  // its model_type
-  Family family;
-};
-
-const std::vector<Architecture>& architectures() {
-  static const std::vector<Architecture> table = {
-      {"LlamaForCausalLM", "llama", Family::Llama},       {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
-      {"Qwen3ForCausalLM", "qwen3", Family::Qwen3},       {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe},
-      {"MixtralForCausalLM", "mixtral", Family::Mixtral}, {"GptOssForCausalLM", "gpt_oss", Family::GptOss}};
-  return table;
-}
-
 // Reads one config.json: every error names the file, the place and the key.
 class HfConfig {
  public:
@@ -82,31 +66,6 @@ class HfConfig {
   std::string architecture_ = "model";
 };
 
-Family family_of(HfConfig& hf) {
-  std::vector<std::string> known;
-  for (const Architecture& a : architectures()) known.push_back(a.name);
-  std::string name;
-  const YAML::Node listed = hf.root()["architectures"];
-  if (listed && listed.IsSequence() && listed.size() >= 1 && listed[0].IsScalar()) {
-    name = listed[0].Scalar();
-  } else {
-    const std::string type = hf.text("model_type");
-    for (const Architecture& a : architectures())
-      if (type == a.model_type) name = a.name;
-    if (name.empty())
-      hf.fail(hf.has("architectures") ? "architectures" : "model_type",
-              "config.json names no architecture wafersim reads: 'architectures' (or 'model_type') must be one of " +
-                  config::join(known));
-  }
-  for (const Architecture& a : architectures())
-    if (name == a.name) {
-      hf.set_architecture(name);
-      return a.family;
-    }
-  hf.fail("architectures", "unknown architecture " + config::quoted(name) + " (wafersim reads " + config::join(known) +
-                               ")" + config::did_you_mean(name, known));
-}
-
 // The model's name: the folder of a file called config.json ("Llama-3.1-8B"), else the file's stem.
 std::string model_name(const std::string& file) {
   const std::filesystem::path path(file);
@@ -153,6 +112,102 @@ int64_t sliding_window_every(const HfConfig& hf, int64_t n_layers) {
           "(model.sliding_window_every: every layer, or every n-th from layer 0)");
 }
 
+// What each architecture reads of its MLP: dense, or experts into `moe`.
+void read_dense_mlp(const HfConfig& hf, int64_t, YAML::Node& keys, YAML::Node&) {
+  keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim");
+}
+
+void read_qwen3_moe_mlp(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YAML::Node& moe) {
+  moe["n_experts"] = hf.required("num_experts", "model.moe.n_experts");
+  moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
+  moe["expert_ffn_dim"] = hf.required("moe_intermediate_size", "model.moe.expert_ffn_dim");
+  const std::vector<int64_t> layers = qwen3_moe_layers(hf, n_layers);
+  if (int64_t(layers.size()) == n_layers) {
+    keys["ffn_dim"] = 0;
+  } else {
+    keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim of the dense layers");
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (int64_t layer : layers) list.push_back(layer);
+    moe["layers"] = list;
+  }
+}
+
+void read_mixtral_mlp(const HfConfig& hf, int64_t, YAML::Node& keys, YAML::Node& moe) {
+  keys["ffn_dim"] = 0;
+  moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
+  moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
+  moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
+}
+
+// gpt-oss's experts, and the attention (sinks, alternating windows) that comes with them.
+void read_gpt_oss_mlp(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YAML::Node& moe) {
+  keys["ffn_dim"] = 0;
+  moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
+  moe["top_k"] = hf.has("num_experts_per_tok") ? hf.root()["num_experts_per_tok"]
+                                               : hf.required("experts_per_token", "model.moe.top_k");
+  moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
+  moe["router_bias"] = true;
+  keys["attention_sinks"] = true;
+  keys["sliding_window"] = hf.required("sliding_window", "model.sliding_window");
+  keys["sliding_window_every"] = sliding_window_every(hf, n_layers);
+  const YAML::Node quantization = hf.root()["quantization_config"];
+  if (quantization && quantization.IsMap() && quantization["quant_method"] && quantization["quant_method"].IsScalar() &&
+      quantization["quant_method"].Scalar() == "mxfp4")
+    keys["moe_weight_dtype"] = "mxfp4";
+}
+
+// One architecture wafersim reads, declared once: the names that pick it and
+// everything that sets it apart from the keys all of them share, so a name
+// cannot be accepted without its reader (docs/WORKLOADS.md lists them).
+struct Architecture {
+  const char* name;              // config.json's architectures[0]
+  const char* model_type;        // its model_type
+  bool qkv_bias_only;            // biases on q, k and v and none on o, whatever attention_bias says
+  bool mlp_bias_when_absent;     // mlp_bias when config.json does not say
+  bool qk_norm;                  // per-head norms on q and k
+  bool sliding_window_when_set;  // every layer attends to `sliding_window` positions when config.json sets it
+  void (*read_mlp)(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YAML::Node& moe);
+};
+
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> table = {
+      {"LlamaForCausalLM", "llama", false, false, false, false, &read_dense_mlp},
+      {"MistralForCausalLM", "mistral", false, false, false, true, &read_dense_mlp},
+      {"Phi3ForCausalLM", "phi3", false, false, false, true, &read_dense_mlp},
+      {"Qwen2ForCausalLM", "qwen2", true, false, false, false, &read_dense_mlp},
+      {"Qwen3ForCausalLM", "qwen3", false, false, true, false, &read_dense_mlp},
+      {"Qwen3MoeForCausalLM", "qwen3_moe", false, false, true, false, &read_qwen3_moe_mlp},
+      {"MixtralForCausalLM", "mixtral", false, false, false, true, &read_mixtral_mlp},
+      {"GptOssForCausalLM", "gpt_oss", false, true, false, false, &read_gpt_oss_mlp},
+  };
+  return table;
+}
+
+const Architecture& architecture_of(HfConfig& hf) {
+  std::vector<std::string> known;
+  for (const Architecture& a : architectures()) known.push_back(a.name);
+  std::string name;
+  const YAML::Node listed = hf.root()["architectures"];
+  if (listed && listed.IsSequence() && listed.size() >= 1 && listed[0].IsScalar()) {
+    name = listed[0].Scalar();
+  } else {
+    const std::string type = hf.text("model_type");
+    for (const Architecture& a : architectures())
+      if (type == a.model_type) name = a.name;
+    if (name.empty())
+      hf.fail(hf.has("architectures") ? "architectures" : "model_type",
+              "config.json names no architecture wafersim reads: 'architectures' (or 'model_type') must be one of " +
+                  config::join(known));
+  }
+  for (const Architecture& a : architectures())
+    if (name == a.name) {
+      hf.set_architecture(name);
+      return a;
+    }
+  hf.fail("architectures", "unknown architecture " + config::quoted(name) + " (wafersim reads " + config::join(known) +
+                               ")" + config::did_you_mean(name, known));
+}
+
 }  // namespace
 
 YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& file) {
@@ -160,7 +215,7 @@ YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& 
     throw config::ConfigError(config::location_of(file, root.Mark()), "model",
                               "a Hugging Face config.json holds one JSON object");
   HfConfig hf(root, file);
-  const Family family = family_of(hf);
+  const Architecture& architecture = architecture_of(hf);
 
   YAML::Node keys(YAML::NodeType::Map);
   keys["name"] = model_name(file);
@@ -190,56 +245,15 @@ YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& 
   keys["mlp"] = "swiglu";
 
   const bool attention_bias = hf.flag("attention_bias", false);
-  keys["qkv_bias"] = family == Family::Qwen2 ? true : attention_bias;
-  keys["o_bias"] = family == Family::Qwen2 ? false : attention_bias;
-  keys["mlp_bias"] = hf.flag("mlp_bias", family == Family::GptOss);
-  keys["qk_norm"] = family == Family::Qwen3 || family == Family::Qwen3Moe;
+  keys["qkv_bias"] = architecture.qkv_bias_only || attention_bias;
+  keys["o_bias"] = !architecture.qkv_bias_only && attention_bias;
+  keys["mlp_bias"] = hf.flag("mlp_bias", architecture.mlp_bias_when_absent);
+  keys["qk_norm"] = architecture.qk_norm;
+  if (architecture.sliding_window_when_set && hf.has("sliding_window"))
+    keys["sliding_window"] = hf.root()["sliding_window"];
 
-  const int64_t n_layers = hf.integer("num_hidden_layers", "model.n_layers");
   YAML::Node moe(YAML::NodeType::Map);
-  switch (family) {
-    case Family::Llama:
-    case Family::Qwen2:
-    case Family::Qwen3: keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim"); break;
-    case Family::Qwen3Moe: {
-      moe["n_experts"] = hf.required("num_experts", "model.moe.n_experts");
-      moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
-      moe["expert_ffn_dim"] = hf.required("moe_intermediate_size", "model.moe.expert_ffn_dim");
-      const std::vector<int64_t> layers = qwen3_moe_layers(hf, n_layers);
-      if (int64_t(layers.size()) == n_layers) {
-        keys["ffn_dim"] = 0;
-      } else {
-        keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim of the dense layers");
-        YAML::Node list(YAML::NodeType::Sequence);
-        for (int64_t layer : layers) list.push_back(layer);
-        moe["layers"] = list;
-      }
-      break;
-    }
-    case Family::Mixtral:
-      keys["ffn_dim"] = 0;
-      moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
-      moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
-      moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
-      if (hf.has("sliding_window")) keys["sliding_window"] = hf.root()["sliding_window"];
-      break;
-    case Family::GptOss: {
-      keys["ffn_dim"] = 0;
-      moe["n_experts"] = hf.required("num_local_experts", "model.moe.n_experts");
-      moe["top_k"] = hf.has("num_experts_per_tok") ? hf.root()["num_experts_per_tok"]
-                                                   : hf.required("experts_per_token", "model.moe.top_k");
-      moe["expert_ffn_dim"] = hf.required("intermediate_size", "model.moe.expert_ffn_dim");
-      moe["router_bias"] = true;
-      keys["attention_sinks"] = true;
-      keys["sliding_window"] = hf.required("sliding_window", "model.sliding_window");
-      keys["sliding_window_every"] = sliding_window_every(hf, n_layers);
-      const YAML::Node quantization = root["quantization_config"];
-      if (quantization && quantization.IsMap() && quantization["quant_method"] &&
-          quantization["quant_method"].IsScalar() && quantization["quant_method"].Scalar() == "mxfp4")
-        keys["moe_weight_dtype"] = "mxfp4";
-      break;
-    }
-  }
+  architecture.read_mlp(hf, hf.integer("num_hidden_layers", "model.n_layers"), keys, moe);
   if (moe.size() > 0) keys["moe"] = moe;
   return keys;
 }

@@ -73,7 +73,7 @@ class EngineBackend : public Backend {
     engine.keep_tile_busy = options.tile_figures;
     const uint64_t tokens = plan.programs.iterations;
     if (progress)
-      engine.progress = [&](const sim::Progress& p) {
+      engine.progress = [&](const sim::EngineProgress& p) {
         progress({p.final_marks, tokens, plan.hw.cycles_to_us(double(p.cycle)),
                   p.seconds > 0 ? double(p.events) / p.seconds : 0.0, p.seconds});
       };

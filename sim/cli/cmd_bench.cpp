@@ -55,41 +55,32 @@ void apply_grid(const std::string& grid, HardwareSpec& hw) {
   hw.grid_height = height;
 }
 
-// Enough events for a few seconds of run time at the engine's measured speed.
-uint64_t default_events(sim::Traffic traffic, uint64_t tiles) {
-  switch (traffic) {
-    case sim::Traffic::Neighbour: return tiles * 100;
-    case sim::Traffic::Random: return tiles * 12;  // one iteration of four rounds: long routes
-    case sim::Traffic::Multicast: return tiles * 50;
-  }
-  return tiles;
-}
-
 std::string millions(double value) { return fmt::format("{:.1f}", value / 1e6); }
 
 void bench_engine(const BenchOptions& options) {
-  sim::Traffic traffic;
-  if (!sim::parse_traffic(options.traffic, &traffic))
+  const sim::TrafficKind* traffic = sim::find_traffic(options.traffic);
+  if (traffic == nullptr)
     throw CommandError(kExitBadInput,
-                       fmt::format("--traffic '{}': expected neighbour, random or multicast", options.traffic));
+                       fmt::format("--traffic '{}': expected {}", options.traffic, sim::traffic_names(", ")));
   HardwareSpec hw = load_hardware(options.hardware, options.common.sets);
   if (!options.grid.empty()) apply_grid(options.grid, hw);
-  if (traffic == sim::Traffic::Multicast && hw.grid_width < 2)
-    throw CommandError(kExitBadInput, "--traffic multicast needs rows of at least 2 tiles");
+  if (hw.grid_width < traffic->min_grid_width)
+    throw CommandError(kExitBadInput, fmt::format("--traffic {} needs rows of at least {} tiles", traffic->name,
+                                                  traffic->min_grid_width));
 
   sim::TrafficSpec spec;
-  spec.traffic = traffic;
+  spec.traffic = traffic->name;
   spec.grid_width = hw.grid_width;
   spec.grid_height = hw.grid_height;
   spec.seed = options.seed;
-  spec.events = options.events != 0 ? options.events : default_events(traffic, hw.tiles_per_wafer());
+  spec.events = options.events != 0 ? options.events : traffic->default_events_per_tile * hw.tiles_per_wafer();
   const sim::SyntheticTraffic synthetic = sim::make_traffic(spec);
 
   sim::EngineOptions engine;
   engine.contention = !options.no_contention;
   engine.bands = options.bands;
   if (!options.common.quiet)
-    engine.progress = [](const sim::Progress& p) {
+    engine.progress = [](const sim::EngineProgress& p) {
       std::cerr << fmt::format("  {:.1f} s: cycle {}, {} M events, {}/{} tiles done\n", p.seconds, p.cycle,
                                p.events / 1000000, p.tiles_finished, p.tiles_active);
     };
@@ -103,8 +94,8 @@ void bench_engine(const BenchOptions& options) {
   const double rss_per_tile = double(peak_rss) / double(result.tiles_simulated);
   if (!options.common.quiet) {
     std::ostream& out = options.common.table_out();
-    out << fmt::format("bench engine: {} traffic on {} ({}x{} tiles), {} iteration(s), contention {}\n",
-                       sim::to_string(traffic), hw.name, hw.grid_width, hw.grid_height, synthetic.programs.iterations,
+    out << fmt::format("bench engine: {} traffic on {} ({}x{} tiles), {} iteration(s), contention {}\n", traffic->name,
+                       hw.name, hw.grid_width, hw.grid_height, synthetic.programs.iterations,
                        engine.contention ? "on" : "off");
     Table table({{"figure", ""}, {"value", "", true}, {"unit", ""}});
     table.add_row({"tiles", std::to_string(result.tiles_simulated), "tiles"});
@@ -123,7 +114,7 @@ void bench_engine(const BenchOptions& options) {
   if (!options.common.json_path.empty())
     write_json(options.common.json_path, {{"version", version()},
                                           {"hardware", hw.name},
-                                          {"traffic", sim::to_string(traffic)},
+                                          {"traffic", traffic->name},
                                           {"grid_width", hw.grid_width},
                                           {"grid_height", hw.grid_height},
                                           {"contention", engine.contention},
@@ -150,7 +141,7 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* engine = bench->add_subcommand("engine", "Build the mesh and drive synthetic traffic through it");
   engine->add_option("--grid", options->grid, "Tiles WIDTHxHEIGHT (default: the preset's grid)");
-  engine->add_option("--traffic", options->traffic, "neighbour | random | multicast")->capture_default_str();
+  engine->add_option("--traffic", options->traffic, sim::traffic_names(" | "))->capture_default_str();
   engine->add_option("--events", options->events, "Events to simulate, about (default: per traffic)");
   engine->add_option("--hardware", options->hardware, "Hardware preset")->capture_default_str();
   engine->add_option("--seed", options->seed, "Seed of the random traffic")->capture_default_str();

@@ -3,6 +3,7 @@
 // (see docs/SWEEPS.md).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -327,7 +328,7 @@ void run_local(const SweepOptions& options, PreparedSweep& prepared) {
   runner.total = plan.points.size();
   runner.done = plan.points.size() - prepared.todo.size();
   runner.point_timeout_seconds = options.point_timeout_seconds;
-  const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const Outcome& outcome) {
+  const RunnerSummary summary = run_jobs(jobs, runner, [&](size_t job, const PointOutcome& outcome) {
     const size_t i = prepared.todo[job];
     nlohmann::json record = write_point_record(prepared.points_dir, plan, plan.points[i], prepared.engine, outcome);
     // Rows arrive in finishing order; the table is rewritten in sweep order at the end.
@@ -350,9 +351,10 @@ void run_local(const SweepOptions& options, PreparedSweep& prepared) {
             << "results: " << csv_path << "\n"
             << "plot:    scripts/plot_sweep.py " << out << "   (from the wafersim source folder)\n";
   if (summary.interrupted)
-    throw CommandError(130, fmt::format("sweep interrupted with {} of {} points finished; continue it with: "
-                                        "wafersim sweep {} --out {} --resume",
-                                        finished, plan.points.size(), options.file, out));
+    throw CommandError(kExitInterrupted,
+                       fmt::format("sweep interrupted with {} of {} points finished; continue it with: "
+                                   "wafersim sweep {} --out {} --resume",
+                                   finished, plan.points.size(), options.file, out));
 }
 
 // Why a point has no record, from the scheduler's word on its latest task.
@@ -577,7 +579,13 @@ void add_sweep_command(CLI::App& app) {
                    "Seconds a point may run before it is killed and recorded as timed out (exit code 124); 0 = no "
                    "limit")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            // CLI::Range lets NaN through (every comparison with it is false), which would mean no limit.
+            const double seconds = std::strtod(text.c_str(), nullptr);
+            return seconds >= 0 && seconds <= 1e9 ? std::string() : "must be a number of seconds from 0 to 1e9";
+          },
+          "SECONDS"));
   command->add_option("--engine", options->engine, "Override the sweep file's engine")
       ->check(CLI::IsMember(engine_names()));
   command->add_option("--backend", options->backend, "Where the points run: local (default) or slurm (one job array)")

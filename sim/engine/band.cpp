@@ -119,7 +119,7 @@ void Band::report_progress(uint64_t cycle) {
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - world_.last_progress).count() < world_.options.progress_seconds) return;
   world_.last_progress = now;
-  Progress progress;
+  EngineProgress progress;
   progress.cycle = cycle;
   progress.events = world_.events;
   progress.tiles_finished = world_.tiles_finished;

@@ -16,7 +16,7 @@
 namespace wafersim::sim {
 
 // Reported every progress_seconds of wall time while the simulation runs.
-struct Progress {
+struct EngineProgress {
   uint64_t cycle = 0;   // simulated cycle reached
   uint64_t events = 0;  // events processed so far
   uint64_t tiles_finished = 0;
@@ -28,7 +28,7 @@ struct Progress {
 struct EngineOptions {
   bool contention = true;  // links serialise messages; off = closed-form timing
   uint32_t bands = 0;      // SystemC band modules; 0 = chosen from the grid
-  std::function<void(const Progress&)> progress;
+  std::function<void(const EngineProgress&)> progress;
   double progress_seconds = 2.0;
   bool keep_tile_busy = false;  // fill EngineResult::tile_busy (heatmaps); off, the run keeps only means and peaks
 };

@@ -101,25 +101,29 @@ void row_multicast(const TrafficSpec& spec, SyntheticTraffic& out) {
 
 }  // namespace
 
-bool parse_traffic(const std::string& name, Traffic* traffic) {
-  if (name == "neighbour")
-    *traffic = Traffic::Neighbour;
-  else if (name == "random")
-    *traffic = Traffic::Random;
-  else if (name == "multicast")
-    *traffic = Traffic::Multicast;
-  else
-    return false;
-  return true;
+const std::vector<TrafficKind>& traffic_kinds() {
+  static const std::vector<TrafficKind> kinds = {
+      // Tiles exchange a message with a neighbour one hop away, then compute.
+      {"neighbour", 100, 1, &neighbour},
+      // Rounds of messages to seeded random offsets, wrapping around the wafer:
+      // one iteration of four rounds of long routes.
+      {"random", 12, 1, &random_offsets},
+      // Both ends of every row multicast along the whole row.
+      {"multicast", 50, 2, &row_multicast},
+  };
+  return kinds;
 }
 
-const char* to_string(Traffic traffic) {
-  switch (traffic) {
-    case Traffic::Neighbour: return "neighbour";
-    case Traffic::Random: return "random";
-    case Traffic::Multicast: return "multicast";
-  }
-  return "?";
+const TrafficKind* find_traffic(const std::string& name) {
+  for (const TrafficKind& kind : traffic_kinds())
+    if (name == kind.name) return &kind;
+  return nullptr;
+}
+
+std::string traffic_names(const char* separator) {
+  std::string names;
+  for (const TrafficKind& kind : traffic_kinds()) names += (names.empty() ? "" : separator) + std::string(kind.name);
+  return names;
 }
 
 SyntheticTraffic make_traffic(const TrafficSpec& spec) {
@@ -128,11 +132,9 @@ SyntheticTraffic make_traffic(const TrafficSpec& spec) {
   set.grid_width = spec.grid_width;
   set.grid_height = spec.grid_height;
   set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
-  switch (spec.traffic) {
-    case Traffic::Neighbour: neighbour(spec, out); break;
-    case Traffic::Random: random_offsets(spec, out); break;
-    case Traffic::Multicast: row_multicast(spec, out); break;
-  }
+  const TrafficKind* kind = find_traffic(spec.traffic);
+  if (kind == nullptr) throw std::invalid_argument("no traffic kind is called '" + spec.traffic + "'");
+  kind->make(spec, out);
   set.iterations = iterations_for(spec.events, out.events_per_iteration);
   return out;
 }

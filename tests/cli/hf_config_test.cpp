@@ -39,9 +39,25 @@ TEST_CASE("a config.json of each family has the zoo model's parameter count", "[
     CHECK(from_hf["kv_bytes_per_token"] == from_zoo["kv_bytes_per_token"]);
     CHECK(from_hf["flops_per_token"] == from_zoo["flops_per_token"]);
   }
-  // Mixtral has no zoo model: its published weights hold 46,702,792,704 parameters.
+  // Families the zoo lacks: the parameters of their published weights.
   const json mixtral = describe(kHf + "Mixtral-8x7B-v0.1/config.json");
   CHECK(mixtral["params_total"] == 46702792704ull);
+  const json mistral = describe(kHf + "Mistral-7B-v0.1/config.json");
+  CHECK(mistral["params_total"] == 7241732096ull);
+  const json phi3 = describe(kHf + "Phi-3-mini-4k-instruct/config.json");
+  CHECK(phi3["params_total"] == 3821079552ull);
+}
+
+TEST_CASE("Mistral and Phi-3 are dense families with a sliding window", "[cli][hf]") {
+  for (const auto& [folder, window] :
+       {std::pair<std::string, std::string>{"Mistral-7B-v0.1", "4096"}, {"Phi-3-mini-4k-instruct", "2047"}}) {
+    INFO(folder);
+    const Outcome shown = run_wafersim({"describe", "model", kHf + folder + "/config.json"});
+    INFO(shown.err);
+    REQUIRE(shown.exit_code == 0);
+    CHECK(shown.out.find("dense, sliding window of " + window) != std::string::npos);
+    CHECK(shown.out.find("MoE") == std::string::npos);
+  }
 }
 
 TEST_CASE("an experiment names a config.json as its model", "[cli][hf]") {

@@ -94,3 +94,14 @@ TEST_CASE("a point past --point-timeout is killed and recorded as timed out", "[
   const nlohmann::json record = nlohmann::json::parse(point_records(out).begin()->second);
   CHECK(record["exit_code"] == 124);
 }
+
+TEST_CASE("a --point-timeout that is not a number of seconds is bad input", "[cli][sweep][signals]") {
+  // NaN passes every range check made of comparisons; taken, it would mean no limit.
+  for (const std::string timeout : {"nan", "-1", "inf"}) {
+    INFO(timeout);
+    const Outcome outcome = run_wafersim({"sweep", sweep_data("grid.yaml"), "--dry-run", "--point-timeout", timeout});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::Contains("--point-timeout"));
+  }
+}

@@ -1,5 +1,5 @@
-"""cmake --install puts the program, the Python package and the scripts under a
-prefix, and each works from any folder: nothing refers back to the source or
+"""cmake --install puts the program, the Python package, the scripts and the
+ready experiments under a prefix, and each works from any folder: nothing refers back to the source or
 build tree (presets and the model zoo are compiled in)."""
 import json
 import os
@@ -40,6 +40,13 @@ class Install(unittest.TestCase):
             self.assertEqual(ran.returncode, 0, ran.stderr)
             self.assertIn("throughput (tokens/s)", ran.stdout)
             self.assertTrue((pathlib.Path(prefix) / "share" / "wafersim" / "scripts" / "plot_sweep.py").is_file())
+
+            # The shipped experiments, sweeps included (a sweep's base is a sibling file).
+            experiments = pathlib.Path(prefix) / "share" / "wafersim" / "experiments"
+            for name in ["quickstart.yaml", "sweep_context_latency.yaml", "serving/overload.yaml"]:
+                checked = subprocess.run([str(binary), "validate", str(experiments / name)], text=True,
+                                         capture_output=True, cwd=elsewhere, env=environment)
+                self.assertEqual(checked.returncode, 0, name + ": " + checked.stderr)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ std::string run_child() {
 
 TEST_CASE("random traffic digest", "[.digest]") {
   sim::TrafficSpec spec;
-  spec.traffic = sim::Traffic::Random;
+  spec.traffic = "random";
   spec.grid_width = 48;
   spec.grid_height = 40;
   spec.events = 48 * 40 * 12 * 3;  // three iterations of four rounds

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -120,6 +121,10 @@ RequestStream synthetic_stream(const ServingSpec& spec) {
 
 namespace {
 
+// The serving clock counts cycles in a double: exact up to 2^53 cycles, which
+// at the fastest clock a preset may set (10 GHz) is 900,719 s. Ten days stay inside.
+constexpr double kMaxTraceArrivalSeconds = 864000;
+
 struct TraceRow {
   double arrival_s = 0;
   uint64_t prompt_tokens = 0, output_tokens = 0;
@@ -169,6 +174,10 @@ class TraceReader {
 
   void add(TraceRow row) {
     if (row.arrival_s < 0) fail(row.line, "arrival_s must be >= 0 s");
+    if (row.arrival_s > kMaxTraceArrivalSeconds)
+      fail(row.line, "arrival_s = " + config::format_number(row.arrival_s) + " s is past the " +
+                         config::format_number(kMaxTraceArrivalSeconds) +
+                         " s (10 days) a trace may span: later times lose the cycle in the serving clock");
     if (!rows_.empty() && row.arrival_s < rows_.back().arrival_s)
       fail(row.line, "arrivals are not sorted: " + config::format_number(row.arrival_s) + " s comes after " +
                          config::format_number(rows_.back().arrival_s) + " s (line " +
@@ -307,6 +316,15 @@ void read_jsonl(std::istream& in, TraceReader& reader) {
   }
 }
 
+// Spreadsheets save UTF-8 CSV with a byte-order mark; it is not part of the first column's name.
+void skip_byte_order_mark(std::istream& in) {
+  char mark[3] = {};
+  in.read(mark, 3);
+  if (in.gcount() == 3 && mark[0] == '\xEF' && mark[1] == '\xBB' && mark[2] == '\xBF') return;
+  in.clear();
+  in.seekg(0);
+}
+
 bool ends_with(const std::string& text, const std::string& end) {
   return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
@@ -317,8 +335,14 @@ RequestStream read_trace(const std::string& path, const TransportSpec& transport
   TraceReader reader(path, max_positions);
   const bool csv = ends_with(path, ".csv"), jsonl = ends_with(path, ".jsonl");
   if (!csv && !jsonl) reader.fail(0, "a trace file must end in .csv or .jsonl");
+  // A device or a FIFO (/dev/zero, a pipe) would be read for ever or block: only a regular file is a trace.
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    reader.fail(0, "cannot read the trace file: not a regular file");
   std::ifstream in(path);
   if (!in) reader.fail(0, "cannot open the trace file");
+  skip_byte_order_mark(in);
   if (csv)
     read_csv(in, reader);
   else

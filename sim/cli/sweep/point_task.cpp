@@ -78,7 +78,7 @@ Job point_job(const std::string& points_dir, const Point& point, const std::stri
 }
 
 nlohmann::json write_point_record(const std::string& points_dir, const SweepPlan& plan, const Point& point,
-                                  const std::string& engine, const Outcome& outcome) {
+                                  const std::string& engine, const PointOutcome& outcome) {
   nlohmann::json record = point_record(plan, point, engine, outcome);
   write_text_atomically(points_dir + "/" + point.hash + ".json", record.dump(2) + "\n");
   return record;
@@ -107,16 +107,17 @@ int run_point_task(const std::string& out_dir, const std::string& hash) {
   options.jobs = 1;
   options.total = 1;
   options.show_progress = false;
-  const RunnerSummary summary = run_jobs(
-      {point_job(points_dir, *point, folder.engine, "point " + hash)}, options, [&](size_t, const Outcome& outcome) {
-        write_point_record(points_dir, folder.plan, *point, folder.engine, outcome);
-        std::cout << fmt::format("point {}: {} in {:.2f} s{}", hash, outcome.status, outcome.wall_seconds,
-                                 outcome.error.empty() ? "" : " (" + outcome.error + ")")
-                  << std::endl;
-      });
+  const RunnerSummary summary =
+      run_jobs({point_job(points_dir, *point, folder.engine, "point " + hash)}, options,
+               [&](size_t, const PointOutcome& outcome) {
+                 write_point_record(points_dir, folder.plan, *point, folder.engine, outcome);
+                 std::cout << fmt::format("point {}: {} in {:.2f} s{}", hash, outcome.status, outcome.wall_seconds,
+                                          outcome.error.empty() ? "" : " (" + outcome.error + ")")
+                           << std::endl;
+               });
   if (summary.interrupted) {
     std::cout << "point " << hash << ": stopped by a signal before it finished; it has no record" << std::endl;
-    return 130;
+    return kExitInterrupted;
   }
   return kExitOk;
 }

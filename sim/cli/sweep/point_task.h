@@ -28,7 +28,7 @@ Job point_job(const std::string& points_dir, const Point& point, const std::stri
 
 // Writes the point's record; returns it.
 nlohmann::json write_point_record(const std::string& points_dir, const SweepPlan& plan, const Point& point,
-                                  const std::string& engine, const Outcome& outcome);
+                                  const std::string& engine, const PointOutcome& outcome);
 
 // Runs the point `hash` of the sweep folder `out_dir` in this process, unless
 // it already has a record of the folder's engine or another process runs it

@@ -10,7 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/reports/exit_codes.h"
+
 namespace wafersim::cli::sweep {
+
+using reports::kExitNotStarted;
 
 std::string wafersim_executable() {
   char buffer[PATH_MAX];
@@ -47,7 +51,7 @@ ProgramOutput run_program(const std::vector<std::string>& words) {
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::execvp(argv[0], argv.data());
-    ::_exit(127);
+    ::_exit(kExitNotStarted);
   }
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);

@@ -35,7 +35,7 @@ const nlohmann::json* find_path(const nlohmann::json& document, const std::strin
 }  // namespace
 
 nlohmann::json point_record(const SweepPlan& plan, const Point& point, const std::string& engine,
-                            const Outcome& outcome) {
+                            const PointOutcome& outcome) {
   nlohmann::json axes = nlohmann::json::object();
   for (size_t c = 0; c < plan.columns.size(); ++c) axes[plan.columns[c]] = point.values[c];
   return {{"config_hash", point.hash},

@@ -13,7 +13,7 @@
 namespace wafersim::cli::sweep {
 
 // How one point's run ended.
-struct Outcome {
+struct PointOutcome {
   std::string status;  // "ok", "does_not_fit" or "failed"
   int exit_code = 0;
   std::string error;  // the run's one-line message; "" when ok
@@ -22,7 +22,7 @@ struct Outcome {
 };
 
 nlohmann::json point_record(const SweepPlan& plan, const Point& point, const std::string& engine,
-                            const Outcome& outcome);
+                            const PointOutcome& outcome);
 // The record at `path`, or nullopt when there is none or it does not parse.
 std::optional<nlohmann::json> read_point_record(const std::string& path);
 

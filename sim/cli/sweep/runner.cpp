@@ -18,8 +18,14 @@
 #include "models/config/text.h"
 #include "sim/cli/progress_line.h"
 #include "sim/cli/sweep/program_output.h"
+#include "sim/reports/exit_codes.h"
 
 namespace wafersim::cli::sweep {
+
+using reports::kExitDoesNotFit;
+using reports::kExitNotStarted;
+using reports::kExitOk;
+using reports::kExitTimedOut;
 
 namespace {
 
@@ -83,16 +89,16 @@ pid_t spawn(const std::string& program, const Job& job, const sigset_t& child_ma
   if (pid > 0) return pid;
   // Child: only async-signal-safe calls until exec. A killed sweep takes its runs with it.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);
+  if (::getppid() != parent) ::_exit(kExitNotStarted);
   const int null_fd = ::open("/dev/null", O_RDWR);
   const int err_fd = ::open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (null_fd < 0 || err_fd < 0) ::_exit(127);
+  if (null_fd < 0 || err_fd < 0) ::_exit(kExitNotStarted);
   ::dup2(null_fd, 0);
   ::dup2(null_fd, 1);
   ::dup2(err_fd, 2);
   ::sigprocmask(SIG_SETMASK, &child_mask, nullptr);
   ::execv(argv[0], argv.data());
-  ::_exit(127);
+  ::_exit(kExitNotStarted);
 }
 
 std::string read_text(const std::string& path) {
@@ -118,8 +124,8 @@ void remove_job_files(const Job& job) {
   ::unlink(job.stderr_path.c_str());
 }
 
-Outcome outcome_of(int status, const Job& job, double seconds) {
-  Outcome outcome;
+PointOutcome outcome_of(int status, const Job& job, double seconds) {
+  PointOutcome outcome;
   outcome.wall_seconds = seconds;
   const std::string json_text = read_text(job.json_path);
   if (!json_text.empty()) {
@@ -135,16 +141,16 @@ Outcome outcome_of(int status, const Job& job, double seconds) {
     return outcome;
   }
   outcome.exit_code = WEXITSTATUS(status);
-  if (outcome.exit_code == 0 && outcome.result.is_object()) {
+  if (outcome.exit_code == kExitOk && outcome.result.is_object()) {
     outcome.status = "ok";
-  } else if (outcome.exit_code == 3) {
+  } else if (outcome.exit_code == kExitDoesNotFit) {
     outcome.status = "does_not_fit";
     outcome.error = message;
   } else {
     outcome.status = "failed";
-    outcome.error = !message.empty()         ? message
-                    : outcome.exit_code == 0 ? "the run wrote no result"
-                                             : fmt::format("exit code {}", outcome.exit_code);
+    outcome.error = !message.empty()               ? message
+                    : outcome.exit_code == kExitOk ? "the run wrote no result"
+                                                   : fmt::format("exit code {}", outcome.exit_code);
   }
   return outcome;
 }
@@ -154,7 +160,7 @@ class Progress {
  public:
   Progress(const RunnerOptions& options) : options_(options), start_(Clock::now()) {}
 
-  void finished(const Outcome& outcome, const std::string& label, const RunnerSummary& summary) {
+  void finished(const PointOutcome& outcome, const std::string& label, const RunnerSummary& summary) {
     ++finished_;
     summary_ = summary;
     if (outcome.status == "ok" || !options_.show_progress) return;
@@ -195,7 +201,7 @@ struct Running {
 
 // A run killed by the point timeout failed, whatever signal ended it: it is
 // not retried by --resume (it would only time out again).
-Outcome timed_out(Outcome outcome, double timeout_seconds) {
+PointOutcome timed_out(PointOutcome outcome, double timeout_seconds) {
   outcome.status = "failed";
   outcome.exit_code = kExitTimedOut;
   outcome.error = fmt::format("timed out after {} (--point-timeout)", duration_text(timeout_seconds));
@@ -206,7 +212,7 @@ Outcome timed_out(Outcome outcome, double timeout_seconds) {
 }  // namespace
 
 RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options,
-                       const std::function<void(size_t, const Outcome&)>& finished) {
+                       const std::function<void(size_t, const PointOutcome&)>& finished) {
   const std::string program = wafersim_executable();
   SignalWatch signals;
   Progress progress(options);
@@ -248,7 +254,7 @@ RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& option
         stop();
         continue;
       }
-      Outcome outcome = outcome_of(pid > 0 ? status : (127 << 8), job, seconds_since(run.start));
+      PointOutcome outcome = outcome_of(pid > 0 ? status : (kExitNotStarted << 8), job, seconds_since(run.start));
       if (run.timed_out) outcome = timed_out(outcome, options.point_timeout_seconds);
       if (outcome.status == "ok")
         ++summary.ok;

@@ -24,9 +24,6 @@ struct RunnerOptions {
   double point_timeout_seconds = 0;  // a run still going after this long is killed and recorded as timed out; 0 = never
 };
 
-// The exit code recorded for a run stopped by the point timeout (as timeout(1) exits).
-constexpr int kExitTimedOut = 124;
-
 struct RunnerSummary {
   size_t ok = 0, does_not_fit = 0, failed = 0;
   bool interrupted = false;
@@ -36,6 +33,6 @@ struct RunnerSummary {
 // one ends. A job whose run was stopped by a signal to stop is not reported:
 // it runs again when the sweep resumes.
 RunnerSummary run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options,
-                       const std::function<void(size_t, const Outcome&)>& finished);
+                       const std::function<void(size_t, const PointOutcome&)>& finished);
 
 }  // namespace wafersim::cli::sweep

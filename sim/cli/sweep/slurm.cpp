@@ -12,6 +12,7 @@
 #include "models/config/text.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep/program_output.h"
+#include "sim/reports/exit_codes.h"
 #include "sim/reports/output.h"
 
 namespace wafersim::cli::sweep {
@@ -118,7 +119,7 @@ Submission submit_array(const std::string& out_dir, const std::vector<std::strin
   words.insert(words.end(), options.extra_args.begin(), options.extra_args.end());
   words.push_back(script);
   const ProgramOutput output = run_program(words);
-  if (output.exit_code == 127 && output.err.empty())
+  if (output.exit_code == kExitNotStarted && output.err.empty())
     throw CommandError(kExitBadInput, "cannot run sbatch: is Slurm installed here (slurm-client)?");
   const std::string job_id = output.out.substr(0, output.out.find_first_of(";\n"));
   if (output.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
@@ -162,10 +163,10 @@ size_t unfinished_tasks(const Submission& submission, size_t* running) {
   if (running) *running = 0;
   if (unknown_job(output)) return 0;
   if (output.exit_code != 0)
-    throw CommandError(
-        kExitBadInput,
-        "cannot ask Slurm about job " + submission.job_id + ": " +
-            first_line(output.exit_code == 127 && output.err.empty() ? std::string("squeue not found") : output.err));
+    throw CommandError(kExitBadInput, "cannot ask Slurm about job " + submission.job_id + ": " +
+                                          first_line(output.exit_code == kExitNotStarted && output.err.empty()
+                                                         ? std::string("squeue not found")
+                                                         : output.err));
   size_t unfinished = 0;
   for (const auto& [index, state] : parse_states(output.out)) {
     if (!is_unfinished_state(state)) continue;
