@@ -12,11 +12,7 @@ namespace wafersim::workloads {
 namespace {
 
 const config::Schema& model_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_model_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_model_params};
   return schema;
 }
 
@@ -45,9 +41,7 @@ LoadedModel load_model(const std::string& name_or_path, const std::vector<std::s
   add_hf_config_reader(options);
   const config::Config config =
       config::load_string(model_schema(), "model: " + config::yaml_scalar(reference) + "\n", "<command line>", options);
-  loaded.model = model_from_config(config);
-  if (config.get_string("model.name").empty() && config.preset("model").empty())
-    loaded.model.name = std::filesystem::path(name_or_path).stem().string();
+  loaded.model = model_from_config(config, std::filesystem::path(name_or_path).stem().string());
   return loaded;
 }
 

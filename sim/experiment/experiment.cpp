@@ -22,17 +22,13 @@
 namespace wafersim {
 
 const config::Schema& experiment_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    declare_sim_params(s);
-    workloads::declare_model_params(s);
-    workloads::declare_workload_params(s);
-    workloads::declare_speculative_params(s);
-    mapping::declare_mapping_params(s);
-    workloads::declare_serving_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_hardware_params,
+                                     declare_sim_params,
+                                     workloads::declare_model_params,
+                                     workloads::declare_workload_params,
+                                     workloads::declare_speculative_params,
+                                     mapping::declare_mapping_params,
+                                     workloads::declare_serving_params};
   return schema;
 }
 

@@ -12,12 +12,7 @@ using config::testing::load_error;
 namespace {
 
 const config::Schema& hardware_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    declare_sim_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_hardware_params, declare_sim_params};
   return schema;
 }
 
