@@ -1,6 +1,8 @@
 #include "models/hardware.h"
 
+#include "models/config/embedded.h"
 #include "models/config/param_table.h"
+#include "models/config/value_text.h"
 
 namespace wafersim {
 
@@ -101,6 +103,19 @@ const config::ParamTable<HardwareSpec>& hardware_table() {
 }  // namespace
 
 void declare_hardware_params(config::Schema& schema) { hardware_table().declare(schema); }
+
+const config::Schema& hardware_schema() {
+  static const config::Schema schema{declare_hardware_params};
+  return schema;
+}
+
+config::Config load_hardware_config(const std::string& name, const std::vector<std::string>& overrides,
+                                    const std::string& origin) {
+  config::LoadOptions options;
+  options.presets["hardware"] = &embedded_hardware_presets();
+  options.overrides = overrides;
+  return config::load_string(hardware_schema(), "hardware: " + config::yaml_scalar(name) + "\n", origin, options);
+}
 
 HardwareSpec hardware_from_config(const config::Config& config) {
   HardwareSpec spec = hardware_table().read(config);
