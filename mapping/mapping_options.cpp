@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "models/config/config.h"
+#include "models/config/param_table.h"
 
 namespace wafersim::mapping {
 
@@ -18,119 +18,152 @@ const char* attention_layout_name(AttentionLayout layout) {
   return layout == AttentionLayout::Grid ? "grid" : "groups";
 }
 
-void declare_mapping_params(config::Schema& schema) {
-  using namespace config;
-  schema.add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
-                         "Preferred columns/rows ratio of a layer region; picks how many vertical strips "
-                         "each wafer is cut into when mapping.strips is 0"));
-  schema.add(int_param("mapping.strips", "", "0", 0, 4096,
-                       "Vertical strips per wafer that regions are stacked in (serpentine); 0 = from region_aspect"));
-  schema.add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
-                       "Children per node of the reduction and gather trees inside a region"));
-  schema.add(
-      enum_param("mapping.multicast_axis", {"auto", "x", "y"}, "auto",
-                 "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
-                 "auto = y when some regions hand slices on (mapping.handoff; the root column then lies along x, "
-                 "across the strips' direction, so consecutive regions' slices meet column by column), else x; "
-                 "x also where the plan fits the wafers, or fewer wafers, only along x"));
-  schema.add(
-      bool_param("mapping.use_all_tiles", true,
-                 "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"));
-  schema.add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
-                       "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"));
-  schema.add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,
-                         "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
-                         "experts); 0 = in proportion to their bytes"));
-  schema.add(int_param("mapping.layer_grid.columns", "tiles", "0", 0, 65536,
-                       "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "
-                       "to fill the wafer); 0 = sized by the compiler"));
-  schema.add(int_param("mapping.layer_grid.rows", "tiles", "0", 0, 65536,
-                       "Tiles along y of every layer region (with layer_grid.columns); 0 = sized by the compiler"));
-  schema.add(enum_param("mapping.dataflow", {"root", "distributed"}, "distributed",
-                        "How dense layer regions move activations: root = through the region root (multicast from it "
-                        "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
-                        "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
-                        "norms and residuals run on the slices and attention combines per KV-head group "
-                        "(embedding, LM head and MoE regions always use root)"));
-  schema.add(enum_param("mapping.reduction", {"auto", "tree", "ktree"}, "auto",
-                        "How a line of tiles combines partial sums and gathers slices: tree = a fan-in tree of "
-                        "mapping.reduce_fanin children per node, store-and-forward (a node forwards once its whole "
-                        "subtree has arrived); ktree = WaferLLM's K-tree of mapping.ktree_levels levels of chains, "
-                        "streamed (a node adds and forwards each wavelet as it arrives); auto = ktree with the "
-                        "distributed dataflow, tree with root"));
-  schema.add(int_param("mapping.ktree_levels", "", "2", 1, 8,
-                       "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"));
-  schema.add(enum_param("mapping.handoff", {"auto", "root", "slices"}, "auto",
-                        "How the activation vector passes between consecutive regions: root = the previous region's "
-                        "root sends the whole vector to the next one's root (which multicasts it down its root "
-                        "column); slices = the previous region's root-column tiles send their slices straight to the "
-                        "next region's root-column tiles, skipping the gather and the scatter (between distributed "
-                        "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
-                        "distributed dataflow, root with root"));
-  schema.add(enum_param("mapping.attention", {"groups", "grid"}, "groups",
-                        "How distributed dense layers lay attention out: groups = each KV head owns a group of "
-                        "columns whose tiles hold whole positions, flash-decoding partials reduced down the columns "
-                        "and along the group; grid = WaferLLM's decode kernel: head dimensions along the group's "
-                        "columns, positions along the rows, scores summed along the rows, then the softmax's max "
-                        "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)"));
-  schema.add(enum_param("mapping.prefill_gemm", {"chunked_gemv", "meshgemm"}, "chunked_gemv",
-                        "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
-                        "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
-                        "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
-                        "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
-                        "along both axes (root-dataflow and MoE regions always use chunked_gemv)"));
-  schema.add(enum_param("mapping.moe_combine", {"auto", "root", "tree"}, "auto",
-                        "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
-                        "its result to the layer root, which takes them in one after the other; tree = the results "
-                        "stream as fp32 sums along each expert row and up the first column, every routed expert "
-                        "adding its own as they pass, so the layer root takes in one vector; auto = tree with the "
-                        "distributed dataflow, root with root"));
-  schema.add(enum_param("mapping.partial_sum_dtype", {"fp32", "fp16", "bf16"}, "fp32",
-                        "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
-                        "added (every GEMV, both dataflows, prefill included); fp16 halves the reduction's bytes, "
-                        "as WaferLLM's fp16 reductions do, at the cost of rounding at every add"));
+namespace {
+
+// Named again by the cross-field checks.
+constexpr const char* kLayerColumns = "mapping.layer_grid.columns";
+constexpr const char* kLayerRows = "mapping.layer_grid.rows";
+constexpr const char* kHandoff = "mapping.handoff";
+constexpr const char* kAttention = "mapping.attention";
+
+// A choice of two values or auto: `root_word` gives `root`, the other word
+// `distributed`, and auto the one that goes with mapping.dataflow (read before).
+template <class Enum>
+config::ParamTable<MappingOptions>::Reader auto_by_dataflow(Enum MappingOptions::*member, const char* root_word,
+                                                            Enum root, Enum distributed) {
+  return [=](const config::Config& config, const std::string& path, MappingOptions& options) {
+    const std::string& word = config.get_string(path);
+    const bool is_root = word == "auto" ? options.dataflow == Dataflow::Root : word == root_word;
+    options.*member = is_root ? root : distributed;
+  };
 }
 
+using config::bool_param;
+using config::enum_param;
+using config::float_param;
+using config::int_param;
+
+const config::ParamTable<MappingOptions>& mapping_table() {
+  static const config::ParamTable<MappingOptions> table =
+      config::ParamTable<MappingOptions>()
+          .add(float_param("mapping.region_aspect", "", "1.0", 0.01, 1000,
+                           "Preferred columns/rows ratio of a layer region; picks how many vertical strips "
+                           "each wafer is cut into when mapping.strips is 0"),
+               &MappingOptions::region_aspect)
+          .add(int_param("mapping.strips", "", "0", 0, 4096,
+                         "Vertical strips per wafer that regions are stacked in (serpentine); 0 = from region_aspect"),
+               &MappingOptions::strips)
+          .add(int_param("mapping.reduce_fanin", "", "2", 2, 64,
+                         "Children per node of the reduction and gather trees inside a region"),
+               &MappingOptions::reduce_fanin)
+          .add_converted(
+              enum_param(
+                  "mapping.multicast_axis", {"auto", "x", "y"}, "auto",
+                  "Axis along which a region's root multicasts input vectors (partial sums reduce along the other); "
+                  "auto = y when some regions hand slices on (mapping.handoff; the root column then lies along x, "
+                  "across the strips' direction, so consecutive regions' slices meet column by column), else x; "
+                  "x also where the plan fits the wafers, or fewer wafers, only along x"),
+              [](const config::Config& config, const std::string& path, MappingOptions& options) {
+                const std::string& axis = config.get_string(path);
+                options.multicast_axis_auto = axis == "auto";
+                options.multicast_along_x = axis != "y";
+              })
+          .add(bool_param(
+                   "mapping.use_all_tiles", true,
+                   "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"),
+               &MappingOptions::use_all_tiles)
+          .add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
+                         "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"),
+               &MappingOptions::stream_buffer_bytes)
+          .add(float_param("mapping.moe_attention_share", "", "0", 0, 0.95,
+                           "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
+                           "experts); 0 = in proportion to their bytes"),
+               &MappingOptions::moe_attention_share)
+          .add(int_param(kLayerColumns, "tiles", "0", 0, 65536,
+                         "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "
+                         "to fill the wafer); 0 = sized by the compiler"),
+               &MappingOptions::layer_columns)
+          .add(int_param(kLayerRows, "tiles", "0", 0, 65536,
+                         "Tiles along y of every layer region (with layer_grid.columns); 0 = sized by the compiler"),
+               &MappingOptions::layer_rows)
+          .add_enum<Dataflow>(
+              "mapping.dataflow", {{"root", Dataflow::Root}, {"distributed", Dataflow::Distributed}}, "distributed",
+              "How dense layer regions move activations: root = through the region root (multicast from it "
+              "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
+              "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
+              "norms and residuals run on the slices and attention combines per KV-head group "
+              "(embedding, LM head and MoE regions always use root)",
+              &MappingOptions::dataflow)
+          .add_converted(
+              enum_param("mapping.reduction", {"auto", "tree", "ktree"}, "auto",
+                         "How a line of tiles combines partial sums and gathers slices: tree = a fan-in tree of "
+                         "mapping.reduce_fanin children per node, store-and-forward (a node forwards once its whole "
+                         "subtree has arrived); ktree = WaferLLM's K-tree of mapping.ktree_levels levels of chains, "
+                         "streamed (a node adds and forwards each wavelet as it arrives); auto = ktree with the "
+                         "distributed dataflow, tree with root"),
+              auto_by_dataflow(&MappingOptions::reduction, "tree", Reduction::Tree, Reduction::KTree))
+          .add(int_param("mapping.ktree_levels", "", "2", 1, 8,
+                         "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"),
+               &MappingOptions::ktree_levels)
+          .add_converted(
+              enum_param(kHandoff, {"auto", "root", "slices"}, "auto",
+                         "How the activation vector passes between consecutive regions: root = the previous region's "
+                         "root sends the whole vector to the next one's root (which multicasts it down its root "
+                         "column); slices = the previous region's root-column tiles send their slices straight to the "
+                         "next region's root-column tiles, skipping the gather and the scatter (between distributed "
+                         "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
+                         "distributed dataflow, root with root"),
+              auto_by_dataflow(&MappingOptions::handoff, "root", Handoff::Root, Handoff::Slices))
+          .add_enum<AttentionLayout>(
+              kAttention, {{"groups", AttentionLayout::Groups}, {"grid", AttentionLayout::Grid}}, "groups",
+              "How distributed dense layers lay attention out: groups = each KV head owns a group of "
+              "columns whose tiles hold whole positions, flash-decoding partials reduced down the columns "
+              "and along the group; grid = WaferLLM's decode kernel: head dimensions along the group's "
+              "columns, positions along the rows, scores summed along the rows, then the softmax's max "
+              "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)",
+              &MappingOptions::attention)
+          .add_enum<PrefillGemm>(
+              "mapping.prefill_gemm", {{"chunked_gemv", PrefillGemm::ChunkedGemv}, {"meshgemm", PrefillGemm::MeshGemm}},
+              "chunked_gemv",
+              "How a prefill runs the projection GEMMs (QKV, O, gate/up, down) of distributed dense layers: "
+              "chunked_gemv = the decode GEMV carrying the chunk (input multicast along a line, partial sums "
+              "through reduction trees); meshgemm = WaferLLM's MeshGEMM, weight-stationary: the chunk's "
+              "token blocks and the fp32 partial sums circulate between neighbours on interleaved rings "
+              "along both axes (root-dataflow and MoE regions always use chunked_gemv)",
+              &MappingOptions::prefill_gemm)
+          .add_converted(
+              enum_param("mapping.moe_combine", {"auto", "root", "tree"}, "auto",
+                         "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
+                         "its result to the layer root, which takes them in one after the other; tree = the results "
+                         "stream as fp32 sums along each expert row and up the first column, every routed expert "
+                         "adding its own as they pass, so the layer root takes in one vector; auto = tree with the "
+                         "distributed dataflow, root with root"),
+              auto_by_dataflow(&MappingOptions::moe_combine, "root", MoeCombine::Root, MoeCombine::Tree))
+          .add_enum<Dtype>("mapping.partial_sum_dtype",
+                           {{"fp32", Dtype::FP32}, {"fp16", Dtype::FP16}, {"bf16", Dtype::BF16}}, "fp32",
+                           "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
+                           "added (every GEMV, both dataflows, prefill included); fp16 halves the reduction's bytes, "
+                           "as WaferLLM's fp16 reductions do, at the cost of rounding at every add",
+                           &MappingOptions::partial_sum);
+  return table;
+}
+
+}  // namespace
+
+void declare_mapping_params(config::Schema& schema) { mapping_table().declare(schema); }
+
 MappingOptions mapping_options_from_config(const config::Config& config) {
-  MappingOptions options;
-  options.region_aspect = config.get_float("mapping.region_aspect");
-  options.strips = uint32_t(config.get_int("mapping.strips"));
-  options.reduce_fanin = uint32_t(config.get_int("mapping.reduce_fanin"));
-  options.use_all_tiles = config.get_bool("mapping.use_all_tiles");
-  options.stream_buffer_bytes = uint64_t(config.get_int("mapping.stream_buffer_bytes"));
-  options.moe_attention_share = config.get_float("mapping.moe_attention_share");
-  options.layer_columns = uint32_t(config.get_int("mapping.layer_grid.columns"));
-  options.layer_rows = uint32_t(config.get_int("mapping.layer_grid.rows"));
+  const MappingOptions options = mapping_table().read(config);
   if ((options.layer_columns == 0) != (options.layer_rows == 0))
-    config.fail(options.layer_columns == 0 ? "mapping.layer_grid.rows" : "mapping.layer_grid.columns",
+    config.fail(options.layer_columns == 0 ? kLayerRows : kLayerColumns,
                 "mapping.layer_grid needs both columns and rows (or neither)");
-  options.dataflow = config.get_string("mapping.dataflow") == "distributed" ? Dataflow::Distributed : Dataflow::Root;
-  const std::string reduction = config.get_string("mapping.reduction");
-  options.reduction = reduction == "ktree" || (reduction == "auto" && options.dataflow == Dataflow::Distributed)
-                          ? Reduction::KTree
-                          : Reduction::Tree;
-  options.ktree_levels = uint32_t(config.get_int("mapping.ktree_levels"));
-  options.prefill_gemm =
-      config.get_string("mapping.prefill_gemm") == "meshgemm" ? PrefillGemm::MeshGemm : PrefillGemm::ChunkedGemv;
-  const std::string combine = config.get_string("mapping.moe_combine");
-  options.moe_combine = combine == "tree" || (combine == "auto" && options.dataflow == Dataflow::Distributed)
-                            ? MoeCombine::Tree
-                            : MoeCombine::Root;
-  parse_dtype(config.get_string("mapping.partial_sum_dtype"), &options.partial_sum);  // the enum admits only dtypes
-  const std::string handoff = config.get_string("mapping.handoff");
-  if (handoff == "slices" && options.dataflow == Dataflow::Root)
-    config.fail("mapping.handoff",
+  // Only a written "slices" gives slices with the root dataflow ("auto" gives root).
+  if (options.handoff == Handoff::Slices && options.dataflow == Dataflow::Root)
+    config.fail(kHandoff,
                 "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
-  options.handoff =
-      handoff == "root" || (handoff == "auto" && options.dataflow == Dataflow::Root) ? Handoff::Root : Handoff::Slices;
-  options.attention =
-      config.get_string("mapping.attention") == "grid" ? AttentionLayout::Grid : AttentionLayout::Groups;
   if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
-    config.fail("mapping.attention",
+    config.fail(kAttention,
                 "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");
-  const std::string axis = config.get_string("mapping.multicast_axis");
-  options.multicast_axis_auto = axis == "auto";
-  options.multicast_along_x = axis != "y";
   return options;
 }
 

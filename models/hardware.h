@@ -3,6 +3,7 @@
 // Values come from a preset (models/presets/*.yaml) and the experiment file.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace wafersim {
 namespace config {
@@ -56,5 +57,13 @@ struct HardwareSpec {
 void declare_hardware_params(config::Schema& schema);
 // Reads hardware.* from a validated config (cross-field checks throw ConfigError).
 HardwareSpec hardware_from_config(const config::Config& config);
+
+// The hardware.* parameters alone, for a hardware section read without an experiment.
+const config::Schema& hardware_schema();
+// The section `hardware: NAME` on its own: NAME is a preset or a file (relative
+// to the working directory), with `overrides` ("hardware.a.b=value", hardware
+// parameters only) applied. `origin` stands for the text in error messages.
+config::Config load_hardware_config(const std::string& name, const std::vector<std::string>& overrides = {},
+                                    const std::string& origin = "<command line>");
 
 }  // namespace wafersim

@@ -12,11 +12,7 @@ namespace wafersim::workloads {
 namespace {
 
 const config::Schema& model_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_model_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_model_params};
   return schema;
 }
 
@@ -39,16 +35,18 @@ LoadedModel load_model(const std::string& name_or_path, const std::vector<std::s
     loaded.source = name_or_path;
   }
 
+  const config::Config config = load_model_config(reference, overrides);
+  loaded.model = model_from_config(config, std::filesystem::path(name_or_path).stem().string());
+  return loaded;
+}
+
+config::Config load_model_config(const std::string& reference, const std::vector<std::string>& overrides) {
   config::LoadOptions options;
   options.overrides = overrides;
-  options.presets["model"] = &zoo;
+  options.presets["model"] = &embedded_model_zoo();
   add_hf_config_reader(options);
-  const config::Config config =
-      config::load_string(model_schema(), "model: " + config::yaml_scalar(reference) + "\n", "<command line>", options);
-  loaded.model = model_from_config(config);
-  if (config.get_string("model.name").empty() && config.preset("model").empty())
-    loaded.model.name = std::filesystem::path(name_or_path).stem().string();
-  return loaded;
+  return config::load_string(model_schema(), "model: " + config::yaml_scalar(reference) + "\n", "<command line>",
+                             options);
 }
 
 std::vector<std::string> zoo_model_names() {

@@ -17,6 +17,10 @@ struct LoadedModel {
 // "model.key=value". Errors are ConfigErrors naming file, line and key.
 LoadedModel load_model(const std::string& name_or_path, const std::vector<std::string>& overrides = {});
 
+// The section `model: REFERENCE` on its own (a zoo name, or a model file
+// relative to the working directory), "model.key=value" overrides applied.
+config::Config load_model_config(const std::string& reference, const std::vector<std::string>& overrides = {});
+
 // Names of the zoo models, sorted.
 std::vector<std::string> zoo_model_names();
 

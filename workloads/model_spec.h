@@ -100,8 +100,10 @@ ParamCounts count_params(const ModelSpec& model);
 // One sentence stating the convention above, for reports.
 const char* active_params_convention();
 
-void declare_model_params(config::Schema& schema);          // model.*
-ModelSpec model_from_config(const config::Config& config);  // cross-field checks throw ConfigError
+void declare_model_params(config::Schema& schema);  // model.*
+// Cross-field checks throw ConfigError. A model that neither model.name nor a
+// preset names is called `unnamed`.
+ModelSpec model_from_config(const config::Config& config, const std::string& unnamed = "custom");
 
 }  // namespace workloads
 }  // namespace wafersim

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "models/config/config.h"
+#include "models/config/param_table.h"
 #include "workloads/model_file.h"
 #include "workloads/splitmix.h"
 #include "workloads/workload_spec.h"
@@ -12,11 +12,12 @@ namespace wafersim::workloads {
 
 namespace {
 
+// Named again by the checks after the copy.
 constexpr const char* kDraft = "workload.speculative.draft_model";
+constexpr const char* kDraftTokens = "workload.speculative.draft_tokens";
 
 // A zoo name, or a model file relative to the file that names it.
-std::string draft_reference(const config::Config& config) {
-  const std::string& name = config.get_string(kDraft);
+std::string draft_reference(const config::Config& config, const std::string& name) {
   for (const std::string& zoo : zoo_model_names())
     if (zoo == name) return name;
   const std::filesystem::path path(name);
@@ -49,45 +50,57 @@ double SpeculativeSpec::expected_tokens_per_step() const {
   return (1 - std::pow(rate, k + 1)) / (1 - rate);
 }
 
-void declare_speculative_params(config::Schema& schema) {
-  using config::enum_param;
-  using config::float_param;
-  using config::int_param;
-  schema.add(config::string_param(kDraft, "\"\"",
-                                  "Draft model of speculative decoding: a zoo name or a model file (relative to the "
-                                  "experiment file), with the target's vocabulary; empty: plain decoding"));
-  schema.add(int_param("workload.speculative.draft_tokens", "tokens", "4", 1, 32,
-                       "k: tokens the draft proposes per step; the target verifies k + 1 positions in one pass"));
-  schema.add(enum_param("workload.speculative.acceptance.kind", {"fixed", "sampled"}, "fixed",
-                        "fixed: every step emits the expected (1 - a^(k+1)) / (1 - a) tokens; sampled: each step "
-                        "draws its accepted drafts (each accepted with probability `rate` until the first rejection) "
-                        "from a seeded generator"));
-  schema.add(float_param("workload.speculative.acceptance.rate", "", "0.7", 0, 1,
-                         "a: probability that a draft token is accepted, given that every draft before it was"));
-  schema.add(
-      int_param("workload.speculative.acceptance.seed", "", "1", 0, 9.0e15, "Seed of the sampled acceptance draws"));
-  schema.add(enum_param("workload.speculative.verify", {"pipelined", "chunk"}, "pipelined",
-                        "How the target verifies the k + 1 positions in one pass: pipelined, one after another through "
-                        "its layer pipeline (a layer takes the next position once it has passed one on); chunk, all "
-                        "together through each step as a prefill chunk (a step works on all of them first)"));
+namespace {
+
+using config::float_param;
+using config::int_param;
+
+const config::ParamTable<SpeculativeSpec>& speculative_table() {
+  static const config::ParamTable<SpeculativeSpec> table =
+      config::ParamTable<SpeculativeSpec>()
+          .add(config::string_param(kDraft, "\"\"",
+                                    "Draft model of speculative decoding: a zoo name or a model file (relative to the "
+                                    "experiment file), with the target's vocabulary; empty: plain decoding"),
+               &SpeculativeSpec::draft_source)
+          .add(int_param(kDraftTokens, "tokens", "4", 1, 32,
+                         "k: tokens the draft proposes per step; the target verifies k + 1 positions in one pass"),
+               &SpeculativeSpec::draft_tokens)
+          .add_enum<AcceptanceKind>(
+              "workload.speculative.acceptance.kind",
+              {{"fixed", AcceptanceKind::Fixed}, {"sampled", AcceptanceKind::Sampled}}, "fixed",
+              "fixed: every step emits the expected (1 - a^(k+1)) / (1 - a) tokens; sampled: each step draws its "
+              "accepted drafts (each accepted with probability `rate` until the first rejection) from a seeded "
+              "generator",
+              &SpeculativeSpec::acceptance)
+          .add(float_param("workload.speculative.acceptance.rate", "", "0.7", 0, 1,
+                           "a: probability that a draft token is accepted, given that every draft before it was"),
+               &SpeculativeSpec::rate)
+          .add(int_param("workload.speculative.acceptance.seed", "", "1", 0, 9.0e15,
+                         "Seed of the sampled acceptance draws"),
+               &SpeculativeSpec::seed)
+          .add_enum<VerifyKind>(
+              "workload.speculative.verify", {{"pipelined", VerifyKind::Pipelined}, {"chunk", VerifyKind::Chunk}},
+              "pipelined",
+              "How the target verifies the k + 1 positions in one pass: pipelined, one after another through its "
+              "layer pipeline (a layer takes the next position once it has passed one on); chunk, all together "
+              "through each step as a prefill chunk (a step works on all of them first)",
+              &SpeculativeSpec::verify);
+  return table;
 }
+
+}  // namespace
+
+void declare_speculative_params(config::Schema& schema) { speculative_table().declare(schema); }
 
 std::optional<SpeculativeSpec> speculative_from_config(const config::Config& config, const ModelSpec& target,
                                                        const WorkloadSpec& workload) {
-  if (config.get_string(kDraft).empty()) return std::nullopt;
-  SpeculativeSpec spec;
-  spec.draft_source = config.get_string(kDraft);
+  SpeculativeSpec spec = speculative_table().read(config);
+  if (spec.draft_source.empty()) return std::nullopt;
   try {
-    spec.draft = load_model(draft_reference(config)).model;
+    spec.draft = load_model(draft_reference(config, spec.draft_source)).model;
   } catch (const config::ConfigError& error) {
     config.fail(kDraft, std::string("cannot load the draft model: ") + error.what());
   }
-  spec.draft_tokens = uint32_t(config.get_int("workload.speculative.draft_tokens"));
-  spec.acceptance = config.get_string("workload.speculative.acceptance.kind") == "sampled" ? AcceptanceKind::Sampled
-                                                                                           : AcceptanceKind::Fixed;
-  spec.rate = config.get_float("workload.speculative.acceptance.rate");
-  spec.seed = uint64_t(config.get_int("workload.speculative.acceptance.seed"));
-  spec.verify = config.get_string("workload.speculative.verify") == "chunk" ? VerifyKind::Chunk : VerifyKind::Pipelined;
   if (spec.draft.vocab_size != target.vocab_size)
     config.fail(kDraft, "the draft " + spec.draft.name + " has a vocabulary of " +
                             std::to_string(spec.draft.vocab_size) + " tokens and the target " + target.name +
@@ -97,7 +110,7 @@ std::optional<SpeculativeSpec> speculative_from_config(const config::Config& con
   const uint64_t deepest = workload.max_context() + spec.extra_context();
   for (const ModelSpec* model : {&target, static_cast<const ModelSpec*>(&spec.draft)})
     if (deepest > model->max_positions)
-      config.fail_given({"workload.speculative.draft_tokens", "workload.decode_tokens", "workload.prompt_tokens"},
+      config.fail_given({kDraftTokens, "workload.decode_tokens", "workload.prompt_tokens"},
                         "prompt_tokens + decode_tokens + draft_tokens = " + std::to_string(deepest) +
                             " positions, more than " + model->name + "'s max_positions (" +
                             std::to_string(model->max_positions) + ")");

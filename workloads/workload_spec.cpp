@@ -3,52 +3,64 @@
 #include <algorithm>
 #include <string>
 
-#include "models/config/config.h"
+#include "models/config/param_table.h"
 #include "workloads/model_spec.h"
 
 namespace wafersim::workloads {
 
-void declare_workload_params(config::Schema& schema) {
-  using config::int_param;
-  schema.add(int_param("workload.batch", "sequences", "1", 1, 1 << 20,
-                       "Sequences decoded together (in flight in the layer pipeline)"));
-  config::ParamSpec prompt = int_param(
-      "workload.prompt_tokens", "tokens", "1024", 0, 1 << 26,
-      "Prompt length: the KV cache holds this many positions when decode starts; a list gives one per sequence "
-      "(as many as workload.batch)");
-  prompt.type = config::ParamType::IntOrList;
-  schema.add(prompt);
-  schema.add(int_param("workload.decode_tokens", "tokens", "16", 1, 1 << 26, "Tokens generated per sequence"));
-  schema.add(config::bool_param("workload.prefill", true,
-                                "Time the prompt's prefill (time to first token) before decode; false: the KV cache "
-                                "is filled at cycle 0"));
-  schema.add(int_param("workload.prefill_chunk_tokens", "tokens", "128", 1, 65536,
-                       "Most prompt tokens a prefill chunk carries through the layer pipeline"));
-  schema.add(int_param("workload.seed", "", "1", 0, 9.0e15, "Seed of MoE routing and anything else random"));
-}
+namespace {
 
-WorkloadSpec workload_from_config(const config::Config& config) {
-  WorkloadSpec workload;
-  workload.batch = static_cast<uint32_t>(config.get_int("workload.batch"));
-  const std::vector<int64_t> prompts = config.get_int_or_list("workload.prompt_tokens");
-  // One number (or a list of one) is every sequence's prompt.
+constexpr const char* kBatch = "workload.batch";  // named again by the prompt lengths' check
+
+// One number (or a list of one) is every sequence's prompt; a longer list has
+// one per sequence of the batch, which is read before it.
+void read_prompts(const config::Config& config, const std::string& path, WorkloadSpec& workload) {
+  const std::vector<int64_t> prompts = config.get_int_or_list(path);
   const bool per_sequence = prompts.size() > 1;
   if (prompts.empty() || (per_sequence && prompts.size() != workload.batch))
-    config.fail_given({"workload.prompt_tokens", "workload.batch"},
-                      "workload.prompt_tokens lists " + std::to_string(prompts.size()) +
-                          " prompt length(s) for a batch of " + std::to_string(workload.batch) +
-                          " sequence(s): give one per sequence, or a single number for all");
+    config.fail_given({path, kBatch}, path + " lists " + std::to_string(prompts.size()) +
+                                          " prompt length(s) for a batch of " + std::to_string(workload.batch) +
+                                          " sequence(s): give one per sequence, or a single number for all");
   workload.prompt_tokens = 0;
   for (int64_t length : prompts) {
     if (per_sequence) workload.prompt_lengths.push_back(uint64_t(length));
     workload.prompt_tokens = std::max(workload.prompt_tokens, uint64_t(length));
   }
-  workload.decode_tokens = static_cast<uint64_t>(config.get_int("workload.decode_tokens"));
-  workload.seed = static_cast<uint64_t>(config.get_int("workload.seed"));
-  workload.prefill = config.get_bool("workload.prefill");
-  workload.prefill_chunk_tokens = static_cast<uint64_t>(config.get_int("workload.prefill_chunk_tokens"));
-  return workload;
 }
+
+using config::int_param;
+
+const config::ParamTable<WorkloadSpec>& workload_table() {
+  static const config::ParamTable<WorkloadSpec> table =
+      config::ParamTable<WorkloadSpec>()
+          .add(int_param(kBatch, "sequences", "1", 1, 1 << 20,
+                         "Sequences decoded together (in flight in the layer pipeline)"),
+               &WorkloadSpec::batch)
+          .add_converted(
+              config::as_type(config::ParamType::IntOrList,
+                              int_param("workload.prompt_tokens", "tokens", "1024", 0, 1 << 26,
+                                        "Prompt length: the KV cache holds this many positions when decode starts; a "
+                                        "list gives one per sequence (as many as workload.batch)")),
+              read_prompts)
+          .add(int_param("workload.decode_tokens", "tokens", "16", 1, 1 << 26, "Tokens generated per sequence"),
+               &WorkloadSpec::decode_tokens)
+          .add(config::bool_param("workload.prefill", true,
+                                  "Time the prompt's prefill (time to first token) before decode; false: the KV cache "
+                                  "is filled at cycle 0"),
+               &WorkloadSpec::prefill)
+          .add(int_param("workload.prefill_chunk_tokens", "tokens", "128", 1, 65536,
+                         "Most prompt tokens a prefill chunk carries through the layer pipeline"),
+               &WorkloadSpec::prefill_chunk_tokens)
+          .add(int_param("workload.seed", "", "1", 0, 9.0e15, "Seed of MoE routing and anything else random"),
+               &WorkloadSpec::seed);
+  return table;
+}
+
+}  // namespace
+
+void declare_workload_params(config::Schema& schema) { workload_table().declare(schema); }
+
+WorkloadSpec workload_from_config(const config::Config& config) { return workload_table().read(config); }
 
 uint64_t WorkloadSpec::prompt_tokens_total() const {
   uint64_t total = 0;

@@ -80,47 +80,53 @@ const Entry& entry_of(const Config& config, const std::string& path) {
 }
 }  // namespace
 
+const Entry& Config::read_entry(const std::string& path) const {
+  const Entry& entry = entry_of(*this, path);
+  read_paths_.insert(path);
+  return entry;
+}
+
 int64_t Config::get_int(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* integer = std::get_if<int64_t>(&value)) return *integer;
   if (auto* word = std::get_if<std::string>(&value); word && *word == "auto") return 0;
   wrong_read(path, "int");
 }
 
 double Config::get_float(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* number = std::get_if<double>(&value)) return *number;
   if (auto* integer = std::get_if<int64_t>(&value)) return double(*integer);
   wrong_read(path, "float");
 }
 
 bool Config::get_bool(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* flag = std::get_if<bool>(&value)) return *flag;
   wrong_read(path, "bool");
 }
 
 const std::string& Config::get_string(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* text = std::get_if<std::string>(&value)) return *text;
   wrong_read(path, "string");
 }
 
 std::vector<int64_t> Config::get_int_or_list(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* integer = std::get_if<int64_t>(&value)) return {*integer};
   if (auto* list = std::get_if<std::vector<int64_t>>(&value)) return *list;
   wrong_read(path, "int or int list");
 }
 
 const std::vector<int64_t>& Config::get_int_list(const std::string& path) const {
-  const Value& value = entry_of(*this, path).value;
+  const Value& value = read_entry(path).value;
   if (auto* list = std::get_if<std::vector<int64_t>>(&value)) return *list;
   wrong_read(path, "int list");
 }
 
 bool Config::is_default(const std::string& path) const {
-  const Entry& entry = entry_of(*this, path);
+  const Entry& entry = read_entry(path);
   if (entry.from_default) return true;
   const ParamSpec* spec = schema_->find(path);
   return spec->default_value && default_value(*spec) == entry.value;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,12 +70,18 @@ class Config {
 
   const Schema& schema() const { return *schema_; }
   const std::map<std::string, Entry>& entries() const { return entries_; }
+  // Paths whose value a typed read (get_*, is_default) has asked for: a declared
+  // parameter that loading a whole experiment never reads is accepted and ignored.
+  const std::set<std::string>& read_paths() const { return read_paths_; }
 
  private:
+  const Entry& read_entry(const std::string& path) const;
+
   const Schema* schema_;
   std::map<std::string, Entry> entries_;
   std::map<std::string, std::string> presets_;
   uint64_t settings_ = 0;
+  mutable std::set<std::string> read_paths_;
 };
 
 struct LoadOptions {

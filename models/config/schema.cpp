@@ -19,6 +19,10 @@ const char* to_string(ParamType type) {
   return "?";
 }
 
+Schema::Schema(std::initializer_list<void (*)(Schema&)> declarations) {
+  for (void (*declare)(Schema&) : declarations) declare(*this);
+}
+
 void Schema::add(ParamSpec spec) {
   if (spec.path.empty() || spec.path.find('.') == std::string::npos)
     throw std::logic_error("parameter path '" + spec.path + "' must be section.name");
@@ -102,6 +106,11 @@ ParamSpec enum_param(std::string path, std::vector<std::string> choices, std::op
   spec.choices = std::move(choices);
   spec.default_value = std::move(default_value);
   spec.description = std::move(description);
+  return spec;
+}
+
+ParamSpec as_type(ParamType type, ParamSpec spec) {
+  spec.type = type;
   return spec;
 }
 

@@ -2,6 +2,7 @@
 // Every configuration parameter is declared once, here-shaped: path, type, unit,
 // default, range and description. Validation, `wafersim describe params` and the
 // docs all read these declarations.
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -35,6 +36,10 @@ struct ParamSpec {
 
 class Schema {
  public:
+  Schema() = default;
+  // The parameters each of `declarations` declares, in order (declare_hardware_params, ...).
+  explicit Schema(std::initializer_list<void (*)(Schema&)> declarations);
+
   // Declares a parameter; declaring one path twice is a programming error (throws std::logic_error).
   void add(ParamSpec spec);
 
@@ -59,5 +64,7 @@ ParamSpec bool_param(std::string path, bool default_value, std::string descripti
 ParamSpec string_param(std::string path, std::optional<std::string> default_value, std::string description);
 ParamSpec enum_param(std::string path, std::vector<std::string> choices, std::optional<std::string> default_value,
                      std::string description);
+// `spec` with another type: int_param's arguments for an IntList, IntOrAuto or IntOrList parameter.
+ParamSpec as_type(ParamType type, ParamSpec spec);
 
 }  // namespace wafersim::config

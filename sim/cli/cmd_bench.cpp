@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "models/config/config.h"
-#include "models/config/embedded.h"
 #include "models/hardware.h"
 #include "sim/cli/commands.h"
 #include "sim/engine/engine.h"
@@ -32,19 +31,6 @@ struct BenchOptions {
   CommonOptions common;
 };
 
-// The preset with the --set overrides, which may name hardware parameters only.
-HardwareSpec load_hardware(const std::string& preset, const std::vector<std::string>& sets) {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    return s;
-  }();
-  config::LoadOptions options;
-  options.presets["hardware"] = &embedded_hardware_presets();
-  options.overrides = sets;
-  return hardware_from_config(config::load_string(schema, "hardware: " + preset + "\n", "--hardware", options));
-}
-
 void apply_grid(const std::string& grid, HardwareSpec& hw) {
   unsigned width = 0, height = 0;
   char tail = 0;
@@ -62,7 +48,8 @@ void bench_engine(const BenchOptions& options) {
   if (traffic == nullptr)
     throw CommandError(kExitBadInput,
                        fmt::format("--traffic '{}': expected {}", options.traffic, sim::traffic_names(", ")));
-  HardwareSpec hw = load_hardware(options.hardware, options.common.sets);
+  // --set may name hardware parameters only: nothing else is read here.
+  HardwareSpec hw = hardware_from_config(load_hardware_config(options.hardware, options.common.sets, "--hardware"));
   if (!options.grid.empty()) apply_grid(options.grid, hw);
   if (hw.grid_width < traffic->min_grid_width)
     throw CommandError(kExitBadInput, fmt::format("--traffic {} needs rows of at least {} tiles", traffic->name,

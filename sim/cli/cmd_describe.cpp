@@ -14,25 +14,10 @@ namespace wafersim::cli {
 
 namespace {
 
-const config::Schema& hardware_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    return s;
-  }();
-  return schema;
-}
-
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const EmbeddedFile& preset : embedded_hardware_presets()) names.push_back(preset.name);
   return names;
-}
-
-config::Config load_preset(const EmbeddedFile& preset) {
-  config::LoadOptions options;
-  options.presets["hardware"] = &embedded_hardware_presets();
-  return config::load_string(hardware_schema(), std::string("hardware: ") + preset.name + "\n", preset.path, options);
 }
 
 std::string fixed(double value, int decimals) {
@@ -50,7 +35,7 @@ void list_presets() {
                {"clock", "GHz", true},
                {"file", "", false}});
   for (const EmbeddedFile& preset : embedded_hardware_presets()) {
-    const HardwareSpec hw = hardware_from_config(load_preset(preset));
+    const HardwareSpec hw = hardware_from_config(load_hardware_config(preset.name, {}, preset.path));
     table.add_row({preset.name, std::to_string(hw.grid_width) + " x " + std::to_string(hw.grid_height),
                    std::to_string(hw.tiles_per_wafer()), std::to_string(hw.tile.sram_bytes),
                    fixed(double(hw.tiles_per_wafer() * hw.tile.sram_bytes) / double(1ull << 30), 2),
@@ -65,7 +50,7 @@ void show_preset(const std::string& name) {
     throw CommandError(kExitBadInput, "unknown hardware preset " + config::quoted(name) +
                                           " (known: " + config::join(preset_names()) + ")" +
                                           config::did_you_mean(name, preset_names()));
-  const config::Config config = load_preset(*preset);
+  const config::Config config = load_hardware_config(name, {}, preset->path);
   const HardwareSpec hw = hardware_from_config(config);
   std::cout << name << " (" << preset->path << "): " << hw.grid_width << " x " << hw.grid_height << " = "
             << hw.tiles_per_wafer() << " tiles, " << hw.usable_sram_bytes() << " of " << hw.tile.sram_bytes

@@ -14,6 +14,7 @@
 #include "sim/experiment/sim_options.h"
 #include "sim/experiment/speculative_placement.h"
 #include "workloads/hf_config.h"
+#include "workloads/model_file.h"
 #include "workloads/model_spec.h"
 #include "workloads/serving/serving_spec.h"
 #include "workloads/speculative_spec.h"
@@ -22,17 +23,13 @@
 namespace wafersim {
 
 const config::Schema& experiment_schema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    declare_sim_params(s);
-    workloads::declare_model_params(s);
-    workloads::declare_workload_params(s);
-    workloads::declare_speculative_params(s);
-    mapping::declare_mapping_params(s);
-    workloads::declare_serving_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_hardware_params,
+                                     declare_sim_params,
+                                     workloads::declare_model_params,
+                                     workloads::declare_workload_params,
+                                     workloads::declare_speculative_params,
+                                     mapping::declare_mapping_params,
+                                     workloads::declare_serving_params};
   return schema;
 }
 
@@ -41,39 +38,32 @@ namespace {
 config::LoadOptions load_options(const std::vector<std::string>& overrides) {
   config::LoadOptions options;
   options.overrides = overrides;
-  options.presets["hardware"] = &embedded_hardware_presets();
-  options.presets["model"] = &embedded_model_zoo();
+  options.presets = preset_sections();
   workloads::add_hf_config_reader(options);
   return options;
 }
 
-// The parameters of one section that has presets, for loading a preset alone.
-const config::Schema& section_schema(const std::string& section) {
-  static const config::Schema hardware = [] {
-    config::Schema s;
-    declare_hardware_params(s);
-    return s;
-  }();
-  static const config::Schema model = [] {
-    config::Schema s;
-    workloads::declare_model_params(s);
-    return s;
-  }();
-  if (section == "hardware") return hardware;
-  if (section == "model") return model;
+// A section's preset loaded alone, to compare an experiment's values with.
+config::Config preset_config(const std::string& section, const std::string& preset) {
+  if (section == "hardware") return load_hardware_config(preset);
+  if (section == "model") return workloads::load_model_config(preset);
   throw std::logic_error("section_label: no presets for section " + section);
 }
 
 }  // namespace
 
+const std::map<std::string, const std::vector<EmbeddedFile>*>& preset_sections() {
+  static const std::map<std::string, const std::vector<EmbeddedFile>*> sections = {
+      {"hardware", &embedded_hardware_presets()}, {"model", &embedded_model_zoo()}};
+  return sections;
+}
+
 std::string section_label(const config::Config& config, const std::string& section, const std::string& name) {
   const std::string& preset = config.preset(section);
   if (preset.empty()) return name;
-  const config::Schema& schema = section_schema(section);
-  const config::Config original =
-      config::load_string(schema, section + ": " + preset + "\n", "<preset>", load_options({}));
+  const config::Config original = preset_config(section, preset);
   std::vector<std::string> changes;
-  for (const config::ParamSpec& spec : schema.params()) {
+  for (const config::ParamSpec& spec : original.schema().params()) {
     const config::Value& value = config.entries().at(spec.path).value;
     if (value == original.entries().at(spec.path).value) continue;
     changes.push_back(spec.path.substr(spec.path.rfind('.') + 1) + "=" + config::value_text(value));

@@ -2,6 +2,7 @@
 // One experiment: the resolved configuration of every section (hardware, model,
 // workload, mapping, sim) and the typed specs read from it. What every command
 // that takes an experiment starts from.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ namespace wafersim {
 
 // Every parameter of every section (hardware, model, workload, mapping, sim).
 const config::Schema& experiment_schema();
+
+// The sections that take a preset name, each with its presets (hardware:
+// models/presets, model: the zoo).
+const std::map<std::string, const std::vector<EmbeddedFile>*>& preset_sections();
 
 // The name errors give an experiment read from standard input ("<stdin>:3:5: ...").
 inline constexpr const char* kStdinName = "<stdin>";

@@ -89,11 +89,7 @@ TEST_CASE("sliding windows apply to every layer or to every n-th", "[model]") {
 }
 
 TEST_CASE("an experiment's model section can start from a zoo model and change keys", "[model][config]") {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_model_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_model_params};
   config::LoadOptions options;
   options.presets["model"] = &embedded_model_zoo();
   const config::Config config =

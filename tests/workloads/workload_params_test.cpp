@@ -9,11 +9,7 @@ using namespace wafersim::workloads;
 
 namespace {
 config::Config load_workload(const std::string& yaml) {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    declare_workload_params(s);
-    return s;
-  }();
+  static const config::Schema schema{declare_workload_params};
   return config::load_string(schema, yaml, "workload.yaml", {});
 }
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "models/config/config.h"
+#include "models/config/param_table.h"
 #include "workloads/model_spec.h"
 
 namespace wafersim::workloads {
@@ -38,7 +38,6 @@ WorkloadSpec serving_plan_workload(const WorkloadSpec& workload) {
 
 namespace {
 
-using config::enum_param;
 using config::float_param;
 using config::int_param;
 
@@ -51,115 +50,172 @@ struct ClassDefaults {
   const char* output_tokens;
 };
 
-void declare_lengths(config::Schema& schema, const std::string& prefix, const char* what, const char* tokens) {
-  schema.add(enum_param(prefix + ".distribution", {"fixed", "uniform", "lognormal", "histogram"}, "fixed",
-                        std::string("How ") + what + " lengths are drawn"));
-  schema.add(int_param(prefix + ".tokens", "tokens", tokens, 1, kMaxTokens,
-                       std::string("fixed: the ") + what + " length; lognormal: its mean"));
-  schema.add(int_param(prefix + ".min_tokens", "tokens", "1", 1, kMaxTokens,
-                       "uniform: the shortest length; lognormal: lengths below are raised to it"));
-  schema.add(int_param(prefix + ".max_tokens", "tokens", tokens, 1, kMaxTokens,
-                       "uniform: the longest length; lognormal: lengths above are cut to it"));
-  schema.add(float_param(prefix + ".sigma", "", "0.5", 0, 10, "lognormal: standard deviation of log(length)"));
-  config::ParamSpec lengths =
-      int_param(prefix + ".histogram_tokens", "tokens", "[]", 1, kMaxTokens, "histogram: the lengths (one per bin)");
-  lengths.type = config::ParamType::IntList;
-  schema.add(lengths);
-  config::ParamSpec weights = int_param(prefix + ".histogram_weights", "", "[]", 0, 1e12,
-                                        "histogram: the relative weight of each bin, as many as histogram_tokens");
-  weights.type = config::ParamType::IntList;
-  schema.add(weights);
+config::ParamTable<LengthSpec> length_table(const std::string& prefix, const char* what, const char* tokens) {
+  config::ParamTable<LengthSpec> t;
+  t.add_enum<LengthDistribution>(prefix + ".distribution",
+                                 {{"fixed", LengthDistribution::Fixed},
+                                  {"uniform", LengthDistribution::Uniform},
+                                  {"lognormal", LengthDistribution::Lognormal},
+                                  {"histogram", LengthDistribution::Histogram}},
+                                 "fixed", std::string("How ") + what + " lengths are drawn", &LengthSpec::distribution)
+      .add(int_param(prefix + ".tokens", "tokens", tokens, 1, kMaxTokens,
+                     std::string("fixed: the ") + what + " length; lognormal: its mean"),
+           &LengthSpec::tokens)
+      .add(int_param(prefix + ".min_tokens", "tokens", "1", 1, kMaxTokens,
+                     "uniform: the shortest length; lognormal: lengths below are raised to it"),
+           &LengthSpec::min_tokens)
+      .add(int_param(prefix + ".max_tokens", "tokens", tokens, 1, kMaxTokens,
+                     "uniform: the longest length; lognormal: lengths above are cut to it"),
+           &LengthSpec::max_tokens)
+      .add(float_param(prefix + ".sigma", "", "0.5", 0, 10, "lognormal: standard deviation of log(length)"),
+           &LengthSpec::sigma)
+      .add(config::as_type(config::ParamType::IntList, int_param(prefix + ".histogram_tokens", "tokens", "[]", 1,
+                                                                 kMaxTokens, "histogram: the lengths (one per bin)")),
+           &LengthSpec::histogram_tokens)
+      .add(config::as_type(config::ParamType::IntList,
+                           int_param(prefix + ".histogram_weights", "", "[]", 0, 1e12,
+                                     "histogram: the relative weight of each bin, as many as histogram_tokens")),
+           &LengthSpec::histogram_weights);
+  return t;
 }
 
-void declare_class(config::Schema& schema, const std::string& name, const ClassDefaults& d) {
+config::ParamTable<ClassSpec> class_table(const std::string& name, const ClassDefaults& d) {
   const std::string p = "serving." + name;
-  schema.add(int_param(p + ".requests", "requests", d.requests, 0, 1e8,
-                       "Synthetic requests (turns) of this class; 0 = none (ignored with a trace file)"));
-  schema.add(enum_param(p + ".arrival", {"poisson", "gamma"}, "poisson",
-                        "Arrival process of new requests (sessions): poisson, or gamma (bursty)"));
-  schema.add(float_param(p + ".rate_per_s", "requests/s", "1", 0, 1e9,
-                         "Mean arrival rate of new requests (sessions); must be > 0"));
-  schema.add(float_param(p + ".burstiness", "", "4", 0.01, 1e4,
-                         "gamma: squared coefficient of variation of the gaps between arrivals (1 = Poisson)"));
-  declare_lengths(schema, p + ".prompt", "prompt (new tokens of a turn)", d.prompt_tokens);
-  declare_lengths(schema, p + ".output", "output", d.output_tokens);
-  schema.add(int_param(p + ".turns", "turns", "1", 1, 1e6,
-                       "Turns per session; a turn's prompt extends the previous turn's context"));
-  schema.add(float_param(p + ".think_time_s", "s", "5", 0, 1e6,
-                         "From a turn's last token reaching the client to the session's next turn"));
-  schema.add(int_param(p + ".priority", "", d.priority, -1000, 1000,
-                       "Scheduling priority: higher first; a higher class may preempt a lower one"));
-  schema.add(float_param(p + ".rate_limit.requests_per_s", "requests/s", "0", 0, 1e9,
-                         "Token-bucket refill of requests; 0 = no request limit"));
-  schema.add(
-      float_param(p + ".rate_limit.burst_requests", "requests", "1", 1, 1e9, "Token-bucket size of the request limit"));
-  schema.add(float_param(p + ".rate_limit.tokens_per_min", "tokens/min", "0", 0, 1e15,
-                         "Token-bucket refill of prompt + output tokens; 0 = no token limit"));
-  schema.add(float_param(p + ".rate_limit.burst_tokens", "tokens", "0", 0, 1e15,
-                         "Token-bucket size of the token limit (0 = one minute's refill)"));
-  schema.add(int_param(p + ".queue_limit", "requests", "0", 0, 1e9,
-                       "Requests of this class that may wait; one more is rejected (0 = unbounded)"));
-  schema.add(
-      float_param(p + ".slo.ttft_ms", "ms", "0", 0, 1e9, "Goodput: time to first token at most this (0 = no bound)"));
-  schema.add(float_param(p + ".slo.tpot_ms", "ms", "0", 0, 1e9,
-                         "Goodput: mean time per output token after the first at most this (0 = no bound)"));
+  config::ParamTable<ClassSpec> t;
+  t.add(int_param(p + ".requests", "requests", d.requests, 0, 1e8,
+                  "Synthetic requests (turns) of this class; 0 = none (ignored with a trace file)"),
+        &ClassSpec::requests)
+      .add_enum<ArrivalProcess>(
+          p + ".arrival", {{"poisson", ArrivalProcess::Poisson}, {"gamma", ArrivalProcess::Gamma}}, "poisson",
+          "Arrival process of new requests (sessions): poisson, or gamma (bursty)", &ClassSpec::arrival)
+      .add(float_param(p + ".rate_per_s", "requests/s", "1", 0, 1e9,
+                       "Mean arrival rate of new requests (sessions); must be > 0"),
+           &ClassSpec::rate_per_s)
+      .add(float_param(p + ".burstiness", "", "4", 0.01, 1e4,
+                       "gamma: squared coefficient of variation of the gaps between arrivals (1 = Poisson)"),
+           &ClassSpec::burstiness)
+      .add_table(length_table(p + ".prompt", "prompt (new tokens of a turn)", d.prompt_tokens), &ClassSpec::prompt)
+      .add_table(length_table(p + ".output", "output", d.output_tokens), &ClassSpec::output)
+      .add(int_param(p + ".turns", "turns", "1", 1, 1e6,
+                     "Turns per session; a turn's prompt extends the previous turn's context"),
+           &ClassSpec::turns)
+      .add(float_param(p + ".think_time_s", "s", "5", 0, 1e6,
+                       "From a turn's last token reaching the client to the session's next turn"),
+           &ClassSpec::think_time_s)
+      .add(int_param(p + ".priority", "", d.priority, -1000, 1000,
+                     "Scheduling priority: higher first; a higher class may preempt a lower one"),
+           &ClassSpec::priority)
+      .add(float_param(p + ".rate_limit.requests_per_s", "requests/s", "0", 0, 1e9,
+                       "Token-bucket refill of requests; 0 = no request limit"),
+           &ClassSpec::limit_requests_per_s)
+      .add(float_param(p + ".rate_limit.burst_requests", "requests", "1", 1, 1e9,
+                       "Token-bucket size of the request limit"),
+           &ClassSpec::limit_burst_requests)
+      .add(float_param(p + ".rate_limit.tokens_per_min", "tokens/min", "0", 0, 1e15,
+                       "Token-bucket refill of prompt + output tokens; 0 = no token limit"),
+           &ClassSpec::limit_tokens_per_min)
+      .add(float_param(p + ".rate_limit.burst_tokens", "tokens", "0", 0, 1e15,
+                       "Token-bucket size of the token limit (0 = one minute's refill)"),
+           &ClassSpec::limit_burst_tokens)
+      .add(int_param(p + ".queue_limit", "requests", "0", 0, 1e9,
+                     "Requests of this class that may wait; one more is rejected (0 = unbounded)"),
+           &ClassSpec::queue_limit)
+      .add(float_param(p + ".slo.ttft_ms", "ms", "0", 0, 1e9,
+                       "Goodput: time to first token at most this (0 = no bound)"),
+           &ClassSpec::slo_ttft_ms)
+      .add(float_param(p + ".slo.tpot_ms", "ms", "0", 0, 1e9,
+                       "Goodput: mean time per output token after the first at most this (0 = no bound)"),
+           &ClassSpec::slo_tpot_ms);
+  return t;
+}
+
+// A file named in an experiment file is relative to that file; from --set, to the working directory.
+void read_trace_file(const config::Config& config, const std::string& path, ServingSpec& spec) {
+  const std::string& trace = config.get_string(path);
+  if (trace.empty()) return;
+  std::filesystem::path file(trace);
+  const config::SourceLocation& where = config.where(path);
+  if (file.is_relative() && where.line > 0 && where.file != "<stdin>")
+    file = std::filesystem::path(where.file).parent_path() / file;
+  spec.trace_file = file.string();
+}
+
+config::ParamTable<TransportSpec> transport_table() {
+  config::ParamTable<TransportSpec> t;
+  t.add_enum<TransportKind>(
+       "serving.transport.kind", {{"http", TransportKind::Http}, {"websocket", TransportKind::Websocket}}, "http",
+       "http: a connection per request; websocket: one persistent connection per client", &TransportSpec::kind)
+      .add(float_param("serving.transport.rtt_ms", "ms", "20", 0, 1e6, "Network round trip client-server"),
+           &TransportSpec::rtt_ms)
+      .add(int_param("serving.transport.handshake_round_trips", "round trips", "2", 0, 100,
+                     "Round trips to open a connection before the request goes (TCP 1 + TLS 1.3 1); websocket "
+                     "pays them once per client, plus one for the upgrade"),
+           &TransportSpec::handshake_round_trips)
+      .add(float_param("serving.transport.http.request_overhead_ms", "ms", "10", 0, 1e6,
+                       "Server work per HTTP request: headers, authentication, routing, response framing"),
+           &TransportSpec::http_request_overhead_ms)
+      .add(float_param("serving.transport.websocket.request_overhead_ms", "ms", "2", 0, 1e6,
+                       "Server work per request on an open WebSocket (one small frame)"),
+           &TransportSpec::websocket_request_overhead_ms)
+      .add(float_param("serving.transport.http.token_overhead_us", "us", "50", 0, 1e9,
+                       "Server work per streamed token over HTTP (one server-sent event)"),
+           &TransportSpec::http_token_overhead_us)
+      .add(float_param("serving.transport.websocket.token_overhead_us", "us", "35", 0, 1e9,
+                       "Server work per streamed token over a WebSocket (one frame)"),
+           &TransportSpec::websocket_token_overhead_us)
+      .add(int_param("serving.transport.clients", "clients", "16", 1, 1e9,
+                     "Single-turn requests come from this many clients in turn (a session is one client)"),
+           &TransportSpec::clients);
+  return t;
+}
+
+const config::ParamTable<ServingSpec>& serving_table() {
+  static const config::ParamTable<ServingSpec> table = [] {
+    const std::array<ClassDefaults, kRequestClasses> defaults = {
+        {{"100", "1", "512", "256"}, {"0", "0", "2048", "1024"}}};
+    config::ParamTable<ServingSpec> t;
+    t.add(int_param("serving.seed", "", "1", 0, 9.0e15, "Seed of the synthetic request streams"), &ServingSpec::seed);
+    for (size_t c = 0; c < kRequestClasses; ++c)
+      t.add_table(class_table(class_names()[c], defaults[c]),
+                  [c](ServingSpec& spec) -> ClassSpec& { return spec.classes[c]; });
+    t.add_converted(config::string_param("serving.trace_file", "\"\"",
+                                         "CSV or JSONL trace (arrival_s, prompt_tokens, output_tokens, class[, "
+                                         "session]) replacing the synthetic streams; relative to the experiment "
+                                         "file; empty = synthetic"),
+                    read_trace_file)
+        .add(float_param("serving.duration_s", "s", "0", 0, 1e9,
+                         "Stop the clock here and count what is left as unfinished (0 = until every request is done)"),
+             &ServingSpec::duration_s)
+        .add(int_param("serving.scheduler.max_batch", "sequences", "16", 1, 1 << 16,
+                       "Sequences sharing the layer pipeline at once (continuous batching bound)"),
+             &ServingSpec::max_batch)
+        .add_enum<SchedulerPolicy>("serving.scheduler.policy",
+                                   {{"prefill_first", SchedulerPolicy::PrefillFirst},
+                                    {"decode_first", SchedulerPolicy::DecodeFirst},
+                                    {"chunked", SchedulerPolicy::Chunked}},
+                                   "prefill_first",
+                                   "Which enters the pipeline first when both wait: a prompt's chunks or decode "
+                                   "tokens; chunked: one chunk, then a token of every decoding sequence",
+                                   &ServingSpec::policy)
+        .add(config::bool_param("serving.scheduler.preemption", true,
+                                "A higher-priority request finding the batch full pauses the newest lower-priority "
+                                "one"),
+             &ServingSpec::preemption)
+        .add_table(transport_table(), &ServingSpec::transport);
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
 
-void declare_serving_params(config::Schema& schema) {
-  schema.add(int_param("serving.seed", "", "1", 0, 9.0e15, "Seed of the synthetic request streams"));
-  declare_class(schema, "realtime", {"100", "1", "512", "256"});
-  declare_class(schema, "background", {"0", "0", "2048", "1024"});
-  schema.add(config::string_param(
-      "serving.trace_file", "\"\"",
-      "CSV or JSONL trace (arrival_s, prompt_tokens, output_tokens, class[, session]) replacing the synthetic "
-      "streams; relative to the experiment file; empty = synthetic"));
-  schema.add(float_param("serving.duration_s", "s", "0", 0, 1e9,
-                         "Stop the clock here and count what is left as unfinished (0 = until every request is done)"));
-  schema.add(int_param("serving.scheduler.max_batch", "sequences", "16", 1, 1 << 16,
-                       "Sequences sharing the layer pipeline at once (continuous batching bound)"));
-  schema.add(enum_param("serving.scheduler.policy", {"prefill_first", "decode_first", "chunked"}, "prefill_first",
-                        "Which enters the pipeline first when both wait: a prompt's chunks or decode tokens; "
-                        "chunked: one chunk, then a token of every decoding sequence"));
-  schema.add(
-      config::bool_param("serving.scheduler.preemption", true,
-                         "A higher-priority request finding the batch full pauses the newest lower-priority one"));
-  schema.add(enum_param("serving.transport.kind", {"http", "websocket"}, "http",
-                        "http: a connection per request; websocket: one persistent connection per client"));
-  schema.add(float_param("serving.transport.rtt_ms", "ms", "20", 0, 1e6, "Network round trip client-server"));
-  schema.add(int_param("serving.transport.handshake_round_trips", "round trips", "2", 0, 100,
-                       "Round trips to open a connection before the request goes (TCP 1 + TLS 1.3 1); websocket "
-                       "pays them once per client, plus one for the upgrade"));
-  schema.add(float_param("serving.transport.http.request_overhead_ms", "ms", "10", 0, 1e6,
-                         "Server work per HTTP request: headers, authentication, routing, response framing"));
-  schema.add(float_param("serving.transport.websocket.request_overhead_ms", "ms", "2", 0, 1e6,
-                         "Server work per request on an open WebSocket (one small frame)"));
-  schema.add(float_param("serving.transport.http.token_overhead_us", "us", "50", 0, 1e9,
-                         "Server work per streamed token over HTTP (one server-sent event)"));
-  schema.add(float_param("serving.transport.websocket.token_overhead_us", "us", "35", 0, 1e9,
-                         "Server work per streamed token over a WebSocket (one frame)"));
-  schema.add(int_param("serving.transport.clients", "clients", "16", 1, 1e9,
-                       "Single-turn requests come from this many clients in turn (a session is one client)"));
-}
+void declare_serving_params(config::Schema& schema) { serving_table().declare(schema); }
 
 namespace {
 
-LengthSpec lengths_from_config(const config::Config& config, const std::string& prefix, uint64_t max_positions,
-                               bool used) {
-  LengthSpec spec;
-  const std::string distribution = config.get_string(prefix + ".distribution");
-  spec.distribution = distribution == "fixed"       ? LengthDistribution::Fixed
-                      : distribution == "uniform"   ? LengthDistribution::Uniform
-                      : distribution == "lognormal" ? LengthDistribution::Lognormal
-                                                    : LengthDistribution::Histogram;
-  spec.tokens = uint64_t(config.get_int(prefix + ".tokens"));
-  spec.min_tokens = uint64_t(config.get_int(prefix + ".min_tokens"));
-  spec.max_tokens = uint64_t(config.get_int(prefix + ".max_tokens"));
-  spec.sigma = config.get_float(prefix + ".sigma");
-  for (int64_t v : config.get_int_list(prefix + ".histogram_tokens")) spec.histogram_tokens.push_back(uint64_t(v));
-  for (int64_t v : config.get_int_list(prefix + ".histogram_weights")) spec.histogram_weights.push_back(uint64_t(v));
-  if (!used) return spec;
+// The checks of one length distribution that a synthetic stream draws from.
+void check_lengths(const config::Config& config, const std::string& prefix, const LengthSpec& spec,
+                   uint64_t max_positions) {
   if (spec.distribution == LengthDistribution::Uniform || spec.distribution == LengthDistribution::Lognormal)
     if (spec.min_tokens > spec.max_tokens)
       config.fail_given({prefix + ".min_tokens", prefix + ".max_tokens"},
@@ -183,71 +239,31 @@ LengthSpec lengths_from_config(const config::Config& config, const std::string& 
     config.fail(prefix + key, "a length of " + std::to_string(spec.largest()) +
                                   " tokens exceeds the model's max_positions (" + std::to_string(max_positions) + ")");
   }
-  return spec;
 }
 
 }  // namespace
 
 ServingSpec serving_from_config(const config::Config& config, const ModelSpec& model) {
-  ServingSpec spec;
-  spec.seed = uint64_t(config.get_int("serving.seed"));
-  const std::string trace = config.get_string("serving.trace_file");
-  if (!trace.empty()) {
-    std::filesystem::path path(trace);
-    const config::SourceLocation& where = config.where("serving.trace_file");
-    // A file named in an experiment file is relative to that file; from --set, to the working directory.
-    if (path.is_relative() && where.line > 0 && where.file != "<stdin>")
-      path = std::filesystem::path(where.file).parent_path() / path;
-    spec.trace_file = path.string();
-  }
+  ServingSpec spec = serving_table().read(config);
+  const bool traced = !spec.trace_file.empty();
   for (size_t c = 0; c < kRequestClasses; ++c) {
     const std::string p = std::string("serving.") + class_names()[c];
     ClassSpec& s = spec.classes[c];
-    s.requests = uint64_t(config.get_int(p + ".requests"));
-    const bool synthetic = trace.empty() && s.requests > 0;
-    s.arrival = config.get_string(p + ".arrival") == "gamma" ? ArrivalProcess::Gamma : ArrivalProcess::Poisson;
-    s.rate_per_s = config.get_float(p + ".rate_per_s");
-    if (synthetic && !(s.rate_per_s > 0)) config.fail(p + ".rate_per_s", "the arrival rate must be above 0 requests/s");
-    s.burstiness = config.get_float(p + ".burstiness");
-    s.prompt = lengths_from_config(config, p + ".prompt", model.max_positions, synthetic);
-    s.output = lengths_from_config(config, p + ".output", model.max_positions, synthetic);
-    s.turns = uint32_t(config.get_int(p + ".turns"));
-    s.think_time_s = config.get_float(p + ".think_time_s");
-    if (synthetic && uint64_t(s.turns) * (s.prompt.largest() + s.output.largest()) > model.max_positions)
+    if (s.limit_burst_tokens == 0) s.limit_burst_tokens = s.limit_tokens_per_min;
+    if (traced || s.requests == 0) continue;  // no synthetic stream draws from this class
+    if (!(s.rate_per_s > 0)) config.fail(p + ".rate_per_s", "the arrival rate must be above 0 requests/s");
+    check_lengths(config, p + ".prompt", s.prompt, model.max_positions);
+    check_lengths(config, p + ".output", s.output, model.max_positions);
+    const uint64_t deepest = uint64_t(s.turns) * (s.prompt.largest() + s.output.largest());
+    if (deepest > model.max_positions)
       config.fail_given({p + ".turns", p + ".prompt.tokens", p + ".output.tokens"},
-                        "a session of " + std::to_string(s.turns) + " turns may reach " +
-                            std::to_string(uint64_t(s.turns) * (s.prompt.largest() + s.output.largest())) +
+                        "a session of " + std::to_string(s.turns) + " turns may reach " + std::to_string(deepest) +
                             " tokens of context, beyond the model's max_positions (" +
                             std::to_string(model.max_positions) + ")");
-    s.priority = config.get_int(p + ".priority");
-    s.limit_requests_per_s = config.get_float(p + ".rate_limit.requests_per_s");
-    s.limit_burst_requests = config.get_float(p + ".rate_limit.burst_requests");
-    s.limit_tokens_per_min = config.get_float(p + ".rate_limit.tokens_per_min");
-    s.limit_burst_tokens = config.get_float(p + ".rate_limit.burst_tokens");
-    if (s.limit_burst_tokens == 0) s.limit_burst_tokens = s.limit_tokens_per_min;
-    s.queue_limit = uint64_t(config.get_int(p + ".queue_limit"));
-    s.slo_ttft_ms = config.get_float(p + ".slo.ttft_ms");
-    s.slo_tpot_ms = config.get_float(p + ".slo.tpot_ms");
   }
-  if (trace.empty() && spec.classes[0].requests == 0 && spec.classes[1].requests == 0)
+  if (!traced && spec.classes[0].requests == 0 && spec.classes[1].requests == 0)
     config.fail_given({"serving.realtime.requests", "serving.background.requests"},
                       "no requests: give a class requests > 0, or a trace_file");
-  spec.duration_s = config.get_float("serving.duration_s");
-  spec.max_batch = uint32_t(config.get_int("serving.scheduler.max_batch"));
-  const std::string policy = config.get_string("serving.scheduler.policy");
-  spec.policy = policy == "prefill_first"  ? SchedulerPolicy::PrefillFirst
-                : policy == "decode_first" ? SchedulerPolicy::DecodeFirst
-                                           : SchedulerPolicy::Chunked;
-  spec.preemption = config.get_bool("serving.scheduler.preemption");
-  TransportSpec& t = spec.transport;
-  t.kind = config.get_string("serving.transport.kind") == "websocket" ? TransportKind::Websocket : TransportKind::Http;
-  t.rtt_ms = config.get_float("serving.transport.rtt_ms");
-  t.handshake_round_trips = uint32_t(config.get_int("serving.transport.handshake_round_trips"));
-  t.http_request_overhead_ms = config.get_float("serving.transport.http.request_overhead_ms");
-  t.websocket_request_overhead_ms = config.get_float("serving.transport.websocket.request_overhead_ms");
-  t.http_token_overhead_us = config.get_float("serving.transport.http.token_overhead_us");
-  t.websocket_token_overhead_us = config.get_float("serving.transport.websocket.token_overhead_us");
-  t.clients = uint64_t(config.get_int("serving.transport.clients"));
   return spec;
 }
 

@@ -6,6 +6,7 @@
 #include "models/config/source_text.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
+#include "sim/experiment/experiment.h"
 
 namespace wafersim::cli::sweep {
 
@@ -47,9 +48,8 @@ void emit_block(const YAML::Node& map, int indent, std::string& out) {
 }
 
 const std::vector<EmbeddedFile>* preset_table(const std::string& section) {
-  if (section == "hardware") return &embedded_hardware_presets();
-  if (section == "model") return &embedded_model_zoo();
-  return nullptr;
+  const auto found = preset_sections().find(section);
+  return found == preset_sections().end() ? nullptr : found->second;
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Wall time per token and peak memory of the full-WSE-3 quickstart, for one or
+more wafersim binaries measured in one sitting (the runs alternate between the
+binaries, so a noisy machine slows them alike).
+
+  scripts/bench_quickstart.py [--runs N] [--prefill] BINARY [BINARY ...]
+
+Each run is `BINARY run workloads/experiments/quickstart.yaml --quiet` with
+`workload.prefill=false` (decode only; --prefill keeps the prefill). Per binary
+it prints every run's wall time, the minimum and median seconds per decoded
+token, the largest peak resident memory and the simulated cycles, which must
+agree between binaries whose engine and compiler move no cycle.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUICKSTART = os.path.join(ROOT, "workloads", "experiments", "quickstart.yaml")
+
+
+def one_run(binary, prefill):
+    """(wall seconds, peak RSS bytes, decoded tokens, cycles) of one run."""
+    with tempfile.TemporaryDirectory() as folder:
+        result_path = os.path.join(folder, "result.json")
+        command = [binary, "run", QUICKSTART, "--quiet", "--json", result_path]
+        if not prefill:
+            command += ["--set", "workload.prefill=false"]
+        start = time.monotonic()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 env=dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1"))
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - start
+        error = child.stderr.read().decode()
+        child.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{binary}: exit {os.waitstatus_to_exitcode(status)}: {error.strip()}")
+        with open(result_path) as f:
+            result = json.load(f)
+    # ru_maxrss is in KiB on Linux; a run's prefill child is a child of the run, not counted here,
+    # so with --prefill the figure is the decode process's.
+    tokens = result["experiment"]["batch"] * result["experiment"]["decode_tokens"]
+    return wall, usage.ru_maxrss * 1024, tokens, result["metrics"]["total_cycles"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("binaries", nargs="+", metavar="BINARY")
+    parser.add_argument("--runs", type=int, default=3, help="runs per binary (default 3)")
+    parser.add_argument("--prefill", action="store_true", help="keep the quickstart's prefill")
+    options = parser.parse_args()
+    if options.runs < 1:
+        parser.error("--runs must be at least 1")
+    runs = {binary: [] for binary in options.binaries}
+    for index in range(options.runs):
+        for binary in options.binaries:
+            runs[binary].append(one_run(binary, options.prefill))
+            wall, rss, _, _ = runs[binary][-1]
+            print(f"run {index + 1}/{options.runs} {binary}: {wall:.1f} s, {rss / 2**20:.0f} MiB", file=sys.stderr)
+    print(f"{'binary':40s} {'wall per run (s)':30s} {'min s/token':>11s} {'median s/token':>14s} "
+          f"{'peak RSS (MiB)':>14s} {'cycles':>12s}")
+    for binary, measured in runs.items():
+        per_token = [wall / tokens for wall, _, tokens, _ in measured]
+        cycles = sorted({c for _, _, _, c in measured})
+        print(f"{binary:40s} {' '.join(f'{w:.1f}' for w, _, _, _ in measured):30s} {min(per_token):11.3f} "
+              f"{statistics.median(per_token):14.3f} {max(r for _, r, _, _ in measured) / 2**20:14.0f} "
+              f"{','.join(map(str, cycles)):>12s}")
+
+
+if __name__ == "__main__":
+    main()
