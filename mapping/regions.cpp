@@ -10,6 +10,7 @@
 #include "mapping/region.h"
 #include "models/cost.h"
 #include "models/task_builders.h"
+#include "workloads/lowering.h"
 #include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
@@ -48,11 +49,13 @@ Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost
 // fp32 values: norm statistics, router logits, scores.
 uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
-// Builds the chain of one block, handing out tags in order.
+// Builds the chain of one block, handing out tags in order. Every step it
+// adds is a row of the block's lowering table (workloads/lowering.h).
 class ChainBuilder {
  public:
-  ChainBuilder(const RegionContext& context, Block& block, uint16_t layer, uint16_t first_tag)
-      : block_(block), next_tag_(first_tag) {
+  ChainBuilder(const RegionContext& context, workloads::LayerLowering lowering, Block& block, uint16_t layer,
+               uint16_t first_tag)
+      : lowering_(lowering), block_(block), next_tag_(first_tag) {
     env_.tile = context.hw->tile;
     env_.fabric = context.hw->fabric;
     env_.geo = block.geo;
@@ -68,6 +71,9 @@ class ChainBuilder {
   }
   template <typename Make>
   void add(const char* label, Make make) {
+    if (!workloads::find_lowering(lowering_, label))
+      throw std::logic_error(std::string("step ") + label + " has no row in the " + workloads::to_string(lowering_) +
+                             " lowering table (workloads/lowering.cpp)");
     env_.label = label;
     env_.tag = next_tag_;
     block_.steps.push_back(make(env_));
@@ -79,6 +85,7 @@ class ChainBuilder {
   uint64_t gemv_sum_bytes(uint64_t elements) const { return dtype_bytes(env_.partial_sum, elements); }
 
  private:
+  workloads::LayerLowering lowering_;
   Block& block_;
   StepEnv env_;
   uint16_t next_tag_;
@@ -439,7 +446,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   Block& main = region.blocks[0];
   main.geo = box;
   main.geo.rows = attention_rows;
-  ChainBuilder chain(context, main, uint16_t(layer), kTagFirstStep);
+  ChainBuilder chain(context, workloads::LayerLowering::MoeLayer, main, uint16_t(layer), kTagFirstStep);
   add_attention(chain, m, layer, context.max_context);
   // Router: logits on the root column, gathered, top-k at the root.
   chain.add("router", [&](const StepEnv& env) {
@@ -498,7 +505,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       RegionContext expert_context = context;
       expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
       const uint64_t result_bytes = vector_bytes * expert_context.tokens;
-      ChainBuilder expert_chain(expert_context, expert, uint16_t(layer), expert_first_tag);
+      ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
+                                expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
       if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
         expert_chain.add("expert_scale", [&](const StepEnv& env) {
@@ -707,6 +715,18 @@ std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t 
   return key;
 }
 
+// The lowering table of a region's main block (an MoE layer's: build_moe).
+workloads::LayerLowering lowering_of(RegionKind kind, const MappingOptions& options) {
+  switch (kind) {
+    case RegionKind::Embedding: return workloads::LayerLowering::Embedding;
+    case RegionKind::Head: return workloads::LayerLowering::Head;
+    case RegionKind::Moe: return workloads::LayerLowering::MoeLayer;
+    case RegionKind::Dense: break;
+  }
+  return options.dataflow == Dataflow::Distributed ? workloads::LayerLowering::DistributedLayer
+                                                   : workloads::LayerLowering::Layer;
+}
+
 }  // namespace
 
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
@@ -724,7 +744,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     region.blocks.emplace_back();
     Block& main = region.blocks[0];
     main.geo = box;
-    ChainBuilder chain(context, main, uint16_t(std::max(layer, 0)), kTagFirstStep);
+    ChainBuilder chain(context, lowering_of(kind, *context.options), main, uint16_t(std::max(layer, 0)), kTagFirstStep);
     const Dtype w = m.weight_dtype, act = m.activation_dtype;
     if (kind == RegionKind::Embedding) {
       chain.add("lookup", [&](const StepEnv& env) {
