@@ -184,8 +184,8 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
     const mapping::KvGroupAttention* attention = next_attention();
     if (!attention) fail("no attention step follows");
     const auto* groups_layout = dynamic_cast<const mapping::AttentionStep*>(attention);
-    const bool grid = groups_layout == nullptr;
-    if (!grid && !groups_layout->row_io()) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
+    const bool grid = dynamic_cast<const mapping::GridAttentionStep*>(attention) != nullptr;
+    if (groups_layout && !groups_layout->row_io()) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
     // Each KV-head group's columns hold that group's queries, keys and values:
     // cut by whole heads, or with grid attention by runs of head dimensions.
     const std::vector<uint32_t>& start = attention->group_start();
