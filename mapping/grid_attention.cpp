@@ -1,11 +1,12 @@
 // Attention laid out as WaferLLM's decode kernel lays it (mapping.attention:
 // grid; MeshInfra/WaferLLM, Decode/*/src/decode.csl): head dimensions along
 // the columns, positions along the rows. docs/MAPPING.md has the picture.
+#include "mapping/grid_attention.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 #include "mapping/kv_groups.h"
-#include "mapping/steps.h"
 #include "models/cost.h"
 #include "workloads/op_costs.h"
 
@@ -15,10 +16,13 @@ namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-class GridAttention : public Step {
+class GridAttention final : public GridAttentionStep {
  public:
   GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes)
-      : Step(env), shape_(shape), groups_(shape.n_kv_heads, env.geo.cols), slice_bytes_(slice_bytes) {
+      : GridAttentionStep(env, KvGroups(shape.n_kv_heads, env.geo.cols).start, shape.window, shape.sinks.flops > 0),
+        shape_(shape),
+        groups_(shape.n_kv_heads, env.geo.cols),
+        slice_bytes_(slice_bytes) {
     if (shape.max_positions == 0)
       throw std::logic_error("grid attention sizes its score messages by the workload's largest context");
     const BlockGeometry& g = env.geo;
@@ -78,12 +82,6 @@ class GridAttention : public Step {
 
   FrontKind input() const override { return FrontKind::Row; }
   FrontKind output() const override { return FrontKind::Row; }
-  StepDataflow dataflow() const override {
-    StepDataflow df{StepKind::Attention, false, false, false, true, groups_.start, shape_.window};
-    df.sinks = sinks_.flops > 0;
-    df.grid = true;
-    return df;
-  }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;

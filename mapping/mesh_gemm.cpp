@@ -47,12 +47,19 @@ StepEnv whole_chunk(StepEnv env) {
   return env;
 }
 
+// The gather tree's blocks of the chunk's tokens (tree_.bytes_per_position): one per position of the output line.
+uint32_t chunk_block_tokens(const StepEnv& env, bool from_column) {
+  return uint32_t(ceil_div(env.tokens, from_column ? env.geo.rows : env.geo.cols));
+}
+
 constexpr uint32_t kScatterPattern = 0, kInputRingPattern = 1, kPartialRingPattern = 3, kTreePattern = 5;
 
-class MeshGemm : public Step {
+class MeshGemm final : public MeshGemmStep {
  public:
   MeshGemm(const StepEnv& env, const GemvShape& shape, bool from_column)
-      : Step(whole_chunk(env)), shape_(shape), from_column_(from_column), tokens_(env.tokens) {
+      : MeshGemmStep(whole_chunk(env), from_column, chunk_block_tokens(env, from_column)),
+        shape_(shape),
+        tokens_(env.tokens) {
     const BlockGeometry& g = env.geo;
     lines_ = from_column ? g.rows : g.cols;
     spread_ = from_column ? g.cols : g.rows;
@@ -84,23 +91,16 @@ class MeshGemm : public Step {
     rest_bias_ = one_bias * (tokens_ - first_tokens_);
   }
 
-  FrontKind input() const override { return from_column_ ? FrontKind::Column : FrontKind::Row; }
-  FrontKind output() const override { return from_column_ ? FrontKind::Row : FrontKind::Column; }
-  StepDataflow dataflow() const override {
-    // The same GEMM as the decode GEMV it replaces, with the same partitions.
-    StepDataflow df{
-        from_column_ ? StepKind::GemvToRow : StepKind::GemvToColumn, false, false, !from_column_, false, {}, 0};
-    df.ring_block_tokens = uint32_t(ceil_div(tokens_, lines_));  // the gather tree's blocks (tree_.bytes_per_position)
-    return df;
-  }
+  FrontKind input() const override { return from_column() ? FrontKind::Column : FrontKind::Row; }
+  FrontKind output() const override { return from_column() ? FrontKind::Row : FrontKind::Column; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    const uint32_t l = from_column_ ? i : j, m = from_column_ ? j : i;
+    const uint32_t l = from_column() ? i : j, m = from_column() ? j : i;
     const BlockGeometry& g = env_.geo;
     if (spread_ > 1) {
       if (m == 0)
         out.push_back(multicast(kScatterPattern)
-                          .dir(from_column_ ? g.across() : g.down())
+                          .dir(from_column() ? g.across() : g.down())
                           .tiles(spread_ - 1)
                           .bytes(message_bytes(scatter_bytes_))
                           .tag(env_.tag));
@@ -130,7 +130,7 @@ class MeshGemm : public Step {
   }
 
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    const bool along_line = row == from_column_;  // index is a position l
+    const bool along_line = row == from_column();  // index is a position l
     // The ring successor as an offset: tiles that differ only in their position share a program.
     auto ring_offset = [&](uint32_t n) { return uint64_t(int64_t(interleaved_ring_next(index, n)) - int64_t(index)); };
     out.push_back(index == 0);
@@ -196,12 +196,12 @@ class MeshGemm : public Step {
   }
 
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
-    const uint32_t l = from_column_ ? i : j, m = from_column_ ? j : i;
+    const uint32_t l = from_column() ? i : j, m = from_column() ? j : i;
     return share(shape_.d_in, lines_, l) * share(shape_.d_out, spread_, m);
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
-    const uint32_t l = from_column_ ? i : j, m = from_column_ ? j : i;
+    const uint32_t l = from_column() ? i : j, m = from_column() ? j : i;
     return shape_.bias && l == 0 ? share(shape_.d_out, spread_, m) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
@@ -225,11 +225,10 @@ class MeshGemm : public Step {
   static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }
   // A send dl positions along the line and dm across it.
   SendTask move(int32_t dl, int32_t dm, uint32_t pattern) const {
-    return from_column_ ? send_local(dl, dm, pattern) : send_local(dm, dl, pattern);
+    return from_column() ? send_local(dl, dm, pattern) : send_local(dm, dl, pattern);
   }
 
   GemvShape shape_;
-  bool from_column_;
   uint32_t tokens_;
   uint32_t lines_ = 1, spread_ = 1;
   uint64_t block_in_ = 0, block_out_ = 0, first_tokens_ = 1;

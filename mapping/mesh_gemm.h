@@ -33,6 +33,25 @@
 
 namespace wafersim::mapping {
 
+// The same GEMM as the decode GEMV it replaces, with the same partitions: to
+// the root row (from_column) or to the root column from the root row.
+class MeshGemmStep : public Step {
+ public:
+  MeshGemmStep(const StepEnv& env, bool from_column, uint32_t ring_block_tokens)
+      : Step(env), from_column_(from_column), ring_block_tokens_(ring_block_tokens) {}
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+  bool from_column() const { return from_column_; }
+  // The fp32 partial sums circulate on the interleaved ring along the line
+  // (interleaved_ring_next) instead of a tree. The chunk's tokens form blocks
+  // of this many; block b's sums start at the ring successor of position b and
+  // finish at b, which the gather tree then collects.
+  uint32_t ring_block_tokens() const { return ring_block_tokens_; }
+
+ private:
+  bool from_column_;
+  uint32_t ring_block_tokens_;
+};
+
 std::unique_ptr<Step> mesh_gemm_step(const StepEnv& env, const GemvShape& shape, bool from_column);
 
 // Position after `p` on an interleaved ring of `n` tiles along a line

@@ -3,11 +3,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mapping/grid_attention.h"
 #include "mapping/kv_groups.h"
 #include "mapping/mesh_gemm.h"
+#include "mapping/moe_dispatch.h"
 #include "mapping/region.h"
 #include "models/cost.h"
 #include "models/task_builders.h"
+#include "workloads/lowering.h"
 #include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
@@ -46,11 +49,13 @@ Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost
 // fp32 values: norm statistics, router logits, scores.
 uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
-// Builds the chain of one block, handing out tags in order.
+// Builds the chain of one block, handing out tags in order. Every step it
+// adds is a row of the block's lowering table (workloads/lowering.h).
 class ChainBuilder {
  public:
-  ChainBuilder(const RegionContext& context, Block& block, uint16_t layer, uint16_t first_tag)
-      : block_(block), next_tag_(first_tag) {
+  ChainBuilder(const RegionContext& context, workloads::LayerLowering lowering, Block& block, uint16_t layer,
+               uint16_t first_tag)
+      : lowering_(lowering), block_(block), next_tag_(first_tag) {
     env_.tile = context.hw->tile;
     env_.fabric = context.hw->fabric;
     env_.geo = block.geo;
@@ -66,6 +71,9 @@ class ChainBuilder {
   }
   template <typename Make>
   void add(const char* label, Make make) {
+    if (!workloads::find_lowering(lowering_, label))
+      throw std::logic_error(std::string("step ") + label + " has no row in the " + workloads::to_string(lowering_) +
+                             " lowering table (workloads/lowering.cpp)");
     env_.label = label;
     env_.tag = next_tag_;
     block_.steps.push_back(make(env_));
@@ -77,6 +85,7 @@ class ChainBuilder {
   uint64_t gemv_sum_bytes(uint64_t elements) const { return dtype_bytes(env_.partial_sum, elements); }
 
  private:
+  workloads::LayerLowering lowering_;
   Block& block_;
   StepEnv env_;
   uint16_t next_tag_;
@@ -309,108 +318,6 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
               [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
 }
 
-// Sends the vector to the routed experts' rows, waits for their results and
-// combines them: all of them at the root (mapping.moe_combine: root), or the
-// one sum the combining tree streams to it (tree).
-class Dispatch : public Step {
- public:
-  struct Expert {
-    int32_t routed_index;  // -1 for a shared expert
-    Timed result;          // root: from dispatch to the result at the layer root, contention-free
-    // tree: from dispatch to the vector at the block root, and to its own result there
-    Timed arrival, ready;
-    int32_t row_child = -1, column_child = -1;  // indices into the experts, -1 for none
-    uint64_t latency = 0;                       // tree: its stream's head to its parent, contention-free
-    uint64_t serialization = 0;                 // tree: of its stream
-    uint64_t add_cycles = 0;                    // tree: adding its own result into the stream
-  };
-  // Root: `results` messages and the root's `combine`. Tree: one stream of
-  // `stream_bytes` per token, written out as activations by `combine`.
-  Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
-           uint32_t results, const Work& combine, bool tree, uint64_t stream_bytes)
-      : Step(env),
-        head_sends_(std::move(head_sends)),
-        experts_(std::move(experts)),
-        moe_layer_(moe_layer),
-        results_(results),
-        combine_(combine),
-        tree_(tree),
-        stream_bytes_(stream_bytes) {}
-  StepDataflow dataflow() const override { return {StepKind::Dispatch, false, false, false, false, {}, 0}; }
-  FrontKind input() const override { return FrontKind::Root; }
-  FrontKind output() const override { return FrontKind::Root; }
-  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (i != 0 || j != 0) return;
-    out.insert(out.end(), head_sends_.begin(), head_sends_.end());
-    if (!tree_) {
-      out.push_back(wait().tag(env_.tag).messages(results_));
-      out.push_back(compute().work(combine_).dtype(env_.activation));
-      return;
-    }
-    out.push_back(wait().tag(env_.tag).messages(1).heads_only(uint32_t(stream_bytes_)));
-    out.push_back(compute().work(combine_).dtype(Dtype::FP32).category(Category::Reduce).after_streams());
-  }
-  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
-  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
-    if (tree_) return tree_latency(in, inputs, iteration);
-    Timed last = in.root;
-    for (const Expert& expert : experts_)
-      if (routed(expert, inputs, iteration)) last = later(last, in.root.then(expert.result));
-    return Front::at_root(last.after(cycles(env_.activation, combine_), Category::Compute));
-  }
-  // Root: the dispatch's two multicasts. Tree: and two alternating colours for
-  // each of the row chains and the column chain.
-  uint32_t patterns() const override { return tree_ ? 6 : 2; }
-  uint16_t tags_used() const override { return tree_ ? 2 : 1; }
-
- private:
-  bool routed(const Expert& expert, const IterationInputs& inputs, uint64_t iteration) const {
-    return expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index));
-  }
-  // The programs' streams (build_moe), node by node from the last: a child
-  // always comes after its parent. A node streams when its own expert is
-  // routed (adding its result) or one of its children streams (passing the sum on).
-  Front tree_latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const {
-    const size_t n = experts_.size();
-    std::vector<Timed> head(n);
-    std::vector<uint64_t> tail(n, 0);
-    std::vector<char> streams(n, 0);
-    for (size_t k = n; k-- > 0;) {
-      const Expert& node = experts_[k];
-      const bool own = routed(node, inputs, iteration);
-      Timed start = in.root.then(own ? node.ready : node.arrival);
-      uint64_t inputs_tail = 0, ingest = 0;
-      bool children = false;
-      for (const int32_t child : {node.row_child, node.column_child}) {
-        if (child < 0 || !streams[size_t(child)]) continue;
-        const Expert& c = experts_[size_t(child)];
-        start = later(start, head[size_t(child)].after(c.latency, Category::Reduce));
-        inputs_tail = std::max(inputs_tail, tail[size_t(child)] + c.latency);
-        ingest += c.serialization;
-        children = true;
-      }
-      if (!own && !children) continue;
-      streams[k] = 1;
-      head[k] = start;
-      tail[k] = stream_tail_departure(start.cycle, std::max({node.serialization, own ? node.add_cycles : 0, ingest}),
-                                      inputs_tail);
-    }
-    if (n == 0 || !streams[0]) throw std::logic_error("an MoE layer's combining tree carries nothing to its root");
-    const Expert& first = experts_[0];
-    const Timed start = later(in.root, head[0].after(first.latency, Category::Reduce));
-    const uint64_t done = stream_tail_departure(
-        start.cycle, std::max(cycles(Dtype::FP32, combine_), first.serialization), tail[0] + first.latency);
-    return Front::at_root(start.after(done - start.cycle, Category::Reduce));
-  }
-
-  std::vector<Task> head_sends_;
-  std::vector<Expert> experts_;
-  uint32_t moe_layer_, results_;
-  Work combine_;
-  bool tree_;
-  uint64_t stream_bytes_;
-};
-
 // Where an expert block sits: its row, its place in the row, and the end of its row (an expert index).
 struct TreePlace {
   uint32_t row, place, row_end;
@@ -427,7 +334,7 @@ struct TreePlace {
 // routed": SkipUnlessExpert / SkipIfExpert over the range guard each task.
 void add_combining_tree(const RegionContext& context, Region& region, uint32_t layer,
                         const std::vector<TreePlace>& places, const std::vector<uint32_t>& tokens, uint16_t column_tag,
-                        uint16_t row_tag, std::vector<Dispatch::Expert>& experts) {
+                        uint16_t row_tag, std::vector<DispatchStep::Expert>& experts) {
   const ModelSpec& m = *context.model;
   const HardwareSpec& hw = *context.hw;
   const uint32_t total = uint32_t(places.size()), routed = m.moe.n_experts;
@@ -459,7 +366,7 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     Block& block = region.blocks[1 + e];
     const BlockGeometry& parent =
         head ? (place.row == 0 ? region.blocks[0].geo : region.blocks[1 + previous_head].geo) : region.blocks[e].geo;
-    Dispatch::Expert& node = experts[e];
+    DispatchStep::Expert& node = experts[e];
     std::vector<Task>& out = block.root_combine;
     if (e + 1 < place.row_end) {  // the row's next block
       node.row_child = int32_t(e + 1);
@@ -539,7 +446,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   Block& main = region.blocks[0];
   main.geo = box;
   main.geo.rows = attention_rows;
-  ChainBuilder chain(context, main, uint16_t(layer), kTagFirstStep);
+  ChainBuilder chain(context, workloads::LayerLowering::MoeLayer, main, uint16_t(layer), kTagFirstStep);
   add_attention(chain, m, layer, context.max_context);
   // Router: logits on the root column, gathered, top-k at the root.
   chain.add("router", [&](const StepEnv& env) {
@@ -570,7 +477,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
 
   // Expert blocks, row by row; the first block of each row is its dispatch head.
   std::vector<Task> head_sends;  // to the first row's head only: the others hear it down the first column
-  std::vector<Dispatch::Expert> experts;
+  std::vector<DispatchStep::Expert> experts;
   std::vector<uint32_t> tokens;  // per expert block: tokens of the chunk it takes
   std::vector<TreePlace> rows;
   const FixedInputs fixed;
@@ -598,7 +505,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       RegionContext expert_context = context;
       expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
       const uint64_t result_bytes = vector_bytes * expert_context.tokens;
-      ChainBuilder expert_chain(expert_context, expert, uint16_t(layer), expert_first_tag);
+      ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
+                                expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
       if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
         expert_chain.add("expert_scale", [&](const StepEnv& env) {
@@ -626,7 +534,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
                 .after(head_arrival, Category::Fabric)
                 .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
       }
-      Dispatch::Expert timing;
+      DispatchStep::Expert timing;
       timing.routed_index = expert.expert;
       timing.arrival = front.at[0];
       for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
@@ -645,8 +553,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const Work combine = tree ? Work{0, sum_bytes(m.d_model), vector_bytes}
                             : Work{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
-    return std::make_unique<Dispatch>(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts, combine,
-                                      tree, sum_bytes(m.d_model));
+    return moe_dispatch_step(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts, combine, tree,
+                             sum_bytes(m.d_model));
   });
   chain.add("residual", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
@@ -807,6 +715,18 @@ std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t 
   return key;
 }
 
+// The lowering table of a region's main block (an MoE layer's: build_moe).
+workloads::LayerLowering lowering_of(RegionKind kind, const MappingOptions& options) {
+  switch (kind) {
+    case RegionKind::Embedding: return workloads::LayerLowering::Embedding;
+    case RegionKind::Head: return workloads::LayerLowering::Head;
+    case RegionKind::Moe: return workloads::LayerLowering::MoeLayer;
+    case RegionKind::Dense: break;
+  }
+  return options.dataflow == Dataflow::Distributed ? workloads::LayerLowering::DistributedLayer
+                                                   : workloads::LayerLowering::Layer;
+}
+
 }  // namespace
 
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
@@ -824,7 +744,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     region.blocks.emplace_back();
     Block& main = region.blocks[0];
     main.geo = box;
-    ChainBuilder chain(context, main, uint16_t(std::max(layer, 0)), kTagFirstStep);
+    ChainBuilder chain(context, lowering_of(kind, *context.options), main, uint16_t(std::max(layer, 0)), kTagFirstStep);
     const Dtype w = m.weight_dtype, act = m.activation_dtype;
     if (kind == RegionKind::Embedding) {
       chain.add("lookup", [&](const StepEnv& env) {

@@ -30,11 +30,15 @@ Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, u
               dtype_bytes(env.partial_sum, block_out)};
 }
 
-class RootCompute : public Step {
+class RootCompute final : public RootComputeStep {
  public:
   RootCompute(const StepEnv& env, const Work& work, Dtype dtype, Category category, uint64_t row_weights, Dtype weight)
-      : Step(env), work_(work), dtype_(dtype), category_(category), row_weights_(row_weights), weight_(weight) {}
-  StepDataflow dataflow() const override { return {StepKind::RootCompute, false, false, false, false, {}, 0}; }
+      : RootComputeStep(env),
+        work_(work),
+        dtype_(dtype),
+        category_(category),
+        row_weights_(row_weights),
+        weight_(weight) {}
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -63,11 +67,10 @@ class RootCompute : public Step {
   Dtype weight_;
 };
 
-class Lookup : public Step {
+class Lookup final : public LookupStep {
  public:
   Lookup(const StepEnv& env, uint64_t table_elements, Dtype weight, uint64_t row_bytes)
-      : Step(env), table_elements_(table_elements), weight_(weight), row_bytes_(row_bytes) {}
-  StepDataflow dataflow() const override { return {StepKind::Lookup, false, false, false, false, {}, 0}; }
+      : LookupStep(env), table_elements_(table_elements), weight_(weight), row_bytes_(row_bytes) {}
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -117,12 +120,15 @@ class Lookup : public Step {
   uint64_t row_bytes_;
 };
 
-class GemvToColumn : public Step {
+class GemvToColumn final : public GemvToColumnStep {
  public:
   // input_tag >= 0: x arrives on every root-row tile with that tag;
   // local_row: x is already there, slice j on (0, j).
   GemvToColumn(const StepEnv& env, const GemvShape& shape, int32_t input_tag, bool local_row)
-      : Step(env), shape_(shape), input_tag_(input_tag), local_row_(local_row) {
+      : GemvToColumnStep(env, input_tag >= 0 || local_row),
+        shape_(shape),
+        input_tag_(input_tag),
+        local_row_(local_row) {
     const BlockGeometry& g = env.geo;
     block_in_ = g.largest_column_share(shape.d_in);
     block_out_ = g.largest_row_share(shape.d_out);
@@ -139,9 +145,6 @@ class GemvToColumn : public Step {
     bias_work_ = block_work(env, shape, block_in_, block_out_, shape.bias);
   }
   FrontKind input() const override { return input_tag_ < 0 && !local_row_ ? FrontKind::Root : FrontKind::Row; }
-  StepDataflow dataflow() const override {
-    return {StepKind::GemvToColumn, false, false, input_tag_ >= 0 || local_row_, false, {}, 0};
-  }
   FrontKind output() const override { return FrontKind::Column; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
@@ -214,9 +217,9 @@ class GemvToColumn : public Step {
   Work work_, bias_work_;  // bias_work_: on the tiles that hold the bias slices
 };
 
-class GemvToRow : public Step {
+class GemvToRow final : public GemvToRowStep {
  public:
-  GemvToRow(const StepEnv& env, const GemvShape& shape) : Step(env), shape_(shape) {
+  GemvToRow(const StepEnv& env, const GemvShape& shape) : GemvToRowStep(env), shape_(shape) {
     const BlockGeometry& g = env.geo;
     block_in_ = g.largest_row_share(shape.d_in);
     block_out_ = g.largest_column_share(shape.d_out);
@@ -232,7 +235,6 @@ class GemvToRow : public Step {
   }
   FrontKind input() const override { return FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Row; }
-  StepDataflow dataflow() const override { return {StepKind::GemvToRow, false, false, false, false, {}, 0}; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
@@ -285,23 +287,22 @@ class GemvToRow : public Step {
 };
 
 // Element-wise work on the root column's slices, or (along_row) the root row's.
-class ColumnCompute : public Step {
+class ColumnCompute final : public LineComputeStep {
  public:
   ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype, bool along_row, uint64_t line_weights, Dtype weight)
-      : Step(env), work_(work), dtype_(dtype), along_row_(along_row), line_weights_(line_weights), weight_(weight) {}
-  FrontKind input() const override { return along_row_ ? FrontKind::Row : FrontKind::Column; }
+      : LineComputeStep(env, along_row), work_(work), dtype_(dtype), line_weights_(line_weights), weight_(weight) {}
+  FrontKind input() const override { return along_row() ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return input(); }
-  StepDataflow dataflow() const override { return {StepKind::LineCompute, along_row_, false, false, false, {}, 0}; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if ((along_row_ ? i : j) == 0) out.push_back(compute().work(work_).dtype(dtype_));
+    if ((along_row() ? i : j) == 0) out.push_back(compute().work(work_).dtype(dtype_));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     // Tiles off the line do nothing: the index across the line decides.
-    if (row == along_row_) out.push_back(index == 0);
+    if (row == along_row()) out.push_back(index == 0);
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
-    if ((along_row_ ? i : j) != 0) return 0;
-    return along_row_ ? env_.geo.column_share(line_weights_, j) : env_.geo.row_share(line_weights_, i);
+    if ((along_row() ? i : j) != 0) return 0;
+    return along_row() ? env_.geo.column_share(line_weights_, j) : env_.geo.row_share(line_weights_, i);
   }
   uint64_t total_weight_elements() const override { return line_weights_; }
   uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, line_weights_); }
@@ -318,28 +319,26 @@ class ColumnCompute : public Step {
  private:
   Work work_;
   Dtype dtype_;
-  bool along_row_;
   uint64_t line_weights_;
   Dtype weight_;
 };
 
 // The root multicasts a payload down the root column, or (along_row) along the root row.
-class ColumnBroadcast : public Step {
+class ColumnBroadcast final : public BroadcastStep {
  public:
   ColumnBroadcast(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes, bool along_row)
-      : Step(env), bytes_(bytes), keep_bytes_(keep_bytes), along_row_(along_row) {}
-  StepDataflow dataflow() const override { return {StepKind::Broadcast, along_row_, false, false, false, {}, 0}; }
+      : BroadcastStep(env, along_row), bytes_(bytes), keep_bytes_(keep_bytes) {}
   FrontKind input() const override { return FrontKind::Root; }
-  FrontKind output() const override { return along_row_ ? FrontKind::Row : FrontKind::Column; }
-  uint32_t line_tiles() const { return along_row_ ? env_.geo.cols : env_.geo.rows; }
+  FrontKind output() const override { return along_row() ? FrontKind::Row : FrontKind::Column; }
+  uint32_t line_tiles() const { return along_row() ? env_.geo.cols : env_.geo.rows; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    const uint32_t across = along_row_ ? i : j, along = along_row_ ? j : i;
+    const uint32_t across = along_row() ? i : j, along = along_row() ? j : i;
     if (across != 0) return;
     if (along > 0)
       out.push_back(wait().tag(env_.tag).messages(1));
     else if (line_tiles() > 1)
       out.push_back(multicast(0)
-                        .dir(along_row_ ? env_.geo.across() : env_.geo.down())
+                        .dir(along_row() ? env_.geo.across() : env_.geo.down())
                         .tiles(line_tiles() - 1)
                         .bytes(bytes_)
                         .tag(env_.tag));
@@ -353,7 +352,7 @@ class ColumnBroadcast : public Step {
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // The payload streams past: a tile keeps its part and a stream buffer.
-    const uint32_t across = along_row_ ? i : j, along = along_row_ ? j : i;
+    const uint32_t across = along_row() ? i : j, along = along_row() ? j : i;
     return across == 0 && along > 0 ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes) : 0;
   }
   uint32_t patterns() const override { return line_tiles() > 1 ? 1 : 0; }
@@ -361,13 +360,13 @@ class ColumnBroadcast : public Step {
 
  private:
   uint64_t bytes_, keep_bytes_;
-  bool along_row_;
 };
 
 // Gathers (or reduces) slices on the root column (along_row = false) or row.
-class GatherToRoot : public Step {
+class GatherToRoot final : public GatherStep {
  public:
-  GatherToRoot(const StepEnv& env, bool along_row, uint64_t bytes_per_position, bool reduce) : Step(env) {
+  GatherToRoot(const StepEnv& env, bool along_row, uint64_t bytes_per_position, bool reduce)
+      : GatherStep(env, along_row, reduce) {
     tree_.along_row = along_row;
     tree_.n = along_row ? env.geo.cols : env.geo.rows;
     tree_.tag = env.tag;
@@ -377,9 +376,6 @@ class GatherToRoot : public Step {
   }
   FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Root; }
-  StepDataflow dataflow() const override {
-    return {StepKind::Gather, tree_.along_row, !tree_.gather, false, false, {}, 0};
-  }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (tree_.along_row ? i == 0 : j == 0) emit_tree(tree_, tree_.along_row ? j : i, out);
   }
@@ -411,19 +407,19 @@ class GatherToRoot : public Step {
   Tree tree_;
 };
 
-class Attention : public Step {
+class Attention final : public AttentionStep {
  public:
   // row_io: q/k/v arrive as slices on the root row (slice_bytes per column)
   // and the output leaves there (Front::Row); otherwise root to root.
   Attention(const StepEnv& env, const AttentionShape& shape, bool row_io, uint64_t slice_bytes)
-      : Step(env), shape_(shape), row_io_(row_io) {
+      : AttentionStep(env, KvGroups(shape.n_kv_heads, env.geo.cols).start, shape.window, shape.sinks.flops > 0, row_io),
+        shape_(shape) {
     const BlockGeometry& g = env.geo;
     const KvGroups split(shape.n_kv_heads, g.cols);
     groups_ = split.count;
     heads_per_group_ = split.heads_per_group;
     widest_ = split.widest;
     group_of_ = split.of;
-    group_start_ = split.start;
     const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
     column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
@@ -438,7 +434,7 @@ class Attention : public Step {
     column_tree_.along_row = false;
     column_tree_.n = g.rows;
     column_tree_.bytes_per_position = partial_bytes_;
-    if (!row_io_) {
+    if (!row_io) {
       // The root multicasts q/k/v along the root row (pattern 0), each (0, j) down
       // its column (1); the root row gathers one partial per KV head group.
       down_ = 1;
@@ -497,19 +493,14 @@ class Attention : public Step {
       group_sinks_ = Work{share(shape.sinks.flops), share(shape.sinks.read_bytes), share(shape.sinks.write_bytes)};
     }
   }
-  FrontKind input() const override { return row_io_ ? FrontKind::Row : FrontKind::Root; }
+  FrontKind input() const override { return row_io() ? FrontKind::Row : FrontKind::Root; }
   FrontKind output() const override { return input(); }
-  StepDataflow dataflow() const override {
-    StepDataflow df{StepKind::Attention, false, false, false, row_io_, group_start_, shape_.window};
-    df.sinks = has_sinks();
-    return df;
-  }
 
-  uint32_t group_columns(uint32_t group) const { return group_start_[group + 1] - group_start_[group]; }
+  uint32_t group_columns(uint32_t group) const { return group_start()[group + 1] - group_start()[group]; }
   uint32_t group_tiles(uint32_t j) const { return group_columns(group_of_[j]) * env_.geo.rows; }
   Task attend_task(uint32_t j) const { return kv_compute(fixed_, per_position_, group_tiles(j), shape_.window); }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (row_io_) return emit_row_io(i, j, out);
+    if (row_io()) return emit_row_io(i, j, out);
     const BlockGeometry& g = env_.geo;
     if (i == 0) {
       if (j > 0)
@@ -524,11 +515,11 @@ class Attention : public Step {
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
     if (i == 0) emit_tree(row_tree_, j, out);
-    if (i == 0 && j == 0 && has_sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
+    if (i == 0 && j == 0 && sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
   }
   void emit_row_io(uint32_t i, uint32_t j, std::vector<Task>& out) const {
     const BlockGeometry& g = env_.geo;
-    const uint32_t group = group_of_[j], columns = group_columns(group), p = j - group_start_[group];
+    const uint32_t group = group_of_[j], columns = group_columns(group), p = j - group_start()[group];
     const uint16_t down_tag = uint16_t(env_.tag + down_);
     // A multicast along the group from its first column, or the wait for it.
     auto along = [&](uint16_t tag, uint64_t bytes) {
@@ -550,19 +541,19 @@ class Attention : public Step {
     emit_tree(column_tree_, i, out);
     if (i != 0) return;
     emit_tree(resized(group_tree_, columns), p, out);
-    if (p == 0 && has_sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
+    if (p == 0 && sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
     along(out_multicast_tag_, out_bytes_);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == 0);
     if (row) {
       tree_signature(column_tree_, index, out);
-    } else if (row_io_) {
+    } else if (row_io()) {
       // Everything a column does follows from its group's width and its place in the group.
       const uint32_t group = group_of_[index];
       out.push_back(group_tiles(index));
       out.push_back(group_columns(group));
-      out.push_back(index - group_start_[group]);
+      out.push_back(index - group_start()[group]);
     } else {
       out.push_back(group_tiles(index));
       tree_signature(row_tree_, index, out);
@@ -570,7 +561,7 @@ class Attention : public Step {
   }
   bool has_kv_offset() const override { return true; }
   uint32_t kv_offset(uint32_t i, uint32_t j) const override {
-    return (j - group_start_[group_of_[j]]) * env_.geo.rows + i;
+    return (j - group_start()[group_of_[j]]) * env_.geo.rows + i;
   }
   uint64_t attended(uint64_t context) const {
     return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
@@ -591,7 +582,7 @@ class Attention : public Step {
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     if (!scores(i, j)) return 0;
     // Row input and output: root-row tiles also receive their group's output.
-    return attention_buffers() + (row_io_ && i == 0 ? out_bytes_ : 0);
+    return attention_buffers() + (row_io() && i == 0 ? out_bytes_ : 0);
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) == 0)
@@ -617,7 +608,7 @@ class Attention : public Step {
     auto column = [&](uint32_t j) -> const Timed& {
       const uint64_t group = group_tiles(j);
       const uint64_t base = positions / group, extra = positions % group;
-      const uint64_t first = uint64_t(j - group_start_[group_of_[j]]) * g.rows;
+      const uint64_t first = uint64_t(j - group_start()[group_of_[j]]) * g.rows;
       const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, g.rows) : 0;
       auto [it, fresh] = column_time.try_emplace({group, longer_rows});
       if (fresh) {
@@ -632,10 +623,10 @@ class Attention : public Step {
       }
       return it->second;
     };
-    if (row_io_) {
+    if (row_io()) {
       Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
       for (uint32_t group = 0; group < groups_; ++group) {
-        const uint32_t start = group_start_[group], columns = group_columns(group);
+        const uint32_t start = group_start()[group], columns = group_columns(group);
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
           return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
         };
@@ -644,7 +635,7 @@ class Attention : public Step {
         std::vector<Timed> ready(columns);
         for (uint32_t p = 0; p < columns; ++p) ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
         Timed combined = tree_time(resized(group_tree_, columns), std::move(ready));
-        if (has_sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
+        if (sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
         for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
       }
       return out;
@@ -654,20 +645,18 @@ class Attention : public Step {
       row_ready[j] =
           in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(column(j));
     const Timed combined = tree_time(row_tree_, std::move(row_ready));
-    return Front::at_root(has_sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
-                                      : combined);
+    return Front::at_root(sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
+                                  : combined);
   }
   uint32_t patterns() const override { return patterns_; }
   uint16_t tags_used() const override { return tags_used_; }
 
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
-  bool has_sinks() const { return shape_.sinks.flops > 0; }
 
   AttentionShape shape_;
-  bool row_io_;
   uint32_t groups_ = 1, heads_per_group_ = 1, widest_ = 1;
-  std::vector<uint32_t> group_of_, group_start_;
+  std::vector<uint32_t> group_of_;
   uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0, out_bytes_ = 0;
   Work fixed_, per_position_, group_sinks_;
   uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all

@@ -1,7 +1,9 @@
 #pragma once
-// The steps a block of tiles runs for one token, each with two faces that must
-// agree: emit() writes the tile programs the engine runs, and latency() gives
-// the same timing in closed form (contention-free) for the analytic model.
+// The steps a block of tiles runs for one token. Each has a timing face whose
+// two halves must agree: emit() writes the tile programs the engine runs, and
+// latency() gives the same timing in closed form (contention-free) for the
+// analytic model; an SRAM face (StepSram, step_sram.h); and a kind, which the
+// functional check visits (step_visitor.h, docs/ARCHITECTURE.md "Adding a step").
 //
 // Between steps the data sits at the block root (Front::Root), on the root
 // column as slices (Front::Column, one time per row) or on the root row
@@ -9,10 +11,13 @@
 // arrives, so fronts carry everything the closed forms need.
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "mapping/block.h"
 #include "mapping/line_tree.h"
+#include "mapping/step_sram.h"
+#include "mapping/step_visitor.h"
 #include "mapping/timed.h"
 #include "models/hardware.h"
 #include "models/task_builders.h"
@@ -59,47 +64,10 @@ struct StepEnv {
   uint32_t tokens = 1;
 };
 
-// What a step computes, as the functional evaluator (sim/functional) reads it:
-// which line its data sits on and which trees combine it. The label (StepEnv)
-// says which operation of the model it is; the partitions follow from the
-// geometry (docs/VALIDATION.md, "Numbers"). Timing never reads it.
-enum class StepKind : uint8_t {
-  Other,         // no functional meaning declared (the evaluator refuses the plan)
-  RootCompute,   // on the block root
-  Lookup,        // embedding row to the root
-  GemvToColumn,  // input at the root or on the root row, fp32 sums reduced along each row
-  GemvToRow,     // input on the root column, fp32 sums reduced down each column
-  LineCompute,   // element-wise on the root column (or root row)
-  Broadcast,     // root down the root column
-  Gather,        // root column (or root row) to the root, concatenated or reduced
-  Attention,     // per KV-head group of columns, flash-decoding partials reduced
-  Dispatch,      // MoE experts
-};
-struct StepDataflow {
-  StepKind kind = StepKind::Other;
-  bool along_row = false;             // LineCompute, Gather: the root row (else the root column)
-  bool reduce = false;                // Gather: combined to one payload instead of concatenated
-  bool input_on_row = false;          // GemvToColumn: x already on the root row (no multicast from the root)
-  bool row_io = false;                // Attention: q/k/v in and output out as slices on the root row
-  std::vector<uint32_t> group_start;  // Attention: first column of each KV-head group, then the column count
-  uint32_t window = 0;                // Attention: positions attended (0 = all)
-  bool sinks = false;                 // Attention: sink logits join where the partials are combined
-  // GEMV steps of a MeshGEMM (prefill): the fp32 partial sums circulate on the
-  // interleaved ring along the line (interleaved_ring_next) instead of a tree.
-  // The chunk's tokens form blocks of this many; block b's sums start at the
-  // ring successor of position b and finish at b, which the gather tree then
-  // collects. 0: the partials reduce along the step's tree.
-  uint32_t ring_block_tokens = 0;
-  // Attention laid out as WaferLLM's kernel (mapping.attention: grid): column p
-  // of a group holds a run of the group's head dimensions (each rotary pair
-  // together), row i the positions p with p % rows == i (grid_attention_step).
-  bool grid = false;
-};
-
-class Step {
+// A step's timing face; its SRAM face is StepSram's (step_sram.h).
+class Step : public StepSram {
  public:
   explicit Step(const StepEnv& env) : env_(env) {}
-  virtual ~Step() = default;
 
   const char* label() const { return env_.label; }
   // emit() for the iteration's tokens: work and message bytes times StepEnv::tokens.
@@ -121,32 +89,14 @@ class Step {
     return latency(in, inputs, iteration);
   }
 
-  // Weight elements tile (i, j) stores for this step, in weight_dtype(), and
-  // bias elements, in bias_dtype() (biases are never block-scaled).
-  virtual uint64_t weight_elements(uint32_t, uint32_t) const { return 0; }
-  virtual Dtype weight_dtype() const { return Dtype::BF16; }
-  virtual uint64_t bias_elements(uint32_t, uint32_t) const { return 0; }
-  virtual Dtype bias_dtype() const { return Dtype::BF16; }
-  // The same summed over the block's tiles (weights and biases together).
-  virtual uint64_t total_weight_elements() const { return 0; }
-  virtual uint64_t total_weight_bytes() const { return 0; }
-  virtual uint64_t total_kv_bytes(uint64_t /*context*/) const { return 0; }
-  // Other SRAM the step needs on tile (i, j).
-  virtual uint64_t kv_bytes(uint32_t, uint32_t, uint64_t /*context*/) const { return 0; }
-  virtual uint64_t activation_bytes(uint32_t, uint32_t) const { return 0; }
-  // Largest context whose KV share still fits in `free_bytes` of tile (i, j).
-  virtual uint64_t max_context(uint32_t, uint32_t, uint64_t /*free_bytes*/) const { return UINT64_MAX; }
-  // Per-tile KV share (Task::kTileParam), when the step has one.
-  virtual bool has_kv_offset() const { return false; }
-  virtual uint32_t kv_offset(uint32_t, uint32_t) const { return 0; }
-
   // Routing patterns (multicasts, tree levels) the step needs at its busiest
   // router; patterns past the preset's colour budget go through a relay.
   virtual uint32_t patterns() const = 0;
   uint32_t relayed_patterns() const;
   virtual uint16_t tags_used() const = 0;
-  // The functional meaning of the step and the environment it was built in.
-  virtual StepDataflow dataflow() const { return {}; }
+  // What the step computes, for the functional check: each kind calls its own case.
+  virtual void accept(StepVisitor& visitor) const = 0;
+  // The environment the step was built in.
   const StepEnv& env() const { return env_; }
   // The shape of the step's trees over n positions (mapping.reduction).
   TreeShape tree_shape(uint32_t n) const;
@@ -212,6 +162,109 @@ class Step {
   }
 
   StepEnv env_;
+};
+
+// --- the step kinds (step_visitor.h) ------------------------------------------
+// What each kind computes, as the functional check reads it: the line its
+// data sits on and the trees that combine it. The label (StepEnv) says which
+// operation of the model it is; the partitions follow from the geometry
+// (docs/VALIDATION.md, "Numbers"). Timing never reads these.
+
+// On the block root.
+class RootComputeStep : public Step {
+ public:
+  using Step::Step;
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+};
+
+// The embedding row of the token to the root.
+class LookupStep : public Step {
+ public:
+  using Step::Step;
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+};
+
+// Input at the root or on the root row, fp32 sums reduced along each row.
+class GemvToColumnStep : public Step {
+ public:
+  GemvToColumnStep(const StepEnv& env, bool input_on_row) : Step(env), input_on_row_(input_on_row) {}
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+  // x already on the root row (no multicast from the root).
+  bool input_on_row() const { return input_on_row_; }
+
+ private:
+  bool input_on_row_;
+};
+
+// Input on the root column, fp32 sums reduced down each column.
+class GemvToRowStep : public Step {
+ public:
+  using Step::Step;
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+};
+
+// A step on the root column's slices, or along_row the root row's.
+class LineStep : public Step {
+ public:
+  LineStep(const StepEnv& env, bool along_row) : Step(env), along_row_(along_row) {}
+  bool along_row() const { return along_row_; }
+
+ private:
+  bool along_row_;
+};
+
+// Element-wise on the line's slices.
+class LineComputeStep : public LineStep {
+ public:
+  using LineStep::LineStep;
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+};
+
+// The root to every tile of the line.
+class BroadcastStep : public LineStep {
+ public:
+  using LineStep::LineStep;
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+};
+
+// The line's slices to the root, concatenated or (reduce) combined to one payload.
+class GatherStep : public LineStep {
+ public:
+  GatherStep(const StepEnv& env, bool along_row, bool reduce) : LineStep(env, along_row), reduce_(reduce) {}
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+  bool reduce() const { return reduce_; }
+
+ private:
+  bool reduce_;
+};
+
+// What both attention layouts share: KV heads own groups of columns (kv_groups.h).
+class KvGroupAttention : public Step {
+ public:
+  KvGroupAttention(const StepEnv& env, std::vector<uint32_t> group_start, uint32_t window, bool sinks)
+      : Step(env), group_start_(std::move(group_start)), window_(window), sinks_(sinks) {}
+  // First column of each KV-head group, then the column count.
+  const std::vector<uint32_t>& group_start() const { return group_start_; }
+  uint32_t window() const { return window_; }  // positions attended (0 = all)
+  bool sinks() const { return sinks_; }        // sink logits join where the partials are combined
+
+ private:
+  std::vector<uint32_t> group_start_;
+  uint32_t window_;
+  bool sinks_;
+};
+
+// Per KV-head group of columns, flash-decoding partials reduced.
+class AttentionStep : public KvGroupAttention {
+ public:
+  AttentionStep(const StepEnv& env, std::vector<uint32_t> group_start, uint32_t window, bool sinks, bool row_io)
+      : KvGroupAttention(env, std::move(group_start), window, sinks), row_io_(row_io) {}
+  void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
+  // q/k/v in and the output out as slices on the root row (else root to root).
+  bool row_io() const { return row_io_; }
+
+ private:
+  bool row_io_;
 };
 
 // --- the steps ---------------------------------------------------------------
@@ -304,19 +357,6 @@ std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& s
 // each column and then along the group's columns to its first column (sinks
 // there), which multicasts the group's attention output along the group.
 std::unique_ptr<Step> row_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
-
-// The same between slices on the root row, laid out as WaferLLM's decode
-// kernel lays attention (mapping.attention: grid): within each KV-head group,
-// column j holds its slice's head dimensions of every position the column
-// holds, and row i the positions p with p mod rows == i. Each root-row tile
-// multicasts its q/k/v slice down its column; every tile scores its positions
-// over its dimensions; in every row the partial scores are summed along the
-// group's columns and returned along them; the softmax's max and sum each
-// reduce down every column (fp32) and return down it; each tile weights its
-// values, and the output slices reduce down each column to the root row.
-// Score messages are sized for the workload's largest context, as the
-// kernel's fixed score buffers are.
-std::unique_ptr<Step> grid_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
 
 // Embedding lookup: the root asks the far corner of the block for a row of the
 // table and waits for it (the row's owner is data dependent; the far corner is

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -59,11 +58,6 @@ std::string unsupported_reason(const mapping::Plan& plan) {
   for (Dtype dtype : {m.weight_dtype, m.moe.n_experts ? m.moe_weight_dtype : Dtype::BF16})
     if (!supported_weight_dtype(dtype))
       return fmt::format("{} weights are not emulated (fp32, fp16, bf16 and mxfp4 are)", to_string(dtype));
-  for (const Region& region : plan.regions)
-    for (const mapping::Block& block : region.blocks)
-      for (const auto& step : block.steps)
-        if (step->dataflow().kind == StepKind::Other)
-          return fmt::format("{}: step {} declares no functional meaning", region.name, step->label());
   return "";
 }
 
@@ -77,12 +71,6 @@ void Evaluator::State::swap_token(TokenState& t) {
   std::swap(routing, t.routing);
   std::swap(stream, t.stream);
   std::swap(qkv_slices, t.qkv_slices);
-}
-
-Tensor Evaluator::State::norm_tensor(const char* label) const {
-  if (std::strncmp(label, "input_norm", 10) == 0) return Tensor::AttnNorm;
-  if (std::strcmp(label, "final_norm") == 0) return Tensor::FinalNorm;
-  return Tensor::MlpNorm;
 }
 
 // fp32 statistics of a slice: RMSNorm the sum of squares; LayerNorm the sum too.
@@ -183,22 +171,24 @@ std::vector<std::vector<uint32_t>> Evaluator::State::grid_dims(uint32_t first, u
   return split(list, columns, 2);
 }
 
-std::optional<StepDataflow> Evaluator::State::next_attention() const {
+const mapping::KvGroupAttention* Evaluator::State::next_attention() const {
   for (size_t t = s + 1; t < block->steps.size(); ++t)
-    if (block->steps[t]->dataflow().kind == StepKind::Attention) return block->steps[t]->dataflow();
-  return std::nullopt;
+    if (const auto* attention = dynamic_cast<const mapping::KvGroupAttention*>(block->steps[t].get())) return attention;
+  return nullptr;
 }
 
 // Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
 std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t parts) const {
   const std::string label = step->label();
   if (label == "qkv_proj") {
-    const std::optional<StepDataflow> attention = next_attention();
+    const mapping::KvGroupAttention* attention = next_attention();
     if (!attention) fail("no attention step follows");
-    if (!attention->row_io) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
+    const auto* groups_layout = dynamic_cast<const mapping::AttentionStep*>(attention);
+    const bool grid = dynamic_cast<const mapping::GridAttentionStep*>(attention) != nullptr;
+    if (groups_layout && !groups_layout->row_io()) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
     // Each KV-head group's columns hold that group's queries, keys and values:
     // cut by whole heads, or with grid attention by runs of head dimensions.
-    const std::vector<uint32_t>& start = attention->group_start;
+    const std::vector<uint32_t>& start = attention->group_start();
     const uint32_t groups = uint32_t(start.size() - 1);
     const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
     const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
@@ -206,7 +196,7 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
     for (uint32_t g = 0; g < groups; ++g) {
       const auto [first, last] = kv_heads_of(groups, g);
       const uint32_t columns = start[g + 1] - start[g];
-      if (!attention->grid) {
+      if (!grid) {
         const auto pieces = split(qkv_of_kv_heads(first, last), columns, 2);
         for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
         continue;
@@ -285,10 +275,10 @@ std::vector<float> Evaluator::State::partial_sum(uint32_t i, uint32_t j, const s
 // MeshGEMM, on its ring: the token's block b starts at the ring successor
 // of position b, each tile adds its product as the partial passes, and the
 // sum is finished at b.
-std::vector<float> Evaluator::State::reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df,
+std::vector<float> Evaluator::State::reduce_line(std::vector<std::vector<float>> partial, uint32_t ring_block_tokens,
                                                  int64_t drop) const {
-  if (df.ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
-  const uint32_t n = uint32_t(partial.size()), finish = in_chunk / df.ring_block_tokens;
+  if (ring_block_tokens == 0) return reduce_tree(std::move(partial), *step, add_partials(), drop);
+  const uint32_t n = uint32_t(partial.size()), finish = in_chunk / ring_block_tokens;
   if (finish >= n) fail(fmt::format("token {} of the chunk has no ring position to finish at", in_chunk));
   std::vector<float> sum(partial[0].size(), 0.0f);
   uint32_t at = mapping::interleaved_ring_next(finish, n);
@@ -306,10 +296,10 @@ std::vector<float> Evaluator::State::reduce_line(std::vector<std::vector<float>>
   return sum;
 }
 
-Data Evaluator::State::gemv_to_column(const Data& in, const StepDataflow& df) {
+Data Evaluator::State::gemv_to_column(const Data& in, bool input_on_row, uint32_t ring_block_tokens) {
   const BlockGeometry& g = geo();
   std::vector<Piece> x(g.cols);
-  if (df.input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
+  if (input_on_row && in.kind != FrontKind::Root) {  // at the root: the expert dispatch's multicast
     if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the input is not on the root row");
     x = in.at;
   } else {  // the root's vector, multicast along the root row: column j keeps slice j
@@ -323,12 +313,12 @@ Data Evaluator::State::gemv_to_column(const Data& in, const StepDataflow& df) {
     std::vector<std::vector<float>> partial(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
     out.at[i].index = rows[i];
-    out.at[i].value = reduce_line(std::move(partial), df, dropped(i));
+    out.at[i].value = reduce_line(std::move(partial), ring_block_tokens, dropped(i));
   }
   return out;
 }
 
-Data Evaluator::State::gemv_to_row(const Data& in, const StepDataflow& df) {
+Data Evaluator::State::gemv_to_row(const Data& in, uint32_t ring_block_tokens) {
   const BlockGeometry& g = geo();
   if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
   const auto columns = output_slices(g.cols);
@@ -337,7 +327,7 @@ Data Evaluator::State::gemv_to_row(const Data& in, const StepDataflow& df) {
     std::vector<std::vector<float>> partial(g.rows);
     for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
     out.at[j].index = columns[j];
-    out.at[j].value = reduce_line(std::move(partial), df, dropped(j));
+    out.at[j].value = reduce_line(std::move(partial), ring_block_tokens, dropped(j));
   }
   return out;
 }
@@ -410,63 +400,6 @@ Piece Evaluator::State::activation_of(const Piece& piece) const {
   return out;
 }
 
-Data Evaluator::State::line_compute(const Data& in, const StepDataflow& df) {
-  const std::string label = step->label();
-  Data out{in.kind, {}};
-  if (label == "input_norm_stats" || label == "residual_norm_stats") {
-    if (label == "residual_norm_stats")  // the attention branch joins the stream first
-      for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
-    for (const Piece& slice : stream.at) out.at.push_back(whole(statistics(slice.value)));
-    return out;
-  }
-  if (label == "input_norm_scale" || label == "mlp_norm_scale") {
-    const Tensor tensor = norm_tensor(label.c_str());
-    for (size_t i = 0; i < stream.at.size(); ++i) out.at.push_back(scale(stream.at[i], in.at[i].value, tensor));
-    return out;
-  }
-  if (label == "residual_slices") {
-    for (size_t i = 0; i < in.at.size(); ++i) stream.at[i] = add(stream.at[i], in.at[i]);
-    return stream;
-  }
-  if (label == "qk_norm_stats") {  // each tile's sums of squares per q and k head, in fp32
-    qkv_slices = in;
-    const uint64_t hd = m.head_dim, nk = (uint64_t(m.n_heads) + m.n_kv_heads) * hd;
-    for (const Piece& piece : in.at) {
-      std::vector<float> squares(m.n_heads + m.n_kv_heads, 0.0f);
-      for (size_t k = 0; k < piece.index.size(); ++k)
-        if (piece.index[k] < nk) squares[piece.index[k] / hd] += piece.value[k] * piece.value[k];
-      out.at.push_back(whole(std::move(squares)));
-    }
-    return out;
-  }
-  if ((label == "rotary" || label == "qk_norm") && !qkv_slices.at.empty()) {  // after the statistics' all-reduce
-    if (qkv_slices.at.size() != in.at.size()) fail("the head sums did not return to every QKV slice");
-    for (size_t p = 0; p < in.at.size(); ++p) {
-      const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
-      out.at.push_back(head_transform(qkv_slices.at[p], where, &in.at[p].value));
-    }
-    qkv_slices = Data{};
-    return out;
-  }
-  for (size_t p = 0; p < in.at.size(); ++p) {
-    const std::string where = df.along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0);
-    if (label == "rotary" || label == "qk_norm" || label == "qkv_slices")
-      out.at.push_back(head_transform(in.at[p], where));
-    else if (label == "activation")
-      out.at.push_back(activation_of(in.at[p]));
-    else if (label == "argmax_slice") {
-      const Piece& logits = in.at[p];
-      size_t best = 0;
-      for (size_t k = 1; k < logits.value.size(); ++k)
-        if (logits.value[k] > logits.value[best]) best = k;
-      out.at.push_back(logits.value.empty() ? whole({-INFINITY, 0})
-                                            : whole({logits.value[best], float(logits.index[best])}));
-    } else
-      fail("no element-wise meaning is known for this step");
-  }
-  return out;
-}
-
 uint64_t Evaluator::State::gathered_size() const {
   const std::string label = step->label();
   if (label == "gather_qkv") return qkv_size(m);
@@ -474,9 +407,9 @@ uint64_t Evaluator::State::gathered_size() const {
   return m.d_model;
 }
 
-Data Evaluator::State::gather(const Data& in, const StepDataflow& df) {
+Data Evaluator::State::gather(const Data& in, bool reduce) {
   const std::string label = step->label();
-  if (df.reduce) {
+  if (reduce) {
     std::vector<std::vector<float>> parts;
     for (const Piece& piece : in.at) parts.push_back(piece.value);
     if (label == "argmax") {
@@ -512,9 +445,9 @@ Data Evaluator::State::gather(const Data& in, const StepDataflow& df) {
   return at_root(std::move(vector));
 }
 
-Data Evaluator::State::broadcast(const Data& in, const StepDataflow& df) {
+Data Evaluator::State::broadcast(const Data& in, bool along_row) {
   const BlockGeometry& g = geo();
-  if (df.along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
+  if (along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
   Data out{FrontKind::Column, {}};
   if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
     const auto cuts = split(in.at[0].index, g.rows);
@@ -530,62 +463,69 @@ Data Evaluator::State::broadcast(const Data& in, const StepDataflow& df) {
   return out;
 }
 
-Data Evaluator::State::root_compute(const Data& in) {
-  const std::string label = step->label();
-  if (label == "input_norm") {
-    stream = in;
-    return root_norm(in, Tensor::AttnNorm);
-  }
-  if (label == "residual_norm") {
-    stream.at[0] = add(stream.at[0], in.at[0]);
-    Data out = root_norm(stream, Tensor::MlpNorm);
-    normed = out.at[0].value;
-    return out;
-  }
-  if (label == "top_k") {  // the router's choice; the vector the experts take stays at the root
-    routing.clear();
-    const std::vector<double> logits(in.at[0].value.begin(), in.at[0].value.end());
-    for (const auto& [expert, weight] : pick_experts(logits, m.moe.top_k)) {
-      routing[expert] = float(weight);
-      result.routed[region->layer].push_back(expert);
-    }
-    return at_root(normed);
-  }
-  if (label == "expert_scale") {
-    Data out = in;
-    const float weight = routing.at(uint32_t(block_index - 1));
-    for (float& v : out.at[0].value) v = rounded(v * weight);
-    return out;
-  }
-  if (label == "residual") return Data{FrontKind::Root, {add(stream.at[0], in.at[0])}};
-  if (label == "final_norm") return root_norm(in, Tensor::FinalNorm);
-  if (label == "position_add") {
-    Data out = in;
-    for (uint32_t c = 0; c < m.d_model; ++c)
-      out.at[0].value[c] = rounded(in.at[0].value[c] + w.matrix(Tensor::Positions, -1, position, c));
-    return out;
-  }
-  if (label == "sample") return in;  // the argmax candidate the tree chose
-  fail("no meaning is known for this root step");
+Data Evaluator::State::lookup() const {
+  std::vector<float> row(m.d_model);
+  for (uint32_t c = 0; c < m.d_model; ++c) row[c] = rounded(w.matrix(Tensor::Embedding, -1, token, c));
+  return at_root(std::move(row));
 }
 
-Data Evaluator::State::apply(const Data& in) {
-  const StepDataflow df = step->dataflow();
-  switch (df.kind) {
-    case StepKind::RootCompute: return root_compute(in);
-    case StepKind::Lookup: {
-      std::vector<float> row(m.d_model);
-      for (uint32_t c = 0; c < m.d_model; ++c) row[c] = rounded(w.matrix(Tensor::Embedding, -1, token, c));
-      return at_root(std::move(row));
-    }
-    case StepKind::GemvToColumn: return gemv_to_column(in, df);
-    case StepKind::GemvToRow: return gemv_to_row(in, df);
-    case StepKind::LineCompute: return line_compute(in, df);
-    case StepKind::Broadcast: return broadcast(in, df);
-    case StepKind::Gather: return gather(in, df);
-    default: fail("no functional meaning is declared for this step");
+// Each step kind's case (mapping/step_visitor.h): a kind without one does not compile.
+class Evaluator::State::ChunkThroughStep final : public mapping::StepVisitor {
+ public:
+  ChunkThroughStep(State& state, const Tokens& tokens) : state_(state), tokens_(tokens) {}
+  void visit(const mapping::RootComputeStep&) override {
+    each([&](const Data& in) { return elementwise(in, false); });
   }
-}
+  void visit(const mapping::LookupStep&) override {
+    each([&](const Data&) { return state_.lookup(); });
+  }
+  void visit(const mapping::GemvToColumnStep& step) override {
+    each([&](const Data& in) { return state_.gemv_to_column(in, step.input_on_row(), 0); });
+  }
+  void visit(const mapping::GemvToRowStep&) override {
+    each([&](const Data& in) { return state_.gemv_to_row(in, 0); });
+  }
+  void visit(const mapping::MeshGemmStep& step) override {
+    each([&](const Data& in) {
+      return step.from_column() ? state_.gemv_to_row(in, step.ring_block_tokens())
+                                : state_.gemv_to_column(in, true, step.ring_block_tokens());
+    });
+  }
+  void visit(const mapping::LineComputeStep& step) override {
+    each([&](const Data& in) { return elementwise(in, step.along_row()); });
+  }
+  void visit(const mapping::BroadcastStep& step) override {
+    each([&](const Data& in) { return state_.broadcast(in, step.along_row()); });
+  }
+  void visit(const mapping::GatherStep& step) override {
+    each([&](const Data& in) { return state_.gather(in, step.reduce()); });
+  }
+  // The chunk's keys and values first, then each token over the positions up to its own.
+  void visit(const mapping::AttentionStep& step) override {
+    state_.each_token(tokens_, [&](size_t, TokenState& t) { state_.attention(t.data, step, KvPass::Store); });
+    each([&](const Data& in) { return state_.attention(in, step, KvPass::Attend); });
+  }
+  void visit(const mapping::GridAttentionStep& step) override {
+    state_.each_token(tokens_, [&](size_t, TokenState& t) { state_.grid_attention(t.data, step, KvPass::Store); });
+    each([&](const Data& in) { return state_.grid_attention(in, step, KvPass::Attend); });
+  }
+  void visit(const mapping::DispatchStep&) override { state_.dispatch(tokens_); }
+
+ private:
+  Data elementwise(const Data& in, bool along_row) {
+    const Elementwise* op = State::elementwise(state_.step->label());
+    if (!op) state_.fail("no element-wise meaning is registered for this step");
+    return (*op)(state_, in, along_row);
+  }
+  // Every token's data through `f`, token by token.
+  template <typename F>
+  void each(F f) {
+    state_.each_token(tokens_, [&](size_t, TokenState& t) { t.data = f(t.data); });
+  }
+
+  State& state_;
+  const Tokens& tokens_;
+};
 
 void Evaluator::State::observe_step(const Data& data, const StepObserver& observe) const {
   const char* name = reference_name(step->label(), m.positions == workloads::PositionKind::Learned);
@@ -688,16 +628,8 @@ void Evaluator::State::run_block(size_t index, const Tokens& tokens, const Chunk
   const auto& steps = block->steps;
   for (s = 0; s < steps.size(); ++s) {
     step = steps[s].get();
-    const StepDataflow df = step->dataflow();
-    if (df.kind == StepKind::Dispatch) {
-      dispatch(tokens);
-    } else if (df.kind == StepKind::Attention) {
-      // The chunk's keys and values first, then each token over the positions up to its own.
-      each_token(tokens, [&](size_t, TokenState& t) { attention(t.data, df, KvPass::Store); });
-      each_token(tokens, [&](size_t, TokenState& t) { t.data = attention(t.data, df, KvPass::Attend); });
-    } else {
-      each_token(tokens, [&](size_t, TokenState& t) { t.data = apply(t.data); });
-    }
+    ChunkThroughStep through(*this, tokens);
+    step->accept(through);
     if (block_index > 0) continue;  // expert blocks: their combined output is compared
     each_token(tokens, [&](size_t k, TokenState& t) {
       if (observe) observe_step(t.data, [&](const StepOutput& output) { (*observe)(k, output); });
@@ -753,7 +685,8 @@ Evaluator::Evaluator(const mapping::Plan& plan, const ModelWeights& weights, uin
     : state_(std::make_unique<State>(plan, prefill, weights, sequences, std::move(faults))) {
   for (const mapping::Plan* p : {&plan, prefill}) {
     if (!p) continue;
-    const std::string why = unsupported_reason(*p);
+    std::string why = unsupported_reason(*p);
+    if (why.empty()) why = State::unregistered_elementwise(*p);
     if (!why.empty()) throw FunctionalError(why);
   }
 }

@@ -29,8 +29,7 @@ void Evaluator::State::merge(Partials& into, const Partials& from) const {
 // tile's partials over its positions, reduced down each column.
 // With KvPass::Store only the entry is stored (nothing is returned).
 std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last,
-                                                        uint32_t start, uint32_t end, const StepDataflow& df,
-                                                        KvPass pass) {
+                                                        uint32_t start, uint32_t end, uint32_t window, KvPass pass) {
   const BlockGeometry& g = geo();
   const uint32_t hd = m.head_dim, q_per_kv = m.n_heads / m.n_kv_heads;
   const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
@@ -53,7 +52,7 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
     }
   if (!stored) fail(fmt::format("no tile of columns {}..{} holds position {}", start, end - 1, position));
   if (pass == KvPass::Store) return {};
-  const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
+  const uint64_t oldest = window > 0 && position + 1 > window ? position + 1 - window : 0;
   const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
   std::vector<Partials> columns;
   for (uint32_t j = start; j < end; ++j) {
@@ -116,27 +115,26 @@ std::vector<float> Evaluator::State::head_outputs(const Partials& partials, uint
 
 // Lines of the attention trees for DroppedPartialSum: column j's tree is line
 // j; the tree along the root row (root input) or along group g is line cols + g.
-Data Evaluator::State::attention(const Data& in, const StepDataflow& df, KvPass pass) {
+Data Evaluator::State::attention(const Data& in, const mapping::AttentionStep& attention, KvPass pass) {
   const BlockGeometry& g = geo();
-  const std::vector<uint32_t>& start = df.group_start;
-  if (df.grid) return grid_attention(in, df, pass);
+  const std::vector<uint32_t>& start = attention.group_start();
   const uint32_t groups = uint32_t(start.size() - 1);
   const uint32_t q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
   auto heads_of = [&](uint32_t group) { return kv_heads_of(groups, group); };
-  if (!df.row_io) {
+  if (!attention.row_io()) {
     // Down each column, then along the root row: one group's partials combine, groups are gathered.
     std::vector<Partials> columns(g.cols);
     for (uint32_t group = 0; group < groups; ++group) {
       const auto [first, last] = heads_of(group);
       if (first >= last) continue;
       std::vector<Partials> partials =
-          column_partials(in.at[0].value, first, last, start[group], start[group + 1], df, pass);
+          column_partials(in.at[0].value, first, last, start[group], start[group + 1], attention.window(), pass);
       if (pass == KvPass::Store) continue;
       for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
     }
     if (pass == KvPass::Store) return in;
     const Partials all = reduce_tree(std::move(columns), *step, merger(), dropped(g.cols));
-    return at_root(head_outputs(all, 0, m.n_heads, df.sinks));
+    return at_root(head_outputs(all, 0, m.n_heads, attention.sinks()));
   }
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
   for (uint32_t group = 0; group < groups; ++group) {
@@ -154,10 +152,11 @@ Data Evaluator::State::attention(const Data& in, const StepDataflow& df, KvPass 
     for (uint32_t index : qkv_of_kv_heads(first, last))
       if (std::isnan(qkv[index]))
         fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
-    std::vector<Partials> partials = column_partials(qkv, first, last, start[group], start[group + 1], df, pass);
+    std::vector<Partials> partials =
+        column_partials(qkv, first, last, start[group], start[group + 1], attention.window(), pass);
     if (pass == KvPass::Store) continue;
     const Partials combined = reduce_tree(std::move(partials), *step, merger(), dropped(g.cols + group));
-    const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv, df.sinks);
+    const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv, attention.sinks());
     // The group's output multicast along its columns: column p keeps slice p.
     const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);
     for (uint32_t p = 0; p < columns; ++p)
@@ -177,12 +176,13 @@ Data Evaluator::State::attention(const Data& in, const StepDataflow& df, KvPass 
 // values (in the partial-sum format): root-row tile j keeps output slice j.
 // Lines for DroppedPartialSum: column j's output tree is line j; the score
 // sum of row i of group g is line cols + g * rows + i.
-Data Evaluator::State::grid_attention(const Data& in, const StepDataflow& df, KvPass pass) {
+Data Evaluator::State::grid_attention(const Data& in, const mapping::GridAttentionStep& attention, KvPass pass) {
   const BlockGeometry& g = geo();
-  const std::vector<uint32_t>& start = df.group_start;
+  const std::vector<uint32_t>& start = attention.group_start();
+  const uint32_t window = attention.window();
   const uint32_t groups = uint32_t(start.size() - 1), q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
   const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
-  const uint64_t oldest = df.window > 0 && position + 1 > df.window ? position + 1 - df.window : 0;
+  const uint64_t oldest = window > 0 && position + 1 > window ? position + 1 - window : 0;
   const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
   auto add_in = [this](auto& into, const auto& from) {
     for (const auto& [key, value] : from) {
@@ -281,7 +281,7 @@ Data Evaluator::State::grid_attention(const Data& in, const StepDataflow& df, Kv
           for (const auto& [head, value] : b) a[head] += value;
         },
         -1);
-    if (df.sinks)
+    if (attention.sinks())
       for (auto& [head, sum] : total) sum += std::exp(w.sink(region->layer, head) - top.at(head));
     for (uint32_t p = 0; p < columns; ++p) {
       const uint32_t j = start[group] + p;

@@ -1,16 +1,17 @@
 #pragma once
 // The evaluator's state and the steps it evaluates, shared by its files
 // (evaluator.cpp: the chain of steps, norms, GEMVs, gathers and the chunk
-// driver; evaluator_attention.cpp: both attention layouts). Private to them.
+// driver; evaluator_elementwise.cpp: the element-wise steps;
+// evaluator_attention.cpp: both attention layouts). Private to them.
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "mapping/grid_attention.h"
 #include "sim/functional/evaluator.h"
 #include "sim/functional/tile_data.h"
 
@@ -19,8 +20,6 @@ namespace wafersim::functional {
 using mapping::BlockGeometry;
 using mapping::Region;
 using mapping::Step;
-using mapping::StepDataflow;
-using mapping::StepKind;
 using workloads::ModelSpec;
 
 // A token's own state while a chunk passes a region step by step: the
@@ -102,7 +101,6 @@ struct Evaluator::State {
   float rounded(float x) const { return round_to(act, x); }
 
   // --- norms ---------------------------------------------------------------
-  Tensor norm_tensor(const char* label) const;
   std::vector<float> statistics(const std::vector<float>& x) const;
   Piece scale(const Piece& slice, const std::vector<float>& stats, Tensor tensor) const;
   Data root_norm(const Data& in, Tensor tensor) const;
@@ -120,7 +118,7 @@ struct Evaluator::State {
   std::vector<uint32_t> qkv_of_kv_heads(uint32_t first, uint32_t last) const;
   std::pair<uint32_t, uint32_t> kv_heads_of(uint32_t groups, uint32_t g) const;
   std::vector<std::vector<uint32_t>> grid_dims(uint32_t first, uint32_t last, uint32_t columns) const;
-  std::optional<StepDataflow> next_attention() const;
+  const mapping::KvGroupAttention* next_attention() const;
   std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const;
   const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
                                          const std::vector<uint32_t>& columns);
@@ -134,34 +132,51 @@ struct Evaluator::State {
       for (size_t k = 0; k < a.size(); ++k) a[k] = round_to(partial, a[k] + b[k]);
     };
   }
-  std::vector<float> reduce_line(std::vector<std::vector<float>> partial, const StepDataflow& df, int64_t drop) const;
-  Data gemv_to_column(const Data& in, const StepDataflow& df);
-  Data gemv_to_row(const Data& in, const StepDataflow& df);
+  // ring_block_tokens > 0: the partials circulate on a MeshGEMM's ring (MeshGemmStep).
+  std::vector<float> reduce_line(std::vector<std::vector<float>> partial, uint32_t ring_block_tokens,
+                                 int64_t drop) const;
+  Data gemv_to_column(const Data& in, bool input_on_row, uint32_t ring_block_tokens);
+  Data gemv_to_row(const Data& in, uint32_t ring_block_tokens);
 
   // --- element-wise steps on a line ----------------------------------------------
   Piece head_transform(Piece piece, const std::string& where, const std::vector<float>* head_squares = nullptr) const;
+  Data head_transforms(const Data& in, bool along_row);
   Piece activation_of(const Piece& piece) const;
-  Data line_compute(const Data& in, const StepDataflow& df);
+  Data stream_statistics(const Data& in) const;
+  Data scaled_stream(const Data& in, Tensor tensor) const;
+  void add_to_stream(const Data& branch);
+  // Each slice of a line through f(position, tile name).
+  template <typename F>
+  Data each_slice(const Data& in, bool along_row, F f) const {
+    Data out{in.kind, {}};
+    for (size_t p = 0; p < in.at.size(); ++p)
+      out.at.push_back(f(p, along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0)));
+    return out;
+  }
+  // What an element-wise step computes, by its label (evaluator_elementwise.cpp); nullptr: none is registered.
+  using Elementwise = Data (*)(State& state, const Data& in, bool along_row);
+  static const Elementwise* elementwise(const std::string& label);
+  // The first element-wise step of `plan` without a registered meaning, or "".
+  static std::string unregistered_elementwise(const mapping::Plan& plan);
 
   // --- gathers and broadcasts ----------------------------------------------------
   uint64_t gathered_size() const;
-  Data gather(const Data& in, const StepDataflow& df);
-  Data broadcast(const Data& in, const StepDataflow& df);
+  Data gather(const Data& in, bool reduce);
+  Data broadcast(const Data& in, bool along_row);
 
   // --- attention -----------------------------------------------------------------
   void merge(Partials& into, const Partials& from) const;
   std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last, uint32_t start,
-                                        uint32_t end, const StepDataflow& df, KvPass pass);
+                                        uint32_t end, uint32_t window, KvPass pass);
   std::function<void(Partials&, const Partials&)> merger() const;
   std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head, bool sinks) const;
-  Data attention(const Data& in, const StepDataflow& df, KvPass pass);
+  Data attention(const Data& in, const mapping::AttentionStep& attention, KvPass pass);
 
   // --- grid attention (mapping.attention: grid) --------------------------------
-  Data grid_attention(const Data& in, const StepDataflow& df, KvPass pass);
+  Data grid_attention(const Data& in, const mapping::GridAttentionStep& attention, KvPass pass);
 
   // --- the chain ---------------------------------------------------------------
-  Data root_compute(const Data& in);
-  Data apply(const Data& in);
+  Data lookup() const;
   void observe_step(const Data& data, const StepObserver& observe) const;
 
   // --- a chunk of tokens through a region, step by step ----------------------------
@@ -183,6 +198,8 @@ struct Evaluator::State {
   std::vector<float> combine(const std::vector<std::vector<float>>& own, int64_t drop) const;
   void dispatch(const Tokens& tokens);
   void keep_result(const Data& data);
+  // One step of a block over every token of the chunk (evaluator.cpp).
+  class ChunkThroughStep;
   void run_block(size_t index, const Tokens& tokens, const ChunkObserver* observe);
   Data resliced(const Data& in);
   void run_region(size_t index, const Tokens& tokens, const ChunkObserver& observe);

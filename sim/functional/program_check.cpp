@@ -7,16 +7,16 @@
 
 #include <fmt/format.h>
 
+#include "mapping/grid_attention.h"
 #include "mapping/line_tree.h"
 #include "mapping/mesh_gemm.h"
+#include "mapping/moe_dispatch.h"
 
 namespace wafersim::functional {
 
 using mapping::BlockGeometry;
 using mapping::Region;
 using mapping::Step;
-using mapping::StepDataflow;
-using mapping::StepKind;
 
 namespace {
 
@@ -64,85 +64,123 @@ const Moves& found_moves(const mapping::Plan& plan, const mapping::Step& step, u
   return out;
 }
 
-// What the evaluator assumes tile (i, j) sends, multicasts and awaits in the
-// step; false for steps whose movement it does not follow (compute on a
-// line or at the root, the MoE dispatch, the lookup).
-bool expected_moves(const mapping::Step& step, uint32_t i, uint32_t j, Moves& out) {
-  const StepDataflow df = step.dataflow();
-  const BlockGeometry& g = step.env().geo;
-  // Position k of a tree over n positions along the row's axis (along_row) or the column's.
-  auto tree = [&](bool along_row, uint32_t k, uint32_t n) {
-    const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
-    for (uint32_t c : role.children_per_level) out.awaited += c;
-    if (role.send_level >= 0)
-      (along_row ? out.tree_along_row : out.tree_along_column).push_back(-int32_t(role.parent_distance));
-  };
-  auto multicast = [&](Dir dir, uint32_t tiles) {
-    if (tiles > 0) out.multicasts.emplace_back(dir, tiles);
-  };
-  const bool ring = df.ring_block_tokens > 0;
-  auto rings = [&] {  // MeshGEMM: partials and token blocks each go to the ring successor
-    if (g.rows > 1)
-      out.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i, g.rows)) - int32_t(i)), ++out.awaited;
-    if (g.cols > 1)
-      out.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j, g.cols)) - int32_t(j)), ++out.awaited;
-  };
-  switch (df.kind) {
-    case StepKind::GemvToColumn:  // x along the root row, down each column; sums along each row
-      tree(true, j, g.cols);
-      if (!df.input_on_row && i == 0 && j == 0) multicast(g.across(), g.cols - 1);
-      if (i == 0) multicast(g.down(), g.rows - 1);
-      if (ring) rings();
-      break;
-    case StepKind::GemvToRow:  // each column slice along its row; sums down each column
-      tree(false, i, g.rows);
-      if (j == 0) multicast(g.across(), g.cols - 1);
-      if (ring) rings();
-      break;
-    case StepKind::Gather:
-      if (df.along_row && i == 0) tree(true, j, g.cols);
-      if (!df.along_row && j == 0) tree(false, i, g.rows);
-      break;
-    case StepKind::Broadcast:
-      if (i == 0 && j == 0) multicast(df.along_row ? g.across() : g.down(), df.along_row ? g.cols - 1 : g.rows - 1);
-      break;
-    case StepKind::Attention:
-      if (df.grid) {
-        // Scores summed along the group's columns in every row and returned along
-        // them; the max, the sum and the output reduced down each column, the
-        // q/k/v slices, the max and the sum multicast down it.
-        const std::vector<uint32_t>& start = df.group_start;
-        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
-        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
-        tree(true, p, columns);
-        if (p == 0) multicast(g.across(), columns - 1);
-        for (int pass = 0; pass < 3; ++pass) {
-          tree(false, i, g.rows);
-          if (i == 0) multicast(g.down(), g.rows - 1);
-        }
-        break;
-      }
-      tree(false, i, g.rows);  // partials down each column
-      if (i == 0) multicast(g.down(), g.rows - 1);
-      if (!df.row_io) {
-        if (i == 0) tree(true, j, g.cols);  // and along the root row to the root
-        if (i == 0 && j == 0) multicast(g.across(), g.cols - 1);
-      } else if (i == 0) {
-        // q/k/v slices gathered to the group's first column and partials reduced
-        // there (two trees over the group), q/k/v and the output multicast along it.
-        const std::vector<uint32_t>& start = df.group_start;
-        const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j) - start.begin()) - 1;
-        const uint32_t columns = start[group + 1] - start[group], p = j - start[group];
-        tree(true, p, columns);
-        tree(true, p, columns);
-        if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
-      }
-      break;
-    default: return false;
+// What the evaluator assumes tile (i, j) sends, multicasts and awaits in a
+// step: each step kind's case (mapping/step_visitor.h). `follows` stays false
+// for steps whose movement it does not follow (compute on a line or at the
+// root, the lookup); `dispatch` is set for the MoE dispatch, whose combining
+// tree is checked on its own (combine_tree_mismatch).
+class ExpectedMoves final : public mapping::StepVisitor {
+ public:
+  ExpectedMoves(uint32_t i, uint32_t j, Moves& out) : i_(i), j_(j), out_(out) {}
+  bool follows = false;
+  bool dispatch = false;
+
+  void visit(const mapping::RootComputeStep&) override {}
+  void visit(const mapping::LookupStep&) override {}
+  void visit(const mapping::LineComputeStep&) override {}
+  void visit(const mapping::DispatchStep&) override { dispatch = true; }
+  // x along the root row, down each column; sums along each row.
+  void visit(const mapping::GemvToColumnStep& step) override { gemv_to_column(step, step.input_on_row(), false); }
+  // Each column slice along its row; sums down each column.
+  void visit(const mapping::GemvToRowStep& step) override { gemv_to_row(step, false); }
+  // MeshGEMM: the same, and partials and token blocks each go to the ring successor.
+  void visit(const mapping::MeshGemmStep& step) override {
+    if (step.from_column())
+      gemv_to_row(step, step.ring_block_tokens() > 0);
+    else
+      gemv_to_column(step, true, step.ring_block_tokens() > 0);
   }
-  out.sort();
-  return true;
-}
+  void visit(const mapping::GatherStep& step) override {
+    const BlockGeometry& g = step.env().geo;
+    if (step.along_row() && i_ == 0) tree(step, true, j_, g.cols);
+    if (!step.along_row() && j_ == 0) tree(step, false, i_, g.rows);
+    done();
+  }
+  void visit(const mapping::BroadcastStep& step) override {
+    const BlockGeometry& g = step.env().geo;
+    if (i_ == 0 && j_ == 0)
+      multicast(step.along_row() ? g.across() : g.down(), step.along_row() ? g.cols - 1 : g.rows - 1);
+    done();
+  }
+  void visit(const mapping::AttentionStep& step) override {
+    const BlockGeometry& g = step.env().geo;
+    tree(step, false, i_, g.rows);  // partials down each column
+    if (i_ == 0) multicast(g.down(), g.rows - 1);
+    if (!step.row_io()) {
+      if (i_ == 0) tree(step, true, j_, g.cols);  // and along the root row to the root
+      if (i_ == 0 && j_ == 0) multicast(g.across(), g.cols - 1);
+    } else if (i_ == 0) {
+      // q/k/v slices gathered to the group's first column and partials reduced
+      // there (two trees over the group), q/k/v and the output multicast along it.
+      const auto [columns, p] = place_in_group(step);
+      tree(step, true, p, columns);
+      tree(step, true, p, columns);
+      if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
+    }
+    done();
+  }
+  // Scores summed along the group's columns in every row and returned along
+  // them; the max, the sum and the output reduced down each column, the
+  // q/k/v slices, the max and the sum multicast down it.
+  void visit(const mapping::GridAttentionStep& step) override {
+    const BlockGeometry& g = step.env().geo;
+    const auto [columns, p] = place_in_group(step);
+    tree(step, true, p, columns);
+    if (p == 0) multicast(g.across(), columns - 1);
+    for (int pass = 0; pass < 3; ++pass) {
+      tree(step, false, i_, g.rows);
+      if (i_ == 0) multicast(g.down(), g.rows - 1);
+    }
+    done();
+  }
+
+ private:
+  // Position k of a tree over n positions along the row's axis (along_row) or the column's.
+  void tree(const Step& step, bool along_row, uint32_t k, uint32_t n) {
+    const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
+    for (uint32_t c : role.children_per_level) out_.awaited += c;
+    if (role.send_level >= 0)
+      (along_row ? out_.tree_along_row : out_.tree_along_column).push_back(-int32_t(role.parent_distance));
+  }
+  void multicast(Dir dir, uint32_t tiles) {
+    if (tiles > 0) out_.multicasts.emplace_back(dir, tiles);
+  }
+  void rings(const BlockGeometry& g) {
+    if (g.rows > 1)
+      out_.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i_, g.rows)) - int32_t(i_)),
+          ++out_.awaited;
+    if (g.cols > 1)
+      out_.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(j_, g.cols)) - int32_t(j_)), ++out_.awaited;
+  }
+  void gemv_to_column(const Step& step, bool input_on_row, bool ring) {
+    const BlockGeometry& g = step.env().geo;
+    tree(step, true, j_, g.cols);
+    if (!input_on_row && i_ == 0 && j_ == 0) multicast(g.across(), g.cols - 1);
+    if (i_ == 0) multicast(g.down(), g.rows - 1);
+    if (ring) rings(g);
+    done();
+  }
+  void gemv_to_row(const Step& step, bool ring) {
+    const BlockGeometry& g = step.env().geo;
+    tree(step, false, i_, g.rows);
+    if (j_ == 0) multicast(g.across(), g.cols - 1);
+    if (ring) rings(g);
+    done();
+  }
+  // Column j_'s KV-head group: its column count and j_'s place in it.
+  std::pair<uint32_t, uint32_t> place_in_group(const mapping::KvGroupAttention& step) const {
+    const std::vector<uint32_t>& start = step.group_start();
+    const size_t group = size_t(std::upper_bound(start.begin(), start.end(), j_) - start.begin()) - 1;
+    return {start[group + 1] - start[group], j_ - start[group]};
+  }
+  void done() {
+    out_.sort();
+    follows = true;
+  }
+
+  uint32_t i_, j_;
+  Moves& out_;
+};
 
 // The reduction sends and the messages awaited of one tile within a step's tags.
 struct TreeTasks {
@@ -193,18 +231,21 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
       for (const auto& step : block.steps) {
-        if (step->dataflow().kind == StepKind::Dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
+        Moves probe;
+        ExpectedMoves kind(0, 0, probe);
+        step->accept(kind);
+        if (kind.dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
           const std::string why = combine_tree_mismatch(plan, region, *step);
           if (!why.empty()) return why;
         }
+        if (!kind.follows) continue;
         const BlockGeometry& g = step->env().geo;
-        Moves probe;
-        if (!expected_moves(*step, 0, 0, probe)) continue;
         std::map<uint32_t, Moves> seen;
         for (uint32_t i = 0; i < g.rows; ++i)
           for (uint32_t j = 0; j < g.cols; ++j) {
             Moves want;
-            expected_moves(*step, i, j, want);
+            ExpectedMoves expected(i, j, want);
+            step->accept(expected);
             const Moves& got = found_moves(plan, *step, i, j, seen);
             std::string what;
             if (!got.stray.empty())

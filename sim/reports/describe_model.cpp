@@ -10,6 +10,7 @@
 #include "sim/reports/output.h"
 #include "sim/reports/reports.h"
 #include "workloads/graph.h"
+#include "workloads/lowering.h"
 #include "workloads/model_file.h"
 
 namespace wafersim::reports {
@@ -82,27 +83,50 @@ std::string generic_name(const GraphOp& op) {
   return name;
 }
 
+// The compiler's steps that do an op's work (workloads/lowering.h), a dense
+// layer's as mapping.dataflow's default (distributed) lays it out.
+std::vector<std::string> steps_of(const GraphOp& op, const ModelSpec& model) {
+  using workloads::LayerLowering;
+  std::string name = op.name;
+  const std::string layer_prefix = "layers." + std::to_string(op.layer) + ".";
+  if (op.layer >= 0 && name.rfind(layer_prefix, 0) == 0) name = name.substr(layer_prefix.size());
+  LayerLowering kind = LayerLowering::DistributedLayer;
+  if (op.layer < 0) {
+    const bool input = op.kind == workloads::OpKind::Embedding || op.kind == workloads::OpKind::PositionEmbedding;
+    kind = input ? LayerLowering::Embedding : LayerLowering::Head;
+  } else if (model.is_moe_layer(uint32_t(op.layer))) {
+    kind = LayerLowering::MoeLayer;
+    for (const char* experts : {"experts.", "shared_experts."})
+      if (name.rfind(experts, 0) == 0) {
+        kind = LayerLowering::Expert;
+        name = name.substr(name.find('.', std::string(experts).size()) + 1);  // after "experts.N."
+      }
+  }
+  return workloads::steps_of_op(kind, name);
+}
+
 // A table row; routed-expert ops of one kind are summed into a single row.
 struct Row {
   std::string name;
   uint32_t experts = 0;
   GraphOp sum;
+  std::vector<std::string> steps;
 };
 
-std::vector<Row> rows_of(const Graph& graph, int32_t layer) {
+std::vector<Row> rows_of(const Graph& graph, const ModelSpec& model, int32_t layer) {
   std::vector<Row> rows;
   std::map<std::string, size_t> expert_rows;
   for (const GraphOp& op : graph.ops) {
     if (op.layer != layer) continue;
     const std::string name = generic_name(op);
     if (op.expert < 0) {
-      rows.push_back({name, 0, op});
+      rows.push_back({name, 0, op, steps_of(op, model)});
       continue;
     }
     auto found = expert_rows.find(name);
     if (found == expert_rows.end()) {
       expert_rows[name] = rows.size();
-      rows.push_back({name, 1, op});
+      rows.push_back({name, 1, op, steps_of(op, model)});
       continue;
     }
     Row& row = rows[found->second];
@@ -124,7 +148,7 @@ std::vector<std::vector<uint32_t>> layer_groups(const Graph& graph, const ModelS
   std::vector<std::vector<uint32_t>> groups;
   for (uint32_t layer = 0; layer < model.n_layers; ++layer) {
     std::string signature;
-    for (const Row& row : rows_of(graph, int32_t(layer)))
+    for (const Row& row : rows_of(graph, model, int32_t(layer)))
       if (row.experts == 0)
         signature += row.name + shape_text(row.sum.input_shape) + shape_text(row.sum.output_shape) + ";";
     auto [it, inserted] = group_of.emplace(signature, groups.size());
@@ -142,13 +166,15 @@ std::string ops_table(const std::vector<Row>& rows) {
                {"weights", "bytes", true},
                {"KV read", "bytes", true},
                {"KV written", "bytes", true},
-               {"activations in+out", "bytes", true}});
+               {"activations in+out", "bytes", true},
+               {"compiler steps", "", false}});
   for (const Row& row : rows) {
     const GraphOp& op = row.sum;
     const std::string name = row.experts ? row.name + " (" + std::to_string(row.experts) + " experts)" : row.name;
     table.add_row({name, shape_text(op.input_shape), shape_text(op.output_shape), with_commas(op.flops),
                    dash_if_zero(op.weight_bytes_read), dash_if_zero(op.kv_bytes_read),
-                   dash_if_zero(op.kv_bytes_written), with_commas(op.activation_bytes_in + op.activation_bytes_out)});
+                   dash_if_zero(op.kv_bytes_written), with_commas(op.activation_bytes_in + op.activation_bytes_out),
+                   row.steps.empty() ? "-" : config::join(row.steps)});
   }
   return table.str();
 }
@@ -184,7 +210,7 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
   out << "decode step: batch " << graph.batch << ", context " << graph.context
       << " positions (the new token included)\n\n";
   std::vector<Row> embedding, head;
-  for (const Row& row : rows_of(graph, -1)) {
+  for (const Row& row : rows_of(graph, m, -1)) {
     const bool input =
         row.sum.kind == workloads::OpKind::Embedding || row.sum.kind == workloads::OpKind::PositionEmbedding;
     (input ? embedding : head).push_back(row);
@@ -195,9 +221,12 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
         << (group.size() == 1 ? "only this layer"
                               : "the same ops in " + std::to_string(group.size()) + " layers: " + layer_list(group))
         << (m.is_moe_layer(group[0]) ? "; routed experts differ by layer" : "") << "\n"
-        << ops_table(rows_of(graph, int32_t(group[0]))) << "\n";
+        << ops_table(rows_of(graph, m, int32_t(group[0]))) << "\n";
   }
-  out << "head\n" << ops_table(head) << "\n";
+  out << "head\n"
+      << ops_table(head)
+      << "  (compiler steps: the steps of a region's chain that do the op's work, workloads/lowering.cpp; a dense\n"
+         "  layer's as mapping.dataflow: distributed lays it out)\n\n";
 
   const uint64_t per_position = workloads::kv_bytes_per_position(m);
   const uint64_t batch = graph.batch;
@@ -218,7 +247,7 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
   out << summary.str();
 }
 
-nlohmann::json op_json(const GraphOp& op) {
+nlohmann::json op_json(const GraphOp& op, const ModelSpec& model) {
   return {{"name", op.name},
           {"kind", workloads::to_string(op.kind)},
           {"layer", op.layer},
@@ -232,7 +261,8 @@ nlohmann::json op_json(const GraphOp& op) {
           {"kv_bytes_written", op.kv_bytes_written},
           {"activation_bytes_in", op.activation_bytes_in},
           {"activation_bytes_out", op.activation_bytes_out},
-          {"deps", op.deps}};
+          {"deps", op.deps},
+          {"steps", steps_of(op, model)}};
 }
 
 nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& graph) {
@@ -240,7 +270,7 @@ nlohmann::json describe_json(const workloads::LoadedModel& loaded, const Graph& 
   const workloads::ParamCounts counts = workloads::count_params(m);
   const workloads::GraphTotals totals = workloads::graph_totals(graph);
   nlohmann::json ops = nlohmann::json::array();
-  for (const GraphOp& op : graph.ops) ops.push_back(op_json(op));
+  for (const GraphOp& op : graph.ops) ops.push_back(op_json(op, m));
   return {{"model", m.name},
           {"source", loaded.source},
           {"context", graph.context},

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "mapping/mesh_gemm.h"
 #include "sim/functional/check.h"
 #include "sim/functional/program_check.h"
 #include "tests/mapping/mapping_fixture.h"
@@ -86,7 +87,9 @@ TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every 
   const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
   const mapping::Step* qkv = find_step(prefill, "layer 0", "qkv_proj");
   REQUIRE(qkv);
-  REQUIRE(qkv->dataflow().ring_block_tokens > 1);
+  const auto* mesh = dynamic_cast<const mapping::MeshGemmStep*>(qkv);
+  REQUIRE(mesh);
+  REQUIRE(mesh->ring_block_tokens() > 1);
   require_match(check_functional(plan, {}, &prefill), 31);
 }
 

@@ -1,8 +1,9 @@
 // The compiled plan charges the work the decode graph (`describe model`)
 // describes. For one token at a given context, the FLOPs that every tile's
 // Compute tasks charge are summed step by step and compared with the graph ops
-// each step stands for; the weights each region's steps hold for the token
-// are compared with the bytes its ops read.
+// each step stands for (its row of the lowering table, workloads/lowering.h),
+// and every graph op must be some step's; the weights each region's steps
+// hold for the token are compared with the bytes its ops read.
 //
 // The one stated margin is the largest-block rule: a step cut into parts
 // charges every tile the largest part (the ceiling of the split), so a step
@@ -17,10 +18,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "mapping/grid_attention.h"
+#include "mapping/mesh_gemm.h"
 #include "mapping/plan.h"
 #include "sim/experiment/experiment.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/graph.h"
+#include "workloads/lowering.h"
 #include "workloads/model_file.h"
 
 using namespace wafersim;
@@ -28,69 +32,35 @@ using namespace wafersim::testing;
 
 namespace {
 
-// How a step cuts its work across tiles, for the largest-block margin.
+// How a step cuts its work across tiles, for the largest-block margin. A
+// GEMV's cut follows its output (slices on the root column or row), as does a line's.
 enum class Cut { None, GemvToColumn, GemvToRow, Column, KvHeads };
 
-struct StepOps {
-  Cut cut;
-  std::vector<std::string> ops;  // graph op names, after "layers.L." and any expert prefix
-  std::string group;             // steps of one group are compared together (default: the first op)
-};
+Cut cut_of(const mapping::Step& step) {
+  const bool gemv = dynamic_cast<const mapping::GemvToColumnStep*>(&step) ||
+                    dynamic_cast<const mapping::GemvToRowStep*>(&step) ||
+                    dynamic_cast<const mapping::MeshGemmStep*>(&step);
+  if (gemv) return step.output() == mapping::FrontKind::Row ? Cut::GemvToRow : Cut::GemvToColumn;
+  if (dynamic_cast<const mapping::LineComputeStep*>(&step)) return Cut::Column;
+  if (dynamic_cast<const mapping::KvGroupAttention*>(&step)) return Cut::KvHeads;
+  return Cut::None;
+}
 
-// What each step of a region stands for in the graph. A GEMV's cut follows
-// its output (slices on the root column or row), as does a line's.
-const std::map<std::string, StepOps> kSteps = {
-    {"lookup", {Cut::None, {"embedding"}, ""}},
-    {"position_add", {Cut::None, {"position_embedding"}, ""}},
-    {"input_norm", {Cut::None, {"attn_norm"}, ""}},
-    {"qkv_proj", {Cut::GemvToColumn, {"q_proj", "k_proj", "v_proj"}, ""}},
-    {"rotary", {Cut::Column, {"qk_norm", "rotary"}, ""}},
-    {"qk_norm", {Cut::Column, {"qk_norm"}, ""}},
-    // A head split across tiles: the sums of squares, their all-reduce along the line, then the scaling (above).
-    {"qk_norm_stats", {Cut::Column, {}, "qk_norm"}},
-    {"qk_norm_reduce", {Cut::None, {}, "moves"}},
-    {"qk_norm_broadcast", {Cut::None, {}, "moves"}},
-    {"qkv_slices", {Cut::Column, {}, "qkv_slices"}},
-    {"gather_qkv", {Cut::None, {}, "gathers"}},
-    {"attention", {Cut::KvHeads, {"attention_scores", "softmax", "attention_values"}, ""}},
-    {"o_proj", {Cut::GemvToColumn, {"o_proj"}, ""}},
-    {"gather_o", {Cut::None, {}, "gathers"}},
-    {"residual_norm", {Cut::None, {"attn_residual", "mlp_norm"}, ""}},
-    {"gate_up_proj", {Cut::GemvToColumn, {"gate_proj", "up_proj"}, ""}},
-    {"activation", {Cut::Column, {"act"}, ""}},
-    {"down_proj", {Cut::GemvToRow, {"down_proj"}, ""}},
-    {"gather_down", {Cut::None, {}, "gathers"}},
-    {"residual", {Cut::None, {"mlp_residual"}, ""}},
-    {"router", {Cut::GemvToColumn, {"router"}, ""}},
-    // The distributed dataflow: norms on slices (statistics, an all-reduce of
-    // them, scaling), residual adds on slices, moves of the vector.
-    {"scatter", {Cut::None, {}, "moves"}},
-    {"input_norm_stats", {Cut::Column, {"attn_norm"}, ""}},
-    {"input_norm_reduce", {Cut::None, {}, "moves"}},
-    {"input_norm_broadcast", {Cut::None, {}, "moves"}},
-    {"input_norm_scale", {Cut::Column, {}, "attn_norm"}},
-    {"residual_norm_stats", {Cut::Column, {"attn_residual", "mlp_norm"}, ""}},
-    {"mlp_norm_reduce", {Cut::None, {}, "moves"}},
-    {"mlp_norm_broadcast", {Cut::None, {}, "moves"}},
-    {"mlp_norm_scale", {Cut::Column, {}, "attn_residual"}},
-    {"residual_slices", {Cut::Column, {"mlp_residual"}, ""}},
-    {"gather_residual", {Cut::None, {}, "gathers"}},
-    {"gather_input", {Cut::None, {}, "gathers"}},
-    {"gather_logits", {Cut::None, {}, "gathers"}},
-    {"top_k", {Cut::None, {"top_k"}, ""}},
-    // Each routed expert scales its result at its own root; the layer root sums
-    // them (mapping.moe_combine: root), or each expert adds its own into the
-    // combining tree's stream (tree: counted from the block's root_combine).
-    {"expert_scale", {Cut::None, {}, "expert_combine"}},
-    {"experts", {Cut::None, {"expert_combine"}, ""}},
-    {"final_norm", {Cut::None, {"final_norm"}, ""}},
-    {"lm_head_proj", {Cut::GemvToColumn, {"lm_head"}, ""}},
-    {"argmax_slice", {Cut::Column, {"sample"}, ""}},
-    {"argmax", {Cut::None, {}, "gathers"}},
-    // The root's pick between the argmax candidates the reduce left it: a fixed
-    // 16 FLOPs per token that the graph folds into sampling's one compare per logit.
-    {"sample", {Cut::None, {}, "pick"}},
-};
+// The lowering table of a region's block (mapping::build_region's choice).
+workloads::LayerLowering lowering_of(const mapping::Plan& plan, const mapping::Region& region, size_t block) {
+  switch (region.kind) {
+    case mapping::RegionKind::Embedding: return workloads::LayerLowering::Embedding;
+    case mapping::RegionKind::Head: return workloads::LayerLowering::Head;
+    case mapping::RegionKind::Moe:
+      return block == 0 ? workloads::LayerLowering::MoeLayer : workloads::LayerLowering::Expert;
+    case mapping::RegionKind::Dense: break;
+  }
+  return plan.options.dataflow == mapping::Dataflow::Distributed ? workloads::LayerLowering::DistributedLayer
+                                                                 : workloads::LayerLowering::Layer;
+}
+
+// The root's pick between the argmax candidates the reduce left it (the
+// "pick" group of the head's lowering table): a fixed 16 FLOPs per token.
 constexpr uint64_t kPickFlops = 16;
 
 double padding(uint64_t elements, uint64_t parts) {
@@ -151,6 +121,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
   const workloads::Graph graph = workloads::build_decode_graph(m, {1, context, plan.workload.seed});
   std::map<std::string, const workloads::GraphOp*> ops;
   for (const workloads::GraphOp& op : graph.ops) ops[op.name] = &op;
+  std::set<std::string> lowered;  // the graph ops some step stands for
 
   for (const mapping::Region& region : plan.regions) {
     INFO(region.name);
@@ -172,20 +143,18 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
       }
       for (const auto& step : block.steps) {
         INFO(step->label());
-        const auto known = kSteps.find(step->label());
-        REQUIRE(known != kSteps.end());
-        StepOps what = known->second;
+        const workloads::StepLowering* what = workloads::find_lowering(lowering_of(plan, region, b), step->label());
+        REQUIRE(what);
+        const Cut cut = cut_of(*step);
         const bool on_row = step->output() == mapping::FrontKind::Row;
-        if (what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow)
-          what.cut = on_row ? Cut::GemvToRow : Cut::GemvToColumn;
         std::vector<const workloads::GraphOp*> step_ops;
-        for (const std::string& name : what.ops) {
-          const bool per_block = what.cut == Cut::GemvToColumn || what.cut == Cut::GemvToRow || name == "act";
+        for (const std::string& name : what->ops) {
+          const bool per_block = cut == Cut::GemvToColumn || cut == Cut::GemvToRow || name == "act";
           const auto op = ops.find(layer + (per_block ? prefix : "") + name);
-          if (op != ops.end()) step_ops.push_back(op->second);
+          if (op != ops.end()) step_ops.push_back(op->second), lowered.insert(op->first);
         }
         const std::string group =
-            layer + (what.group.empty() ? (what.ops.empty() ? "" : prefix + what.ops[0]) : what.group);
+            layer + (what->group.empty() ? (what->ops.empty() ? "" : prefix + what->ops[0]) : what->group);
         Group& g = groups[group];
         for (const workloads::GraphOp* op : step_ops) g.graph_flops += op->flops;
         g.plan_flops += step_flops(*step, block.geo, context);
@@ -199,7 +168,7 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
           uint64_t d_out = 0;
           for (const workloads::GraphOp* op : step_ops) d_out += op->output_shape.back();
           const uint64_t d_in = first.input_shape.back();
-          switch (what.cut) {
+          switch (cut) {
             case Cut::None: break;
             case Cut::GemvToColumn: margin = row_padding(d_out, geo) * column_padding(d_in, geo); break;
             case Cut::GemvToRow: margin = row_padding(d_in, geo) * column_padding(d_out, geo); break;
@@ -240,6 +209,10 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
           graph_weight_bytes += op.weight_bytes_read;
       CHECK(plan_weight_bytes == graph_weight_bytes);
     }
+  }
+  for (const workloads::GraphOp& op : graph.ops) {
+    INFO(op.name << " is no step's, by the lowering table");
+    CHECK(lowered.count(op.name) == 1);
   }
 }
 

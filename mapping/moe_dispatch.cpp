@@ -1,0 +1,109 @@
+// The MoE layer's dispatch step (moe_dispatch.h): programs and closed form.
+#include "mapping/moe_dispatch.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "models/cost.h"
+
+namespace wafersim::mapping {
+
+namespace {
+
+class Dispatch final : public DispatchStep {
+ public:
+  Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
+           uint32_t results, const Work& combine, bool tree, uint64_t stream_bytes)
+      : DispatchStep(env),
+        head_sends_(std::move(head_sends)),
+        experts_(std::move(experts)),
+        moe_layer_(moe_layer),
+        results_(results),
+        combine_(combine),
+        tree_(tree),
+        stream_bytes_(stream_bytes) {}
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Root; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (i != 0 || j != 0) return;
+    out.insert(out.end(), head_sends_.begin(), head_sends_.end());
+    if (!tree_) {
+      out.push_back(wait().tag(env_.tag).messages(results_));
+      out.push_back(compute().work(combine_).dtype(env_.activation));
+      return;
+    }
+    out.push_back(wait().tag(env_.tag).messages(1).heads_only(uint32_t(stream_bytes_)));
+    out.push_back(compute().work(combine_).dtype(Dtype::FP32).category(Category::Reduce).after_streams());
+  }
+  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    if (tree_) return tree_latency(in, inputs, iteration);
+    Timed last = in.root;
+    for (const Expert& expert : experts_)
+      if (routed(expert, inputs, iteration)) last = later(last, in.root.then(expert.result));
+    return Front::at_root(last.after(cycles(env_.activation, combine_), Category::Compute));
+  }
+  // Root: the dispatch's two multicasts. Tree: and two alternating colours for
+  // each of the row chains and the column chain.
+  uint32_t patterns() const override { return tree_ ? 6 : 2; }
+  uint16_t tags_used() const override { return tree_ ? 2 : 1; }
+
+ private:
+  bool routed(const Expert& expert, const IterationInputs& inputs, uint64_t iteration) const {
+    return expert.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert.routed_index));
+  }
+  // The programs' streams (build_moe), node by node from the last: a child
+  // always comes after its parent. A node streams when its own expert is
+  // routed (adding its result) or one of its children streams (passing the sum on).
+  Front tree_latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const {
+    const size_t n = experts_.size();
+    std::vector<Timed> head(n);
+    std::vector<uint64_t> tail(n, 0);
+    std::vector<char> streams(n, 0);
+    for (size_t k = n; k-- > 0;) {
+      const Expert& node = experts_[k];
+      const bool own = routed(node, inputs, iteration);
+      Timed start = in.root.then(own ? node.ready : node.arrival);
+      uint64_t inputs_tail = 0, ingest = 0;
+      bool children = false;
+      for (const int32_t child : {node.row_child, node.column_child}) {
+        if (child < 0 || !streams[size_t(child)]) continue;
+        const Expert& c = experts_[size_t(child)];
+        start = later(start, head[size_t(child)].after(c.latency, Category::Reduce));
+        inputs_tail = std::max(inputs_tail, tail[size_t(child)] + c.latency);
+        ingest += c.serialization;
+        children = true;
+      }
+      if (!own && !children) continue;
+      streams[k] = 1;
+      head[k] = start;
+      tail[k] = stream_tail_departure(start.cycle, std::max({node.serialization, own ? node.add_cycles : 0, ingest}),
+                                      inputs_tail);
+    }
+    if (n == 0 || !streams[0]) throw std::logic_error("an MoE layer's combining tree carries nothing to its root");
+    const Expert& first = experts_[0];
+    const Timed start = later(in.root, head[0].after(first.latency, Category::Reduce));
+    const uint64_t done = stream_tail_departure(
+        start.cycle, std::max(cycles(Dtype::FP32, combine_), first.serialization), tail[0] + first.latency);
+    return Front::at_root(start.after(done - start.cycle, Category::Reduce));
+  }
+
+  std::vector<Task> head_sends_;
+  std::vector<Expert> experts_;
+  uint32_t moe_layer_, results_;
+  Work combine_;
+  bool tree_;
+  uint64_t stream_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
+                                        std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,
+                                        const Work& combine, bool tree, uint64_t stream_bytes) {
+  return std::make_unique<Dispatch>(env, std::move(head_sends), std::move(experts), moe_layer, results, combine, tree,
+                                    stream_bytes);
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,144 @@
+#include "workloads/lowering.h"
+
+#include <initializer_list>
+
+namespace wafersim::workloads {
+
+namespace {
+
+using Rows = std::vector<StepLowering>;
+
+Rows joined(std::initializer_list<Rows> parts) {
+  Rows out;
+  for (const Rows& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+// Each QKV slice's q/k norm and rotary, or neither (qkv_slices: the fp32
+// sums to activations). A head split across tiles first has its sums of
+// squares all-reduced along the line (qk_norm_stats and its moves).
+const Rows kQkvSlices = {
+    {"qk_norm_stats", {}, "qk_norm"},       // each tile's sums of squares per head
+    {"qk_norm_reduce", {}, "moves"},        // along the line to the root
+    {"qk_norm_broadcast", {}, "moves"},     // and back along it
+    {"rotary", {"qk_norm", "rotary"}, ""},  // q/k norm too, where the model has it
+    {"qk_norm", {"qk_norm"}, ""},           // a model without rotary
+    {"qkv_slices", {}, "qkv_slices"},       // neither
+};
+
+// The attention half of a layer whose vector passes through the root.
+const Rows kRootAttention = joined({
+    {{"input_norm", {"attn_norm"}, ""}, {"qkv_proj", {"q_proj", "k_proj", "v_proj"}, ""}},
+    kQkvSlices,
+    {{"gather_qkv", {}, "gathers"},
+     {"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
+     {"o_proj", {"o_proj"}, ""},
+     {"gather_o", {}, "gathers"},
+     {"residual_norm", {"attn_residual", "mlp_norm"}, ""}},
+});
+
+const Rows kFeedForward = {
+    {"gate_up_proj", {"gate_proj", "up_proj"}, ""},
+    {"activation", {"act"}, ""},
+    {"down_proj", {"down_proj"}, ""},
+};
+
+const Rows kEmbedding = {
+    {"lookup", {"embedding"}, ""},
+    {"position_add", {"position_embedding"}, ""},
+    {"scatter", {}, "moves"},  // the first layer's, with the slices hand-off
+};
+
+const Rows kLayer =
+    joined({kRootAttention, kFeedForward, {{"gather_down", {}, "gathers"}, {"residual", {"mlp_residual"}, ""}}});
+
+// Norms on slices: each slice's statistics, their all-reduce along the root
+// column, the scaling; the residual adds on slices.
+const Rows kDistributedLayer = joined({
+    {{"scatter", {}, "moves"},
+     {"input_norm_stats", {"attn_norm"}, ""},
+     {"input_norm_reduce", {}, "moves"},
+     {"input_norm_broadcast", {}, "moves"},
+     {"input_norm_scale", {}, "attn_norm"},
+     {"qkv_proj", {"q_proj", "k_proj", "v_proj"}, ""}},
+    kQkvSlices,
+    {{"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
+     {"o_proj", {"o_proj"}, ""},
+     {"residual_norm_stats", {"mlp_norm", "attn_residual"}, ""},
+     {"mlp_norm_reduce", {}, "moves"},
+     {"mlp_norm_broadcast", {}, "moves"},
+     {"mlp_norm_scale", {}, "mlp_norm"}},
+    kFeedForward,
+    {{"residual_slices", {"mlp_residual"}, ""}, {"gather_residual", {}, "gathers"}},
+});
+
+// The router's logits on the root column, gathered, top-k at the root; the
+// dispatch sums the experts' results (mapping.moe_combine: root) or takes the
+// combining tree's sum.
+const Rows kMoeLayer = joined({
+    kRootAttention,
+    {{"router", {"router"}, ""},
+     {"gather_logits", {}, "gathers"},
+     {"top_k", {"top_k"}, ""},
+     {"experts", {"expert_combine"}, ""},
+     {"residual", {"mlp_residual"}, ""}},
+});
+
+// A routed expert scales its result by its router weight at its own root.
+const Rows kExpert = joined({kFeedForward, {{"gather_down", {}, "gathers"}, {"expert_scale", {}, "expert_combine"}}});
+
+// The argmax over each root-column slice, reduced to the root; the root's
+// pick between the candidates the reduce left it is a fixed few FLOPs that
+// the graph folds into sampling's one compare per logit.
+const Rows kHead = {
+    {"gather_input", {}, "gathers"},  // the last layer's, with the slices hand-off
+    {"final_norm", {"final_norm"}, ""},
+    {"lm_head_proj", {"lm_head"}, ""},
+    {"argmax_slice", {"sample"}, ""},
+    {"argmax", {}, "gathers"},
+    {"sample", {}, "pick"},
+};
+
+}  // namespace
+
+const char* to_string(LayerLowering kind) {
+  switch (kind) {
+    case LayerLowering::Embedding: return "embedding";
+    case LayerLowering::Layer: return "layer";
+    case LayerLowering::DistributedLayer: return "distributed layer";
+    case LayerLowering::MoeLayer: return "MoE layer";
+    case LayerLowering::Expert: return "expert";
+    case LayerLowering::Head: return "head";
+  }
+  return "?";
+}
+
+const std::vector<StepLowering>& lowering_table(LayerLowering kind) {
+  switch (kind) {
+    case LayerLowering::Embedding: return kEmbedding;
+    case LayerLowering::Layer: return kLayer;
+    case LayerLowering::DistributedLayer: return kDistributedLayer;
+    case LayerLowering::MoeLayer: return kMoeLayer;
+    case LayerLowering::Expert: return kExpert;
+    case LayerLowering::Head: return kHead;
+  }
+  return kLayer;
+}
+
+const StepLowering* find_lowering(LayerLowering kind, const std::string& step) {
+  for (const StepLowering& row : lowering_table(kind))
+    if (row.step == step) return &row;
+  return nullptr;
+}
+
+std::vector<std::string> steps_of_op(LayerLowering kind, const std::string& op) {
+  std::vector<std::string> steps;
+  for (const StepLowering& row : lowering_table(kind)) {
+    bool does = row.group == op;  // a step that does part of the op
+    for (const std::string& name : row.ops) does = does || name == op;
+    if (does) steps.push_back(row.step);
+  }
+  return steps;
+}
+
+}  // namespace wafersim::workloads
