@@ -47,6 +47,28 @@ TEST_CASE("sweep --dry-run lists the validated points and writes nothing", "[cli
   CHECK(run_wafersim({"sweep", sweep_data("bad/bad_range.yaml"), "--dry-run"}).exit_code == 2);
 }
 
+// The points are loaded from a scratch file in TMPDIR: one that cannot hold
+// it is the user's to fix, named in one line with exit 2.
+TEST_CASE("a TMPDIR that is missing or read-only is named, exit 2", "[cli][sweep]") {
+  Scratch scratch;
+  const std::string not_a_folder = scratch.write("file", "");
+  const std::string missing = (scratch.path() / "missing").string();
+  const std::string out = (scratch.path() / "out").string();
+  for (const std::string& tmpdir : {missing, not_a_folder, std::string("/proc")}) {
+    const std::string env = "TMPDIR=" + shell_quoted(tmpdir) + " " + shell_quoted(WAFERSIM_BINARY) + " ";
+    for (const std::string& args : {"validate " + shell_quoted(sweep_data("grid.yaml")),
+                                    "sweep " + shell_quoted(sweep_data("grid.yaml")) + " --dry-run",
+                                    "sweep " + shell_quoted(sweep_data("grid.yaml")) + " --out " + shell_quoted(out)}) {
+      const Outcome outcome = run_shell(env + args);
+      INFO(args << " with TMPDIR=" << tmpdir << ": " << outcome.err);
+      CHECK(outcome.exit_code == 2);
+      CHECK(is_one_line(outcome.err));
+      CHECK(outcome.err.find("cannot create a temporary file in " + tmpdir + " (TMPDIR)") != std::string::npos);
+    }
+  }
+  CHECK(!std::filesystem::exists(out));
+}
+
 TEST_CASE("a point's record keeps each axis value's type", "[cli][sweep]") {
   Scratch scratch;
   const std::string out = (scratch.path() / "out").string();

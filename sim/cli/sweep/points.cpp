@@ -1,6 +1,9 @@
 #include "sim/cli/sweep/points.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -13,10 +16,13 @@
 #include "models/config/value_text.h"
 #include "sim/cli/sweep/yaml_tree.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/command_error.h"
 #include "sim/reports/config_json.h"
 
 namespace wafersim::cli::sweep {
 
+using reports::CommandError;
+using reports::kExitBadInput;
 using reports::value_json;
 
 namespace {
@@ -95,21 +101,39 @@ std::string describe(const std::vector<Setting>& settings) {
 }
 
 // A scratch file the points are loaded from: the loader reads files only.
+// It goes where TMPDIR says, as mkstemp's other users do; a TMPDIR that is
+// missing or read-only is the user's to fix, so it is named as bad input.
 class ScratchFile {
  public:
   ScratchFile() {
-    path_ = (std::filesystem::temp_directory_path() / "wafersim-sweep-XXXXXX.yaml").string();
+    const char* tmpdir = std::getenv("TMPDIR");
+    folder_ = tmpdir && *tmpdir ? tmpdir : "/tmp";
+    origin_ = tmpdir && *tmpdir ? "TMPDIR" : "the default; TMPDIR is unset";
+    path_ = (std::filesystem::path(folder_) / "wafersim-sweep-XXXXXX.yaml").string();
     const int fd = ::mkstemps(path_.data(), 5);
-    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + path_);
+    if (fd < 0) refuse(std::strerror(errno));
     ::close(fd);
   }
   ~ScratchFile() { ::unlink(path_.c_str()); }
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
-  void write(const std::string& text) const { std::ofstream(path_, std::ios::binary | std::ios::trunc) << text; }
+  void write(const std::string& text) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) refuse("writing " + path_ + " failed");
+  }
   const std::string& path() const { return path_; }
 
  private:
+  [[noreturn]] void refuse(const std::string& reason) const {
+    throw CommandError(kExitBadInput, fmt::format("cannot create a temporary file in {} ({}): {}; point TMPDIR at a "
+                                                  "writable folder",
+                                                  folder_, origin_, reason));
+  }
+
+  std::string folder_;
+  std::string origin_;  // where folder_ comes from, for the message
   std::string path_;
 };
 
