@@ -81,9 +81,17 @@ class Loader {
           "section '" + section + "' expects " +
               (presets != options_.presets.end() ? "a preset name, a path or a mapping" : "a mapping of keys") +
               ", got " + node_kind(value));
-    if (presets != options_.presets.end() && value["preset"])
-      apply_preset(section, *presets->second, value["preset"], name_, folder_of(name_));
-    apply_mapping(section, value, name_, /*skip_preset=*/presets != options_.presets.end(), /*from_preset=*/false);
+    if (presets == options_.presets.end())
+      apply_mapping(section, value, name_, /*skip_preset=*/false, /*from_preset=*/false);
+    else
+      apply_section_mapping(section, *presets->second, value, name_, folder_of(name_));
+  }
+
+  // A section given as a mapping: its `preset` (if any) first, then its keys over it.
+  void apply_section_mapping(const std::string& section, const std::vector<EmbeddedFile>& table,
+                             const YAML::Node& mapping, const std::string& file, const std::string& folder) {
+    if (mapping["preset"]) apply_preset(section, table, mapping["preset"], file, folder);
+    apply_mapping(section, mapping, file, /*skip_preset=*/true, /*from_preset=*/false);
   }
 
   // `value` names a preset or a file; a file is found relative to `folder` (the
@@ -171,11 +179,16 @@ class Loader {
     const std::string written = text.substr(equals + 1);
     const auto presets = options_.presets.find(path);
     if (presets != options_.presets.end()) {
-      // --set model=NAME replaces the whole section with a preset or a file, as `model: NAME` would.
-      const YAML::Node value = YAML::Node(written);
+      // --set model=NAME replaces the whole section with a preset or a file, as `model: NAME` would;
+      // --set 'hardware={preset: tiny, wafers: 2}' with that mapping, as the same mapping in a file would.
       config_.clear_section(path);
       // Paths on the command line are the user's: relative to the working directory.
-      apply_preset(path, *presets->second, value, where.file, "");
+      if (written.rfind('{', 0) == 0) {
+        // YAML reads text starting with '{' as a mapping, or not at all.
+        apply_section_mapping(path, *presets->second, parse_override_value(written, where, path), where.file, "");
+      } else {
+        apply_preset(path, *presets->second, YAML::Node(written), where.file, "");
+      }
       return;
     }
     const ParamSpec* spec = schema_.find(path);

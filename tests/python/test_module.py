@@ -72,6 +72,22 @@ class AgainstTheCli(unittest.TestCase):
         self.assertEqual(cfg, again)
         self.assertEqual(len(cfg.hash), 16)
 
+    def test_a_section_given_as_a_dict_is_the_same_section_in_a_file(self):
+        in_file = wafersim.loads("hardware: {preset: tiny, wafers: 2}\nmodel: tiny-dense\n")
+        as_base = wafersim.config({"hardware": {"preset": "tiny", "wafers": 2}, "model": "tiny-dense"})
+        as_override = wafersim.config({"hardware": "wse3", "model": "tiny-dense"},
+                                      hardware={"preset": "tiny", "wafers": 2})
+        self.assertEqual(as_base, in_file)
+        self.assertEqual(as_override, in_file)
+        self.assertEqual(as_override.preset("hardware"), "tiny")
+        self.assertIn("wafers: 2", str(as_override))
+        ours = wafersim.config(TINY_DENSE, hardware={"preset": "tiny", "wafers": 2})
+        theirs = cli_json("validate", TINY_DENSE, "--set", "hardware={preset: tiny, wafers: 2}")
+        self.assertEqual(ours.hash, theirs["config_hash"])
+        with self.assertRaises(wafersim.ConfigError) as caught:
+            wafersim.config(TINY_DENSE, hardware={"preset": "tiny", "wafer": 2})
+        self.assertIn("unknown key 'wafer' in hardware", caught.exception.message)
+
 
 class Errors(unittest.TestCase):
     def test_a_bad_config_raises_config_error_with_its_line(self):
