@@ -39,6 +39,19 @@ void check_outputs(const ExperimentOptions& options, const TraceOptions& trace, 
   if (!folders.heatmaps.empty()) check_writable_folder(folders.heatmaps);
 }
 
+// --quiet hides the table; with no output file either, the figures computed
+// would show nowhere, and a command that silently shows nothing looks broken.
+// A warning (not a refusal): the exit status alone (fits, numbers agree) is
+// what some scripts ask for. Given after the work, so a failure stays one line.
+void warn_if_nothing_shown(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
+                           const std::string& backend_name) {
+  if (!options.common.quiet || !options.common.json_path.empty() || !trace.path.empty() || !folders.csv.empty() ||
+      !folders.heatmaps.empty())
+    return;
+  std::cerr << "warning: --quiet without --json, --csv or --trace" << (backend_name == "sim" ? " or --heatmaps" : "")
+            << " shows no result, only the exit status (0: it fits and ran)\n";
+}
+
 void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
                      const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
@@ -74,6 +87,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   if (!options.common.json_path.empty()) write_json(options.common.json_path, report.document);
   const std::string numbers_diverge = functional_failure(report);
   if (!numbers_diverge.empty()) throw CommandError(kExitNumbersDiverge, numbers_diverge);
+  warn_if_nothing_shown(options, trace, folders, backend_name);
 }
 
 void add_decode_command(CLI::App& app, const std::string& name, const std::string& backend_name,

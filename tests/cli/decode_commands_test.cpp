@@ -180,6 +180,18 @@ TEST_CASE("with --json -, stdout is exactly one JSON document and the table goes
   CHECK(quiet.err.empty());
 }
 
+TEST_CASE("run and analytic with --quiet and no output file warn that nothing shows the result", "[cli][decode]") {
+  for (const char* command : {"analytic", "run"}) {
+    INFO(command);
+    const Outcome quiet = run_wafersim({command, kTinyDense, "--quiet"});
+    CHECK(quiet.exit_code == 0);
+    CHECK(quiet.out.empty());
+    CHECK(is_one_line(quiet.err));
+    CHECK_THAT(quiet.err, Catch::StartsWith("warning: --quiet without --json, --csv or --trace"));
+    CHECK(run_wafersim({command, kTinyDense, "--quiet", "--json", "-"}).err.empty());
+  }
+}
+
 TEST_CASE("analytic reports what it does not measure as null and as a dash in the table", "[cli][decode]") {
   const json analytic = run_json({"analytic", kTinyDense});
   for (const char* path :
