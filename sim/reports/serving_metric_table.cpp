@@ -3,6 +3,7 @@
 #include <array>
 
 #include "sim/experiment/version.h"
+#include "sim/reports/config_json.h"
 #include "sim/reports/output.h"
 
 namespace wafersim::reports {
@@ -54,21 +55,19 @@ std::vector<ClassFigure> build_class_table() {
   struct Statistic {
     const char* name;
     double Distribution::*field;
-    bool in_table;
   };
-  const std::array<Statistic, 5> statistics = {{{"mean", &Distribution::mean, true},
-                                                {"p50", &Distribution::p50, true},
-                                                {"p90", &Distribution::p90, false},
-                                                {"p99", &Distribution::p99, true},
-                                                {"max", &Distribution::max, true}}};
+  const std::array<Statistic, 5> statistics = {{{"mean", &Distribution::mean},
+                                                {"p50", &Distribution::p50},
+                                                {"p90", &Distribution::p90},
+                                                {"p99", &Distribution::p99},
+                                                {"max", &Distribution::max}}};
   for (const Latency& latency : latencies)
     for (const Statistic& statistic : statistics) {
       const std::string path = std::string(latency.path) + "." + statistic.name;
       const bool sweep_default = path == "ttft_ms.p50" || path == "ttft_ms.p99" || path == "tpot_ms.p50";
-      std::optional<TableRow> row;
-      if (statistic.in_table) row = TableRow{std::string(latency.label) + ", " + statistic.name, "ms", 1, 3};
       add(path, "ms", std::string(statistic.name) + " of the " + latency.meaning,
-          sweep_default ? unsigned(kSweepDefault) : 0u, row,
+          sweep_default ? unsigned(kSweepDefault) : 0u,
+          TableRow{std::string(latency.label) + ", " + statistic.name, "ms", 1, 3},
           [distribution = latency.field, field = statistic.field](const ClassMetrics& m) -> nlohmann::json {
             const Distribution& d = m.*distribution;
             if (d.count == 0) return nullptr;
@@ -168,6 +167,8 @@ std::vector<RunFigure> build_run_table() {
   add("config_hash", "", "hash of the resolved configuration", kSetup,
       [](const ServeResult& r) { return r.experiment.config.hash(); });
   add("version", "", "the wafersim version", kSetup, [](const ServeResult&) { return version(); });
+  add("config", "", "the resolved configuration: every parameter by section, as wafersim validate --print shows it",
+      kSetup, [](const ServeResult& r) { return config_json(r.experiment.config); });
   return table;
 }
 

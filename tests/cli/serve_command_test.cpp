@@ -32,7 +32,9 @@ TEST_CASE("serve reports every serving figure, per class and overall, and writes
   const Outcome outcome = run_wafersim({"serve", kTinyServe, "--json", out, "--requests-csv", csv});
   INFO(outcome.err);
   REQUIRE(outcome.exit_code == 0);
-  CHECK(outcome.out.find("time to first token, p99") != std::string::npos);
+  // Every statistic the JSON has, the table has.
+  for (const char* stat : {"mean", "p50", "p90", "p99", "max"})
+    CHECK(outcome.out.find("time to first token, " + std::string(stat)) != std::string::npos);
   CHECK(outcome.out.find("step times: closed form") != std::string::npos);
   const json document = json::parse(read_all(out));
   const json& serving = document["serving"];
@@ -53,6 +55,11 @@ TEST_CASE("serve reports every serving figure, per class and overall, and writes
   CHECK(serving["utilization"].get<double>() <= 1);
   CHECK(serving["step_times"]["origin"] == "closed form");
   CHECK(document["fits"] == true);
+  // The resolved configuration, as run's and analytic's documents record it.
+  const Outcome analytic = run_wafersim({"analytic", kTinyServe, "--quiet", "--json", "-"});
+  REQUIRE(analytic.exit_code == 0);
+  CHECK(document["config"] == json::parse(analytic.out)["config"]);
+  CHECK(document["config"]["serving"].is_object());
   const std::string rows = read_all(csv);
   CHECK(lines(rows) == 301);
   CHECK(rows.rfind("id,class,session,turn,outcome,", 0) == 0);
