@@ -1,11 +1,13 @@
 #include <iostream>
 
+#include "models/config/schema.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
 #include "models/hardware.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/experiment/experiment.h"
+#include "sim/reports/config_json.h"
 #include "sim/reports/metric_table.h"
 #include "sim/reports/output.h"
 #include "sim/reports/serving_metric_table.h"
@@ -26,7 +28,30 @@ std::string fixed(double value, int decimals) {
   return buffer;
 }
 
-void list_presets() {
+// With --json FILE|-, each describe command writes its document instead of its table.
+void add_json_option(CLI::App& command, std::string& json_path, const std::string& what) {
+  command.add_option("--json", json_path, "Write " + what + " as JSON to FILE ('-' = stdout) instead of the table")
+      ->check([](const std::string& path) {
+        return path.empty() ? std::string("needs a file name, got an empty one") : "";
+      });
+}
+
+void list_presets(const std::string& json_path) {
+  if (!json_path.empty()) {
+    nlohmann::json presets = nlohmann::json::array();
+    for (const EmbeddedFile& preset : embedded_hardware_presets()) {
+      const HardwareSpec hw = hardware_from_config(load_hardware_config(preset.name, {}, preset.path));
+      presets.push_back({{"name", preset.name},
+                         {"grid_width", hw.grid_width},
+                         {"grid_height", hw.grid_height},
+                         {"tiles", hw.tiles_per_wafer()},
+                         {"sram_bytes_per_tile", hw.tile.sram_bytes},
+                         {"clock_ghz", hw.clock_ghz},
+                         {"file", preset.path}});
+    }
+    write_json(json_path, {{"presets", presets}});
+    return;
+  }
   Table table({{"preset", "", false},
                {"grid", "tiles", true},
                {"tiles", "", true},
@@ -44,7 +69,7 @@ void list_presets() {
   std::cout << table.str();
 }
 
-void show_preset(const std::string& name) {
+void show_preset(const std::string& name, const std::string& json_path) {
   const EmbeddedFile* preset = find_embedded(embedded_hardware_presets(), name);
   if (!preset)
     throw CommandError(kExitBadInput, "unknown hardware preset " + config::quoted(name) +
@@ -52,6 +77,14 @@ void show_preset(const std::string& name) {
                                           config::did_you_mean(name, preset_names()));
   const config::Config config = load_hardware_config(name, {}, preset->path);
   const HardwareSpec hw = hardware_from_config(config);
+  if (!json_path.empty()) {
+    write_json(json_path, {{"preset", name},
+                           {"file", preset->path},
+                           {"tiles", hw.tiles_per_wafer()},
+                           {"usable_sram_bytes_per_tile", hw.usable_sram_bytes()},
+                           {"config", config_json(config)}});
+    return;
+  }
   std::cout << name << " (" << preset->path << "): " << hw.grid_width << " x " << hw.grid_height << " = "
             << hw.tiles_per_wafer() << " tiles, " << hw.usable_sram_bytes() << " of " << hw.tile.sram_bytes
             << " bytes SRAM usable per tile, clock " << config::format_number(hw.clock_ghz) << " GHz\n\n";
@@ -61,7 +94,7 @@ void show_preset(const std::string& name) {
   std::cout << table.str();
 }
 
-void show_params(const std::string& prefix) {
+void show_params(const std::string& prefix, const std::string& json_path) {
   const std::string text = config::describe_params(experiment_schema(), prefix);
   if (text.empty()) {
     std::vector<std::string> paths;
@@ -69,7 +102,21 @@ void show_params(const std::string& prefix) {
     throw CommandError(kExitBadInput,
                        "no parameter path starts with " + config::quoted(prefix) + config::did_you_mean(prefix, paths));
   }
-  std::cout << text;
+  if (json_path.empty()) {
+    std::cout << text;
+    return;
+  }
+  nlohmann::json params = nlohmann::json::array();
+  for (const config::ParamSpec& spec : experiment_schema().params()) {
+    if (spec.path.compare(0, prefix.size(), prefix) != 0) continue;
+    params.push_back({{"path", spec.path},
+                      {"type", config::to_string(spec.type)},
+                      {"unit", spec.unit},
+                      {"default", spec.default_value ? nlohmann::json(*spec.default_value) : nlohmann::json()},
+                      {"allowed", config::range_description(spec)},
+                      {"description", spec.description}});
+  }
+  write_json(json_path, {{"params", params}});
 }
 
 std::string flag_names(unsigned flags) {
@@ -131,7 +178,14 @@ void show_metrics(const std::string& json_path) {
             << serving.str();
 }
 
-void list_backends() {
+void list_backends(const std::string& json_path) {
+  if (!json_path.empty()) {
+    nlohmann::json backends = nlohmann::json::array();
+    for (const std::string& name : backend::backend_names())
+      backends.push_back({{"name", name}, {"description", backend::backend_description(name)}});
+    write_json(json_path, {{"backends", backends}});
+    return;
+  }
   Table table({{"backend", "", false}, {"what it is", "", false}});
   for (const std::string& name : backend::backend_names()) table.add_row({name, backend::backend_description(name)});
   std::cout << table.str();
@@ -144,22 +198,31 @@ void add_describe_command(CLI::App& app) {
   describe->require_subcommand(1);
 
   auto hardware_name = std::make_shared<std::string>();
+  auto hardware_json = std::make_shared<std::string>();
   CLI::App* hardware = describe->add_subcommand("hardware", "List hardware presets, or show one preset's parameters");
   hardware->add_option("NAME", *hardware_name, "Preset name (wse3, wse2, tiny)");
-  hardware->callback([hardware_name] { hardware_name->empty() ? list_presets() : show_preset(*hardware_name); });
+  add_json_option(*hardware, *hardware_json, "the presets, or the preset's parameters");
+  hardware->callback([hardware_name, hardware_json] {
+    hardware_name->empty() ? list_presets(*hardware_json) : show_preset(*hardware_name, *hardware_json);
+  });
 
   auto prefix = std::make_shared<std::string>();
+  auto params_json = std::make_shared<std::string>();
   CLI::App* params = describe->add_subcommand("params", "Every parameter: type, unit, default, range, description");
   params->add_option("PREFIX", *prefix, "Only parameters whose path starts with this (e.g. hardware.fabric)");
-  params->callback([prefix] { show_params(*prefix); });
+  add_json_option(*params, *params_json, "the parameters");
+  params->callback([prefix, params_json] { show_params(*prefix, *params_json); });
 
   auto metrics_json = std::make_shared<std::string>();
   CLI::App* metrics =
       describe->add_subcommand("metrics", "Every figure run, analytic and serve report: JSON path, unit, meaning");
-  metrics->add_option("--json", *metrics_json, "Write the list as JSON to FILE ('-' = stdout)");
+  add_json_option(*metrics, *metrics_json, "the list");
   metrics->callback([metrics_json] { show_metrics(*metrics_json); });
 
-  describe->add_subcommand("backends", "The backends that evaluate a plan (serve --backend)")->callback(list_backends);
+  auto backends_json = std::make_shared<std::string>();
+  CLI::App* backends = describe->add_subcommand("backends", "The backends that evaluate a plan (serve --backend)");
+  add_json_option(*backends, *backends_json, "the backends");
+  backends->callback([backends_json] { list_backends(*backends_json); });
 
   add_describe_model_subcommand(*describe);
 }

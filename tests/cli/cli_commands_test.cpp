@@ -132,6 +132,64 @@ TEST_CASE("describe params lists every parameter with unit and default", "[cli][
   CHECK(is_one_line(none.err));
 }
 
+TEST_CASE("describe hardware/params/backends write JSON with --json FILE or -", "[cli][describe]") {
+  auto document = [](const std::vector<std::string>& args) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--json", "-"});
+    const Outcome outcome = run_wafersim(full);
+    INFO(args[1] << ": " << outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return nlohmann::json::parse(outcome.out);
+  };
+  const nlohmann::json presets = document({"describe", "hardware"})["presets"];
+  REQUIRE(presets.size() == 3);
+  CHECK(presets[0] == nlohmann::json({{"name", "tiny"},
+                                      {"grid_width", 16},
+                                      {"grid_height", 16},
+                                      {"tiles", 256},
+                                      {"sram_bytes_per_tile", 49152},
+                                      {"clock_ghz", 1.1},
+                                      {"file", "models/presets/tiny.yaml"}}));
+
+  const nlohmann::json wse2 = document({"describe", "hardware", "wse2"});
+  CHECK(wse2["preset"] == "wse2");
+  CHECK(wse2["config"]["hardware"]["tile"]["fmac_per_cycle_16bit"] == 4);
+
+  // One entry per parameter the table lists (each starts a line unindented).
+  const std::string table = run_wafersim({"describe", "params"}).out;
+  const std::regex entry("^[a-z]", std::regex::multiline);
+  const auto table_entries = size_t(std::distance(std::sregex_iterator(table.begin(), table.end(), entry), {}));
+  const nlohmann::json params = document({"describe", "params"})["params"];
+  CHECK(params.size() == table_entries);
+  const nlohmann::json fabric = document({"describe", "params", "hardware.fabric"})["params"];
+  CHECK(fabric.size() < params.size());
+  for (const nlohmann::json& param : fabric) {
+    INFO(param.dump());
+    CHECK(param["path"].get<std::string>().rfind("hardware.fabric.", 0) == 0);
+    if (param["path"] == "hardware.fabric.colors")
+      CHECK(param == nlohmann::json({{"path", "hardware.fabric.colors"},
+                                     {"type", "int"},
+                                     {"unit", "colors"},
+                                     {"default", "24"},
+                                     {"allowed", "[1, 32] colors"},
+                                     {"description", param["description"]}}));
+  }
+  CHECK(document({"describe", "params", "hardware.grid_width"})["params"][0]["default"].is_null());
+
+  const nlohmann::json backends = document({"describe", "backends"})["backends"];
+  REQUIRE(backends.size() == 2);
+  CHECK(backends[0]["name"] == "analytic");
+  CHECK(backends[1]["name"] == "sim");
+
+  // To a file, the document alone: nothing on stdout.
+  Scratch scratch;
+  const std::string path = (scratch.path() / "backends.json").string();
+  const Outcome to_file = run_wafersim({"describe", "backends", "--json", path});
+  CHECK(to_file.exit_code == 0);
+  CHECK(to_file.out.empty());
+  CHECK(nlohmann::json::parse(read_all(path))["backends"] == backends);
+}
+
 TEST_CASE("CONFIG '-' reads the experiment from standard input; errors name <stdin>:LINE:COL", "[cli][validate]") {
   const std::string binary = shell_quoted(WAFERSIM_BINARY);
   const Outcome from_file = run_wafersim({"validate", kGood, "--quiet", "--json", "-"});
