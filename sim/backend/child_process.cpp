@@ -1,6 +1,7 @@
 #include "sim/backend/child_process.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +76,7 @@ ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>(
   if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     const int error = errno;
@@ -82,6 +85,9 @@ ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>(
     throw std::runtime_error(std::string("fork: ") + std::strerror(error));
   }
   if (child == 0) {
+    // However the parent dies (kill -9, a sweep's point timeout), its simulation dies with it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(pipe_fds[0]);
     const auto [text, status] = work();
     write_all(pipe_fds[1], text);
