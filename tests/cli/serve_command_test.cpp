@@ -319,3 +319,12 @@ TEST_CASE("serve writes every serving figure describe metrics declares, and docs
   const Outcome table = run_wafersim({"describe", "metrics"});
   CHECK(table.out.find("serving.ttft_ms.p99") != std::string::npos);
 }
+
+TEST_CASE("serve refuses more synthetic requests than it can hold, naming the key", "[cli][serve]") {
+  // Every request is held for the run: 10^8 of them used to end in the OOM killer.
+  const Outcome outcome =
+      run_wafersim({"serve", kTinyServe, "--quiet", "--set", "serving.background.requests=100000000"});
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("serving.background.requests") && Catch::Contains("[0, 1000000]"));
+}

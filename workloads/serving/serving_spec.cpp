@@ -82,8 +82,10 @@ config::ParamTable<LengthSpec> length_table(const std::string& prefix, const cha
 config::ParamTable<ClassSpec> class_table(const std::string& name, const ClassDefaults& d) {
   const std::string p = "serving." + name;
   config::ParamTable<ClassSpec> t;
-  t.add(int_param(p + ".requests", "requests", d.requests, 0, 1e8,
-                  "Synthetic requests (turns) of this class; 0 = none (ignored with a trace file)"),
+  // Every request is held for the whole run (about 270 bytes each, measured):
+  // a million per class bounds a run near 600 MB and a few seconds.
+  t.add(int_param(p + ".requests", "requests", d.requests, 0, 1e6,
+                  "Synthetic requests (turns) of this class, at most a million; 0 = none (ignored with a trace file)"),
         &ClassSpec::requests)
       .add_enum<ArrivalProcess>(
           p + ".arrival", {{"poisson", ArrivalProcess::Poisson}, {"gamma", ArrivalProcess::Gamma}}, "poisson",
