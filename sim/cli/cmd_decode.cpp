@@ -35,8 +35,8 @@ struct OutputFolders {
 void check_outputs(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders) {
   if (!options.common.json_path.empty()) check_writable(options.common.json_path);
   if (!trace.path.empty()) check_writable(trace.path);
-  if (!folders.csv.empty()) check_writable_folder(folders.csv);
-  if (!folders.heatmaps.empty()) check_writable_folder(folders.heatmaps);
+  if (!folders.csv.empty()) check_writable_folder(folders.csv, kCsvFileSuffixes);
+  if (!folders.heatmaps.empty()) check_writable_folder(folders.heatmaps, kHeatmapFileSuffixes);
 }
 
 // --quiet hides the table; with no output file either, the figures computed

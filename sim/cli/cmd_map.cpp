@@ -24,7 +24,8 @@ namespace {
 
 void map(const ExperimentOptions& options, const std::string& heatmaps) {
   const Experiment experiment = load_experiment(options.file, options.common.sets);
-  if (!heatmaps.empty()) check_writable_folder(heatmaps);
+  if (!options.common.json_path.empty()) check_writable(options.common.json_path);
+  if (!heatmaps.empty()) check_writable_folder(heatmaps, kHeatmapFileSuffixes);
   const auto begin = std::chrono::steady_clock::now();
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common.json_path);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

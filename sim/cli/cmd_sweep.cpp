@@ -62,7 +62,7 @@ class FolderLock {
  public:
   explicit FolderLock(const std::string& folder) : path_(folder + "/sweep.lock") {
     const std::string& path = path_;
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd_ < 0) throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
       throw CommandError(kExitBadInput,
@@ -274,6 +274,9 @@ PreparedSweep prepare(const SweepOptions& options, std::optional<FolderLock>& lo
   std::error_code error;
   std::filesystem::create_directories(prepared.points_dir, error);
   if (error) throw CommandError(kExitBadInput, "cannot create " + prepared.points_dir + ": " + error.message());
+  // A planted link would send every point file outside the sweep folder.
+  if (std::filesystem::is_symlink(prepared.points_dir))
+    throw CommandError(kExitBadInput, "cannot write " + prepared.points_dir + ": it is a symbolic link, not a folder");
   lock.emplace(out);
   const bool continuing = options.resume || options.collect;
   if (!continuing && holds_results(out, prepared.points_dir))

@@ -3,10 +3,13 @@
 // series of a decode result as CSV files, taken from its JSON document so the
 // two never disagree.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace wafersim::cli {
+
+inline const std::vector<std::string> kCsvFileSuffixes = {".csv"};
 
 // per_token.csv, per_layer.csv, and when the document has them,
 // prefill_per_layer.csv and steps.csv (analytic). Each file is written atomically.

@@ -4,11 +4,15 @@
 // and heatmaps.json naming them, their units and the regions, which
 // scripts/heatmaps.py draws.
 #include <string>
+#include <vector>
 
 #include "mapping/plan.h"
 #include "sim/backend/backend.h"
 
 namespace wafersim::cli {
+
+// What the folder's files are named: "wafer<N>_<quantity>.npy" and "heatmaps.json".
+inline const std::vector<std::string> kHeatmapFileSuffixes = {".npy", ".json"};
 
 // The plan's arrays (SRAM by kind, region ids) and, with `tiles`, the busy
 // fractions a simulation measured. Each file is written atomically, the index last.

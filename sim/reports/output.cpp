@@ -1,10 +1,11 @@
 #include "sim/reports/output.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -39,38 +40,69 @@ size_t display_width(const std::string& text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
+// Why an existing entry at an output path is not written: only a regular file
+// is replaced, and only a character device (/dev/null, a terminal) is written
+// through. A symbolic link is never followed (a planted one would send the
+// results outside the output folder), and a FIFO would block until a reader comes.
+[[noreturn]] void refuse(const std::string& path, mode_t mode) {
+  if (S_ISDIR(mode)) cannot_write(path, EISDIR);
+  const char* kind = S_ISLNK(mode)    ? "it is a symbolic link"
+                     : S_ISFIFO(mode) ? "it is a FIFO"
+                     : S_ISSOCK(mode) ? "it is a socket"
+                     : S_ISBLK(mode)  ? "it is a block device"
+                                      : "it changed while being written";
+  throw CommandError(kExitBadInput, "cannot write " + path + ": " + kind + ", not a regular file");
+}
+
+// A new empty file "<stem>.tmp-N" next to `stem`, created with mode 0666 so the umask
+// applies as it does to any file the user creates; `named` is the path errors name.
+int create_temporary(const std::string& stem, const std::string& named, std::string& temporary) {
+  static std::atomic<unsigned> attempt{0};
+  for (int tries = 0; tries < 100; ++tries) {
+    temporary = stem + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt++);
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) cannot_write(named, errno);
+  }
+  cannot_write(named, EEXIST);
+}
+
+// A character device is opened without blocking (a FIFO put there since would
+// block) and checked again once open.
+void write_through_device(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) cannot_write(path, errno);
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) {
+    const int error = errno;
+    ::close(fd);
+    cannot_write(path, error);
+  }
+  if (!S_ISCHR(status.st_mode)) {
+    ::close(fd);
+    refuse(path, status.st_mode);
+  }
+  const bool ok = ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 && write_all(fd, text);
+  const int error = errno;
+  ::close(fd);
+  if (!ok) cannot_write(path, error);
+}
+
 }  // namespace
 
-void write_text_atomically(const std::string& path_given, const std::string& text) {
-  if (path_given.empty()) throw CommandError(kExitBadInput, "cannot write to an empty file name");
-  // Only a regular file is replaced: a symbolic link keeps pointing where it
-  // did (its target is replaced), and a device or FIFO (/dev/null, a pipe) is
-  // written through, never replaced by a file.
-  std::string path = path_given;
+void write_text_atomically(const std::string& path, const std::string& text) {
+  if (path.empty()) throw CommandError(kExitBadInput, "cannot write to an empty file name");
   struct stat status {};
-  if (::stat(path.c_str(), &status) == 0) {
-    if (S_ISDIR(status.st_mode)) cannot_write(path, EISDIR);
-    if (!S_ISREG(status.st_mode)) {
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) cannot_write(path, errno);
-      const bool ok = write_all(fd, text);
-      const int error = errno;
-      ::close(fd);
-      if (!ok) cannot_write(path, error);
-      return;
-    }
-    char* target = ::realpath(path.c_str(), nullptr);
-    if (!target) cannot_write(path, errno);
-    path = target;
-    std::free(target);
-  } else if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
-    throw CommandError(kExitBadInput, "cannot write " + path + ": it is a symbolic link to nothing");
-  }
-  // The temporary sits next to the target so the rename stays on one file system.
-  std::string temporary = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) cannot_write(path, errno);
-  bool ok = write_all(fd, text) && ::fchmod(fd, 0644) == 0;
+  const bool exists = ::lstat(path.c_str(), &status) == 0;
+  if (!exists && errno != ENOENT) cannot_write(path, errno);
+  if (exists && S_ISCHR(status.st_mode)) return write_through_device(path, text);
+  if (exists && !S_ISREG(status.st_mode)) refuse(path, status.st_mode);
+  // The temporary sits next to the target so the rename stays on one file system;
+  // the rename replaces whatever entry is there by then, never what a link points to.
+  std::string temporary;
+  const int fd = create_temporary(path, path, temporary);
+  // A replaced file keeps its mode (a private 600 file stays private).
+  bool ok = write_all(fd, text) && (!exists || ::fchmod(fd, status.st_mode & 07777) == 0);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -90,10 +122,8 @@ namespace {
 
 // Creates and removes a temporary file named after `stem`: what a write next to it will need.
 void probe(const std::string& stem, const std::string& named) {
-  std::string temporary = stem + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) cannot_write(named, errno);
-  ::close(fd);
+  std::string temporary;
+  ::close(create_temporary(stem, named, temporary));
   ::unlink(temporary.c_str());
 }
 
@@ -103,33 +133,42 @@ std::string parent_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
 
 void check_writable(const std::string& path) {
   if (path.empty()) throw CommandError(kExitBadInput, "cannot write to an empty file name");
   if (path == "-") return;
   struct stat status {};
-  if (::stat(path.c_str(), &status) == 0) {
-    if (S_ISDIR(status.st_mode)) cannot_write(path, EISDIR);
-    if (!S_ISREG(status.st_mode)) return;  // a device or FIFO is written through, and opening it may block
-    char* target = ::realpath(path.c_str(), nullptr);
-    if (!target) cannot_write(path, errno);
-    const std::string resolved = target;
-    std::free(target);
-    probe(resolved, path);
+  if (::lstat(path.c_str(), &status) != 0) {
+    if (errno != ENOENT) cannot_write(path, errno);
+  } else if (S_ISCHR(status.st_mode)) {
     return;
+  } else if (!S_ISREG(status.st_mode)) {
+    refuse(path, status.st_mode);
   }
-  if (::lstat(path.c_str(), &status) == 0 && S_ISLNK(status.st_mode))
-    throw CommandError(kExitBadInput, "cannot write " + path + ": it is a symbolic link to nothing");
   probe(path, path);
 }
 
-void check_writable_folder(const std::string& folder) {
+void check_writable_folder(const std::string& folder, const std::vector<std::string>& file_suffixes) {
   if (folder.empty()) throw CommandError(kExitBadInput, "cannot write to an empty folder name");
   struct stat status {};
   if (::stat(folder.c_str(), &status) == 0) {
     if (!S_ISDIR(status.st_mode)) cannot_write(folder, ENOTDIR);
     probe(folder + "/.wafersim", folder);
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+      const std::string name = entry.path().filename().string();
+      if (std::none_of(file_suffixes.begin(), file_suffixes.end(),
+                       [&](const std::string& suffix) { return ends_with(name, suffix); }))
+        continue;
+      const std::string path = entry.path().string();
+      if (::lstat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) refuse(path, status.st_mode);
+    }
+    if (error) cannot_write(folder, error.value());
     return;
   }
   const std::string parent = parent_of(folder);
@@ -147,7 +186,8 @@ void make_folder(const std::string& folder) {
 }
 
 void append_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == ELOOP) refuse(path, S_IFLNK);
   if (fd < 0) cannot_write(path, errno);
   const bool ok = write_all(fd, text);
   const int error = errno;

@@ -25,7 +25,7 @@ std::string plan_path(const std::string& out_dir) { return out_dir + "/plan.json
 class PointLock {
  public:
   explicit PointLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd_ < 0) throw CommandError(kExitBadInput, "cannot write " + path + ": " + std::strerror(errno));
     held_ = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
   }

@@ -91,7 +91,7 @@ pid_t spawn(const std::string& program, const Job& job, const sigset_t& child_ma
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(kExitNotStarted);
   const int null_fd = ::open("/dev/null", O_RDWR);
-  const int err_fd = ::open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err_fd = ::open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
   if (null_fd < 0 || err_fd < 0) ::_exit(kExitNotStarted);
   ::dup2(null_fd, 0);
   ::dup2(null_fd, 1);
