@@ -67,7 +67,6 @@ std::optional<int64_t> parse_size(const std::string& text) {
                                                                     {"GB", 1e9},
                                                                     {"MB", 1e6},
                                                                     {"kB", 1e3},
-                                                                    {"KB", 1e3},
                                                                     {"B", 1.0}};
   for (const auto& [suffix, factor] : units) {
     if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
@@ -115,8 +114,16 @@ Value parse_value(const ParamSpec& spec, const YAML::Node& node, const SourceLoc
     case ParamType::Int:
     case ParamType::IntOrList:
       if (auto number = parse_int(text); number && plain) return *number;
-      if (spec.unit == "bytes")
+      if (spec.unit == "bytes") {
         if (auto bytes = parse_size(text); bytes && plain) return *bytes;
+        // Written of SRAM, KB means 1,024 bytes as often as 1,000: make the writer say which.
+        if (plain && text.size() > 2 && text.compare(text.size() - 2, 2, "KB") == 0 &&
+            parse_size(text.substr(0, text.size() - 2) + "kB"))
+          throw ConfigError(where, spec.path,
+                            spec.path + " = " + quoted(text) + " is ambiguous: write " +
+                                quoted(text.substr(0, text.size() - 2) + "kB") + " for powers of 1000 or " +
+                                quoted(text.substr(0, text.size() - 2) + "KiB") + " for powers of 1024");
+      }
       break;
     case ParamType::IntOrAuto:
       if (text == "auto") return text;

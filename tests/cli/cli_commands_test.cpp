@@ -251,7 +251,6 @@ TEST_CASE("a byte-valued parameter takes a size with a unit", "[cli][config]") {
   CHECK(sram_bytes("49152") == 49152);
   CHECK(sram_bytes("48KiB") == 49152);
   CHECK(sram_bytes("64kB") == 64000);
-  CHECK(sram_bytes("64KB") == 64000);
   CHECK(sram_bytes("1.5MiB") == 1572864);
   CHECK(sram_bytes("2 MB") == 2000000);
   CHECK(sram_bytes("1GB") == 1000000000);
@@ -271,4 +270,11 @@ TEST_CASE("a byte-valued parameter takes a size with a unit", "[cli][config]") {
           std::string::npos);
   }
   CHECK(run_wafersim({"validate", kGood, "--set", "hardware.fabric.colors=1kB"}).exit_code == 2);
+
+  // KB is 1,000 or 1,024 bytes depending on who writes it: the writer must say which.
+  const Outcome ambiguous = run_wafersim({"validate", kGood, "--set", "hardware.tile.sram_bytes=64KB"});
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(is_one_line(ambiguous.err));
+  CHECK(ambiguous.err.find("'64KB' is ambiguous: write '64kB' for powers of 1000 or '64KiB' for powers of 1024") !=
+        std::string::npos);
 }
