@@ -328,3 +328,11 @@ TEST_CASE("serve refuses more synthetic requests than it can hold, naming the ke
   CHECK(is_one_line(outcome.err));
   CHECK_THAT(outcome.err, Catch::Contains("serving.background.requests") && Catch::Contains("[0, 1000000]"));
 }
+
+TEST_CASE("serve refuses a synthetic stream whose arrivals span past ten days", "[cli][serve]") {
+  // 1e-20 requests/s drew arrivals near 1e22 s, which the serving clock cannot hold to the cycle.
+  const Outcome outcome = run_wafersim({"serve", kTinyServe, "--quiet", "--set", "serving.realtime.rate_per_s=1e-20"});
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("serving.realtime.rate_per_s") && Catch::Contains("past the 864000 s"));
+}

@@ -121,10 +121,6 @@ RequestStream synthetic_stream(const ServingSpec& spec) {
 
 namespace {
 
-// The serving clock counts cycles in a double: exact up to 2^53 cycles, which
-// at the fastest clock a preset may set (10 GHz) is 900,719 s. Ten days stay inside.
-constexpr double kMaxTraceArrivalSeconds = 864000;
-
 struct TraceRow {
   double arrival_s = 0;
   uint64_t prompt_tokens = 0, output_tokens = 0;
@@ -174,9 +170,9 @@ class TraceReader {
 
   void add(TraceRow row) {
     if (row.arrival_s < 0) fail(row.line, "arrival_s must be >= 0 s");
-    if (row.arrival_s > kMaxTraceArrivalSeconds)
+    if (row.arrival_s > kMaxArrivalSeconds)
       fail(row.line, "arrival_s = " + config::format_number(row.arrival_s) + " s is past the " +
-                         config::format_number(kMaxTraceArrivalSeconds) +
+                         config::format_number(kMaxArrivalSeconds) +
                          " s (10 days) a trace may span: later times lose the cycle in the serving clock");
     if (!rows_.empty() && row.arrival_s < rows_.back().arrival_s)
       fail(row.line, "arrivals are not sorted: " + config::format_number(row.arrival_s) + " s comes after " +

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "models/config/param_table.h"
+#include "models/config/text.h"
 #include "workloads/model_spec.h"
 
 namespace wafersim::workloads {
@@ -254,6 +255,13 @@ ServingSpec serving_from_config(const config::Config& config, const ModelSpec& m
     if (s.limit_burst_tokens == 0) s.limit_burst_tokens = s.limit_tokens_per_min;
     if (traced || s.requests == 0) continue;  // no synthetic stream draws from this class
     if (!(s.rate_per_s > 0)) config.fail(p + ".rate_per_s", "the arrival rate must be above 0 requests/s");
+    const double span_s = double(s.requests) / s.rate_per_s;
+    if (span_s > kMaxArrivalSeconds)
+      config.fail_given({p + ".rate_per_s", p + ".requests"},
+                        std::to_string(s.requests) + " requests at " + config::format_number(s.rate_per_s) +
+                            " requests/s arrive over about " + config::format_number(span_s) + " s, past the " +
+                            config::format_number(kMaxArrivalSeconds) +
+                            " s (10 days) the serving clock holds to the cycle");
     check_lengths(config, p + ".prompt", s.prompt, model.max_positions);
     check_lengths(config, p + ".output", s.output, model.max_positions);
     const uint64_t deepest = uint64_t(s.turns) * (s.prompt.largest() + s.output.largest());

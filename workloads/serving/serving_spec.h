@@ -70,6 +70,11 @@ struct TransportSpec {
   uint64_t clients = 16;  // single-turn streams: request i comes from client i mod clients
 };
 
+// The serving clock counts cycles in a double: exact up to 2^53 cycles, which
+// at the fastest clock a preset may set (10 GHz) is 900,719 s. Arrivals, read
+// from a trace or drawn, stay within ten days.
+constexpr double kMaxArrivalSeconds = 864000;
+
 struct ServingSpec {
   uint64_t seed = 1;
   std::array<ClassSpec, kRequestClasses> classes;
