@@ -30,7 +30,11 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (chunks && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
     const uint64_t total = prefill_plan.programs.iterations;
-    chunks({total, total, 0, 0, seconds});
+    uint64_t end_cycle = 0;
+    for (const std::vector<uint64_t>& region : evaluation.timeline.finish)
+      if (!region.empty()) end_cycle = std::max(end_cycle, region.back());
+    chunks({total, total, prefill_plan.hw.cycles_to_us(double(end_cycle)), double(evaluation.figures.events) / seconds,
+            seconds});
   }
   return std::make_pair(std::move(prefill_plan), std::move(evaluation));
 }

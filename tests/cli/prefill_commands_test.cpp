@@ -1,7 +1,9 @@
 // The prefill as a user sees it through `run` and `analytic`: its figures, time
 // to first token, decode figures unchanged by it, and its bad input.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -121,4 +123,25 @@ TEST_CASE("a bad mapping.prefill_gemm is refused at its line, with no result fil
   // Both values are accepted.
   for (const std::string gemm : {"meshgemm", "chunked_gemv"})
     CHECK(run_wafersim({"analytic", kTinyDense, "--quiet", "--set", "mapping.prefill_gemm=" + gemm}).exit_code == 0);
+}
+
+TEST_CASE("the prefill's last progress line says how far it simulated", "[cli][prefill]") {
+  // The prefill runs in a child; the parent shows where it ended. progress_seconds 0:
+  // that closing line is always printed, however fast the machine.
+  const Outcome outcome = run_wafersim({"run", kTinyDense, "--json", "/dev/null", "--set", "sim.progress_seconds=0",
+                                        "--set", "workload.prompt_tokens=256"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  std::string last;
+  std::string line;
+  std::istringstream lines(outcome.err);
+  while (std::getline(lines, line, '\n'))
+    for (size_t start = 0, end; start <= line.size(); start = end + 1) {
+      end = std::min(line.find('\r', start), line.size());  // progress lines overwrite each other with \r
+      const std::string part = line.substr(start, end - start);
+      if (part.find("prefill chunks") != std::string::npos) last = part;
+    }
+  REQUIRE_THAT(last, Catch::Contains("2/2 prefill chunks"));
+  // Simulated time comes from cycles (the event rate, from wall time, is not checked).
+  CHECK_THAT(last, Catch::Contains(" 0.823 ms simulated"));
 }
