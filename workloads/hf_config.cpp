@@ -238,6 +238,12 @@ YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& 
   keys["tied_embeddings"] = hf.flag("tie_word_embeddings", false);
   keys["norm"] = "rmsnorm";
   keys["positions"] = "rotary";
+  // Phi-3.5 and Phi-4-mini rotate three quarters of each head; the spec rotates all of it.
+  if (hf.has("partial_rotary_factor") && hf.root()["partial_rotary_factor"].Scalar() != "1" &&
+      hf.root()["partial_rotary_factor"].Scalar() != "1.0")
+    hf.fail("partial_rotary_factor", "'partial_rotary_factor' " +
+                                         config::quoted(hf.root()["partial_rotary_factor"].Scalar()) +
+                                         ": the model spec rotates whole heads only (1.0)");
   const std::string activation = hf.text("hidden_act");
   if (!activation.empty() && activation != "silu" && activation != "swish")
     hf.fail("hidden_act", "'hidden_act' " + config::quoted(activation) +

@@ -7,6 +7,9 @@ namespace wafersim::reports {
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,
+  // sim.functional: the plan's numbers diverge from the reference. It shares 1
+  // with an internal error: the plan computes something wrong.
+  kExitNumbersDiverge = 1,
   kExitBadInput = 2,
   kExitDoesNotFit = 3,
   // A sweep whose scheduler ended some points without a result.

@@ -7,9 +7,6 @@
 
 namespace wafersim::reports {
 
-// The exit status when the numbers diverge from the reference.
-constexpr int kExitNumbersDiverge = 1;
-
 // Refuses, as bad input at sim.functional, a check that cannot run (a plan it
 // does not cover, more memory than the process can have): called before the
 // timing so that a long simulation is not wasted.

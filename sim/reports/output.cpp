@@ -28,6 +28,7 @@ bool write_all(int fd, const std::string& text) {
   while (done < text.size()) {
     ssize_t written = ::write(fd, text.data() + done, text.size() - done);
     if (written < 0 && errno == EINTR) continue;
+    if (written == 0) errno = EIO;  // a write that makes no progress sets no errno of its own
     if (written <= 0) return false;
     done += size_t(written);
   }
@@ -102,7 +103,7 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   std::string temporary;
   const int fd = create_temporary(path, path, temporary);
   // A replaced file keeps its mode (a private 600 file stays private).
-  bool ok = write_all(fd, text) && (!exists || ::fchmod(fd, status.st_mode & 07777) == 0);
+  bool ok = write_all(fd, text) && (!exists || ::fchmod(fd, status.st_mode & 0777) == 0);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -186,10 +187,20 @@ void make_folder(const std::string& folder) {
 }
 
 void append_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  // Opened without blocking and checked once open: only a regular file (or a
+  // character device) is appended to.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
   if (fd < 0 && errno == ELOOP) refuse(path, S_IFLNK);
+  if (fd < 0 && errno == ENXIO) refuse(path, S_IFIFO);  // a FIFO nobody reads
   if (fd < 0) cannot_write(path, errno);
-  const bool ok = write_all(fd, text);
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !(S_ISREG(status.st_mode) || S_ISCHR(status.st_mode))) {
+    const int error = errno;
+    ::close(fd);
+    if (status.st_mode == 0) cannot_write(path, error);
+    refuse(path, status.st_mode);
+  }
+  const bool ok = ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 && write_all(fd, text);
   const int error = errno;
   ::close(fd);
   if (!ok) cannot_write(path, error);

@@ -1,6 +1,9 @@
 // Models from a Hugging Face config.json: one public config per family gives
 // exactly the zoo model's parameter count, and what cannot be read is one
 // error naming the file and the key.
+#include <fstream>
+#include <iterator>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -105,4 +108,16 @@ TEST_CASE("a config.json wafersim cannot read is one error naming the key", "[cl
   // The value's own place in the file, under the model key it becomes.
   CHECK(outcome.err.find(out_of_range + ":2:42") != std::string::npos);
   CHECK(outcome.err.find("model.n_layers") != std::string::npos);
+}
+
+TEST_CASE("a config.json that rotates part of each head is refused at its key", "[cli][hf]") {
+  Scratch scratch;
+  std::ifstream published(kHf + "Phi-3-mini-4k-instruct/config.json");
+  std::string text((std::istreambuf_iterator<char>(published)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\"attention_bias\""), 0, "\"partial_rotary_factor\": 0.75,\n  ");
+  const std::string file = scratch.write("config.json", text);
+  const Outcome outcome = run_wafersim({"describe", "model", file});
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains("'partial_rotary_factor' '0.75'"));
 }

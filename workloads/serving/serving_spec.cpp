@@ -1,6 +1,7 @@
 #include "workloads/serving/serving_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "models/config/param_table.h"
@@ -255,13 +256,14 @@ ServingSpec serving_from_config(const config::Config& config, const ModelSpec& m
     if (s.limit_burst_tokens == 0) s.limit_burst_tokens = s.limit_tokens_per_min;
     if (traced || s.requests == 0) continue;  // no synthetic stream draws from this class
     if (!(s.rate_per_s > 0)) config.fail(p + ".rate_per_s", "the arrival rate must be above 0 requests/s");
-    const double span_s = double(s.requests) / s.rate_per_s;
+    // Sessions arrive at the rate; their later turns follow a think time apart.
+    const double sessions = std::ceil(double(s.requests) / double(s.turns));
+    const double span_s = sessions / s.rate_per_s + double(s.turns - 1) * s.think_time_s;
     if (span_s > kMaxArrivalSeconds)
-      config.fail_given({p + ".rate_per_s", p + ".requests"},
+      config.fail_given({p + ".rate_per_s", p + ".requests", p + ".turns", p + ".think_time_s"},
                         std::to_string(s.requests) + " requests at " + config::format_number(s.rate_per_s) +
                             " requests/s arrive over about " + config::format_number(span_s) + " s, past the " +
-                            config::format_number(kMaxArrivalSeconds) +
-                            " s (10 days) the serving clock holds to the cycle");
+                            config::format_number(kMaxArrivalSeconds) + " s (10 days) a serving run may span");
     check_lengths(config, p + ".prompt", s.prompt, model.max_positions);
     check_lengths(config, p + ".output", s.output, model.max_positions);
     const uint64_t deepest = uint64_t(s.turns) * (s.prompt.largest() + s.output.largest());

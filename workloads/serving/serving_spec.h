@@ -71,8 +71,8 @@ struct TransportSpec {
 };
 
 // The serving clock counts cycles in a double: exact up to 2^53 cycles, which
-// at the fastest clock a preset may set (10 GHz) is 900,719 s. Arrivals, read
-// from a trace or drawn, stay within ten days.
+// at the fastest clock a preset may set (10 GHz) is 900,719 s. A trace's
+// arrivals, and a synthetic stream's mean span, stay within ten days.
 constexpr double kMaxArrivalSeconds = 864000;
 
 struct ServingSpec {
