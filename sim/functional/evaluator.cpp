@@ -474,7 +474,7 @@ class Evaluator::State::ChunkThroughStep final : public mapping::StepVisitor {
  public:
   ChunkThroughStep(State& state, const Tokens& tokens) : state_(state), tokens_(tokens) {}
   void visit(const mapping::RootComputeStep&) override {
-    each([&](const Data& in) { return elementwise(in, false); });
+    each([&](const Data& in) { return elementwise(in, false, false); });
   }
   void visit(const mapping::LookupStep&) override {
     each([&](const Data&) { return state_.lookup(); });
@@ -492,7 +492,7 @@ class Evaluator::State::ChunkThroughStep final : public mapping::StepVisitor {
     });
   }
   void visit(const mapping::LineComputeStep& step) override {
-    each([&](const Data& in) { return elementwise(in, step.along_row()); });
+    each([&](const Data& in) { return elementwise(in, true, step.along_row()); });
   }
   void visit(const mapping::BroadcastStep& step) override {
     each([&](const Data& in) { return state_.broadcast(in, step.along_row()); });
@@ -512,8 +512,8 @@ class Evaluator::State::ChunkThroughStep final : public mapping::StepVisitor {
   void visit(const mapping::DispatchStep&) override { state_.dispatch(tokens_); }
 
  private:
-  Data elementwise(const Data& in, bool along_row) {
-    const Elementwise* op = State::elementwise(state_.step->label());
+  Data elementwise(const Data& in, bool on_line, bool along_row) {
+    const Elementwise* op = State::elementwise(state_.step->label(), on_line);
     if (!op) state_.fail("no element-wise meaning is registered for this step");
     return (*op)(state_, in, along_row);
   }

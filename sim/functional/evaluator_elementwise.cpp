@@ -27,9 +27,10 @@ void Evaluator::State::add_to_stream(const Data& branch) {
   for (size_t i = 0; i < branch.at.size(); ++i) stream.at[i] = add(stream.at[i], branch.at[i]);
 }
 
-const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::string& label) {
-  static const std::map<std::string, Elementwise> ops = {
-      // --- on the block root ---------------------------------------------------
+const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::string& label, bool on_line) {
+  // A root step's meaning reads the root's one piece and a line step's every slice:
+  // each is looked up only among the meanings of its own place.
+  static const std::map<std::string, Elementwise> root_ops = {
       {"input_norm",
        [](State& s, const Data& in, bool) {
          s.stream = in;
@@ -73,8 +74,9 @@ const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::st
          return out;
        }},
       {"sample", [](State&, const Data& in, bool) { return in; }},  // the argmax candidate the tree chose
-
-      // --- on the root column's (or row's) slices ------------------------------------
+  };
+  // On the root column's (or row's) slices.
+  static const std::map<std::string, Elementwise> line_ops = {
       {"input_norm_stats", [](State& s, const Data& in, bool) { return s.stream_statistics(in); }},
       {"residual_norm_stats",
        [](State& s, const Data& in, bool) {
@@ -121,6 +123,7 @@ const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::st
          });
        }},
   };
+  const std::map<std::string, Elementwise>& ops = on_line ? line_ops : root_ops;
   const auto found = ops.find(label);
   return found == ops.end() ? nullptr : &found->second;
 }
@@ -129,9 +132,9 @@ std::string Evaluator::State::unregistered_elementwise(const mapping::Plan& plan
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
       for (const auto& step : block.steps) {
-        const bool is_elementwise = dynamic_cast<const mapping::RootComputeStep*>(step.get()) ||
-                                    dynamic_cast<const mapping::LineComputeStep*>(step.get());
-        if (is_elementwise && !elementwise(step->label()))
+        const bool on_root = dynamic_cast<const mapping::RootComputeStep*>(step.get()) != nullptr;
+        const bool on_line = dynamic_cast<const mapping::LineComputeStep*>(step.get()) != nullptr;
+        if ((on_root || on_line) && !elementwise(step->label(), on_line))
           return fmt::format(
               "{}: step {} has no element-wise meaning registered (sim/functional/evaluator_elementwise.cpp)",
               region.name, step->label());

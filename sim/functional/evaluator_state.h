@@ -153,9 +153,10 @@ struct Evaluator::State {
       out.at.push_back(f(p, along_row ? tile_name(0, uint32_t(p)) : tile_name(uint32_t(p), 0)));
     return out;
   }
-  // What an element-wise step computes, by its label (evaluator_elementwise.cpp); nullptr: none is registered.
+  // What an element-wise step computes, by its label and place (a line step's,
+  // else the root's; evaluator_elementwise.cpp); nullptr: none is registered.
   using Elementwise = Data (*)(State& state, const Data& in, bool along_row);
-  static const Elementwise* elementwise(const std::string& label);
+  static const Elementwise* elementwise(const std::string& label, bool on_line);
   // The first element-wise step of `plan` without a registered meaning, or "".
   static std::string unregistered_elementwise(const mapping::Plan& plan);
 
