@@ -19,15 +19,14 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 class GridAttention final : public GridAttentionStep {
  public:
   GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes)
-      : GridAttentionStep(env, KvGroups(shape.n_kv_heads, env.geo.cols).start, shape.window, shape.sinks.flops > 0),
+      : GridAttentionStep(env, shape.n_kv_heads, shape.window, shape.sinks.flops > 0),
         shape_(shape),
-        groups_(shape.n_kv_heads, env.geo.cols),
         slice_bytes_(slice_bytes) {
     if (shape.max_positions == 0)
       throw std::logic_error("grid attention sizes its score messages by the workload's largest context");
     const BlockGeometry& g = env.geo;
     q_per_kv_ = shape.n_heads / shape.n_kv_heads;
-    query_heads_ = uint64_t(groups_.heads_per_group) * q_per_kv_;
+    query_heads_ = uint64_t(groups().heads_per_group) * q_per_kv_;
     // As the kernel's fixed score buffers: every row sends the scores of as
     // many positions as the fullest row holds at the workload's largest context.
     score_bytes_ = dtype_bytes(env.partial_sum, query_heads_ * ceil_div(shape.max_positions, g.rows));
@@ -39,15 +38,15 @@ class GridAttention final : public GridAttentionStep {
     // along it; the slices, maxima and sums down the columns; the three
     // column trees share one set of routes under tags of their own.
     uint32_t segment_patterns = 0;
-    for (uint32_t group = 0; group < groups_.count; ++group)
-      segment_patterns = std::max(segment_patterns, tree_patterns(groups_.columns(group)));
+    for (uint32_t group = 0; group < groups().count; ++group)
+      segment_patterns = std::max(segment_patterns, tree_patterns(groups().columns(group)));
     const uint32_t column_patterns = tree_patterns(g.rows);
     segment_tree_.along_row = true;
     segment_tree_.pattern = 0;
     segment_tree_.bytes_per_position = score_bytes_;
     segment_tree_.sum = env.partial_sum;
     along_ = segment_patterns;
-    down_ = along_ + (groups_.widest > 1 ? 1 : 0);
+    down_ = along_ + (groups().widest > 1 ? 1 : 0);
     for (Tree* tree : {&max_tree_, &sum_tree_, &out_tree_}) {
       tree->along_row = false;
       tree->n = g.rows;
@@ -85,7 +84,7 @@ class GridAttention final : public GridAttentionStep {
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
-    const uint32_t group = groups_.of[j], columns = groups_.columns(group), p = j - groups_.start[group];
+    const uint32_t group = groups().of[j], columns = groups().columns(group), p = j - groups().start[group];
     const Costs costs = costs_of(j);
     auto down = [&](uint16_t tag, uint64_t bytes) {
       if (g.rows == 1) return;
@@ -118,9 +117,9 @@ class GridAttention final : public GridAttentionStep {
     if (row) {
       tree_signature(max_tree_, index, out);  // the three column trees share their shape
     } else {
-      const uint32_t group = groups_.of[index];
-      out.push_back(groups_.columns(group));
-      out.push_back(index - groups_.start[group]);
+      const uint32_t group = groups().of[index];
+      out.push_back(groups().columns(group));
+      out.push_back(index - groups().start[group]);
     }
   }
 
@@ -135,8 +134,8 @@ class GridAttention final : public GridAttentionStep {
       return from.after(i == 0 ? 0 : line_message_cycles(i, bytes, down_), Category::Fabric);
     };
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
-    for (uint32_t group = 0; group < groups_.count; ++group) {
-      const uint32_t start = groups_.start[group], columns = groups_.columns(group);
+    for (uint32_t group = 0; group < groups().count; ++group) {
+      const uint32_t start = groups().start[group], columns = groups().columns(group);
       // scored[p][i]: tile (i, start + p) holds the summed scores of its positions.
       std::vector<std::vector<Timed>> scored(columns, std::vector<Timed>(g.rows));
       for (uint32_t p = 0; p < columns; ++p) {
@@ -176,8 +175,8 @@ class GridAttention final : public GridAttentionStep {
     return positions_held(attended(context), env_.geo.rows, i) * kv_bytes_per_position(j);
   }
   uint64_t total_kv_bytes(uint64_t context) const override {
-    return uint64_t(groups_.count) * attended(context) *
-           dtype_bytes(shape_.kv, 2ull * groups_.heads_per_group * shape_.head_dim);
+    return uint64_t(groups().count) * attended(context) *
+           dtype_bytes(shape_.kv, 2ull * groups().heads_per_group * shape_.head_dim);
   }
   uint64_t activation_bytes(uint32_t, uint32_t j) const override {
     // The q/k/v slice, the partial and the summed scores, the output partial.
@@ -202,8 +201,8 @@ class GridAttention final : public GridAttentionStep {
   // Head dimensions column j holds of its group's KV heads (of q, k and v
   // alike): the group's dimensions cut into near-equal runs, one per column.
   uint64_t dims(uint32_t j) const {
-    const uint32_t group = groups_.of[j], columns = groups_.columns(group), p = j - groups_.start[group];
-    const uint64_t total = uint64_t(groups_.heads_per_group) * shape_.head_dim;
+    const uint32_t group = groups().of[j], columns = groups().columns(group), p = j - groups().start[group];
+    const uint64_t total = uint64_t(groups().heads_per_group) * shape_.head_dim;
     return total / columns + (p < total % columns ? 1 : 0);
   }
   uint64_t kv_bytes_per_position(uint32_t j) const { return dtype_bytes(shape_.kv, 2 * dims(j)); }
@@ -235,7 +234,6 @@ class GridAttention final : public GridAttentionStep {
   }
 
   AttentionShape shape_;
-  KvGroups groups_;
   uint64_t slice_bytes_ = 0, score_bytes_ = 0, statistic_bytes_ = 0;
   uint64_t q_per_kv_ = 1, query_heads_ = 1;
   Work sinks_;

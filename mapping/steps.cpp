@@ -412,23 +412,17 @@ class Attention final : public AttentionStep {
   // row_io: q/k/v arrive as slices on the root row (slice_bytes per column)
   // and the output leaves there (Front::Row); otherwise root to root.
   Attention(const StepEnv& env, const AttentionShape& shape, bool row_io, uint64_t slice_bytes)
-      : AttentionStep(env, KvGroups(shape.n_kv_heads, env.geo.cols).start, shape.window, shape.sinks.flops > 0, row_io),
-        shape_(shape) {
+      : AttentionStep(env, shape.n_kv_heads, shape.window, shape.sinks.flops > 0, row_io), shape_(shape) {
     const BlockGeometry& g = env.geo;
-    const KvGroups split(shape.n_kv_heads, g.cols);
-    groups_ = split.count;
-    heads_per_group_ = split.heads_per_group;
-    widest_ = split.widest;
-    group_of_ = split.of;
     const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
-    column_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * (q_per_kv + 2) * shape.head_dim);
+    column_bytes_ = act_bytes(env, uint64_t(groups().heads_per_group) * (q_per_kv + 2) * shape.head_dim);
     // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).
-    partial_bytes_ = uint64_t(heads_per_group_) * q_per_kv * (act_bytes(env, shape.head_dim) + 2 * 4);
+    partial_bytes_ = uint64_t(groups().heads_per_group) * q_per_kv * (act_bytes(env, shape.head_dim) + 2 * 4);
     fixed_ = Work{0, column_bytes_, partial_bytes_};
     // Per position: q.k, softmax and p.v of each query head of the group.
-    per_position_ = Work{heads_per_group_ * q_per_kv * shape.flops_per_score,
-                         dtype_bytes(shape.kv, 2ull * heads_per_group_ * shape.head_dim), 0};
+    per_position_ = Work{groups().heads_per_group * q_per_kv * shape.flops_per_score,
+                         dtype_bytes(shape.kv, 2ull * groups().heads_per_group * shape.head_dim), 0};
     const uint32_t column_levels = tree_patterns(g.rows);
     // Partials reduce down each column.
     column_tree_.along_row = false;
@@ -446,7 +440,7 @@ class Attention final : public AttentionStep {
       row_tree_.pattern = 2 + column_levels;
       row_tree_.gather = true;
       row_tree_.bytes_per_position = partial_bytes_;
-      row_tree_.group = group_of_;
+      row_tree_.group = groups().of;
       patterns_ = 2 + column_levels + tree_patterns(g.cols);
       tags_used_ = uint16_t(patterns_);
       return;
@@ -461,9 +455,9 @@ class Attention final : public AttentionStep {
     // when a group has more than one column.
     // Groups are one of two widths; chains of different widths may take different patterns.
     uint32_t group_levels = 0;
-    for (uint32_t group = 0; group < groups_; ++group)
+    for (uint32_t group = 0; group < groups().count; ++group)
       group_levels = std::max(group_levels, tree_patterns(group_columns(group)));
-    const uint32_t along = widest_ > 1 ? 1 : 0;
+    const uint32_t along = groups().widest > 1 ? 1 : 0;
     uint32_t next = 0;
     gather_tree_.along_row = true;
     gather_tree_.gather = true;
@@ -484,10 +478,10 @@ class Attention final : public AttentionStep {
     group_tree_.tag = uint16_t(env.tag + patterns_);
     out_multicast_tag_ = uint16_t(group_tree_.tag + group_levels);
     tags_used_ = uint16_t(patterns_ + group_levels + along);
-    out_bytes_ = act_bytes(env, uint64_t(heads_per_group_) * q_per_kv * shape.head_dim);
+    out_bytes_ = act_bytes(env, uint64_t(groups().heads_per_group) * q_per_kv * shape.head_dim);
     // Each group's first column adds the sink logits of the group's query heads.
     if (shape.n_heads > 0 && shape.sinks.flops > 0) {
-      const uint64_t heads = uint64_t(heads_per_group_) * q_per_kv;
+      const uint64_t heads = uint64_t(groups().heads_per_group) * q_per_kv;
       // The group's share of each figure, rounded up: sub-byte sink formats (int4, mxfp4) must not round to zero.
       auto share = [&](uint64_t total) { return (total * heads + shape.n_heads - 1) / shape.n_heads; };
       group_sinks_ = Work{share(shape.sinks.flops), share(shape.sinks.read_bytes), share(shape.sinks.write_bytes)};
@@ -496,8 +490,8 @@ class Attention final : public AttentionStep {
   FrontKind input() const override { return row_io() ? FrontKind::Row : FrontKind::Root; }
   FrontKind output() const override { return input(); }
 
-  uint32_t group_columns(uint32_t group) const { return group_start()[group + 1] - group_start()[group]; }
-  uint32_t group_tiles(uint32_t j) const { return group_columns(group_of_[j]) * env_.geo.rows; }
+  uint32_t group_columns(uint32_t group) const { return groups().columns(group); }
+  uint32_t group_tiles(uint32_t j) const { return group_columns(groups().of[j]) * env_.geo.rows; }
   Task attend_task(uint32_t j) const { return kv_compute(fixed_, per_position_, group_tiles(j), shape_.window); }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (row_io()) return emit_row_io(i, j, out);
@@ -519,7 +513,7 @@ class Attention final : public AttentionStep {
   }
   void emit_row_io(uint32_t i, uint32_t j, std::vector<Task>& out) const {
     const BlockGeometry& g = env_.geo;
-    const uint32_t group = group_of_[j], columns = group_columns(group), p = j - group_start()[group];
+    const uint32_t group = groups().of[j], columns = group_columns(group), p = j - group_start()[group];
     const uint16_t down_tag = uint16_t(env_.tag + down_);
     // A multicast along the group from its first column, or the wait for it.
     auto along = [&](uint16_t tag, uint64_t bytes) {
@@ -550,7 +544,7 @@ class Attention final : public AttentionStep {
       tree_signature(column_tree_, index, out);
     } else if (row_io()) {
       // Everything a column does follows from its group's width and its place in the group.
-      const uint32_t group = group_of_[index];
+      const uint32_t group = groups().of[index];
       out.push_back(group_tiles(index));
       out.push_back(group_columns(group));
       out.push_back(index - group_start()[group]);
@@ -561,7 +555,7 @@ class Attention final : public AttentionStep {
   }
   bool has_kv_offset() const override { return true; }
   uint32_t kv_offset(uint32_t i, uint32_t j) const override {
-    return (j - group_start()[group_of_[j]]) * env_.geo.rows + i;
+    return (j - group_start()[groups().of[j]]) * env_.geo.rows + i;
   }
   uint64_t attended(uint64_t context) const {
     return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
@@ -570,7 +564,8 @@ class Attention final : public AttentionStep {
     return positions_held(attended(context), group_tiles(j), kv_offset(i, j)) * per_position_.read_bytes;
   }
   uint64_t total_kv_bytes(uint64_t context) const override {
-    return uint64_t(groups_) * attended(context) * per_position_.read_bytes;  // each group holds every position once
+    return uint64_t(groups().count) * attended(context) *
+           per_position_.read_bytes;  // each group holds every position once
   }
   // Below the root row, whether tile (i, j) scores any position at the workload's largest context. A column
   // tree node's subtree lies below it and holds later offsets, so a node that scores nothing only forwards
@@ -608,7 +603,7 @@ class Attention final : public AttentionStep {
     auto column = [&](uint32_t j) -> const Timed& {
       const uint64_t group = group_tiles(j);
       const uint64_t base = positions / group, extra = positions % group;
-      const uint64_t first = uint64_t(j - group_start()[group_of_[j]]) * g.rows;
+      const uint64_t first = uint64_t(j - group_start()[groups().of[j]]) * g.rows;
       const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, g.rows) : 0;
       auto [it, fresh] = column_time.try_emplace({group, longer_rows});
       if (fresh) {
@@ -625,7 +620,7 @@ class Attention final : public AttentionStep {
     };
     if (row_io()) {
       Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
-      for (uint32_t group = 0; group < groups_; ++group) {
+      for (uint32_t group = 0; group < groups().count; ++group) {
         const uint32_t start = group_start()[group], columns = group_columns(group);
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
           return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
@@ -655,8 +650,6 @@ class Attention final : public AttentionStep {
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
 
   AttentionShape shape_;
-  uint32_t groups_ = 1, heads_per_group_ = 1, widest_ = 1;
-  std::vector<uint32_t> group_of_;
   uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0, out_bytes_ = 0;
   Work fixed_, per_position_, group_sinks_;
   uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mapping/block.h"
+#include "mapping/kv_groups.h"
 #include "mapping/line_tree.h"
 #include "mapping/step_sram.h"
 #include "mapping/step_visitor.h"
@@ -241,15 +242,17 @@ class GatherStep : public LineStep {
 // What both attention layouts share: KV heads own groups of columns (kv_groups.h).
 class KvGroupAttention : public Step {
  public:
-  KvGroupAttention(const StepEnv& env, std::vector<uint32_t> group_start, uint32_t window, bool sinks)
-      : Step(env), group_start_(std::move(group_start)), window_(window), sinks_(sinks) {}
+  KvGroupAttention(const StepEnv& env, uint32_t kv_heads, uint32_t window, bool sinks)
+      : Step(env), groups_(kv_heads, env.geo.cols), window_(window), sinks_(sinks) {}
+  // The KV-head groups of the block's columns.
+  const KvGroups& groups() const { return groups_; }
   // First column of each KV-head group, then the column count.
-  const std::vector<uint32_t>& group_start() const { return group_start_; }
+  const std::vector<uint32_t>& group_start() const { return groups_.start; }
   uint32_t window() const { return window_; }  // positions attended (0 = all)
   bool sinks() const { return sinks_; }        // sink logits join where the partials are combined
 
  private:
-  std::vector<uint32_t> group_start_;
+  KvGroups groups_;
   uint32_t window_;
   bool sinks_;
 };
@@ -257,8 +260,8 @@ class KvGroupAttention : public Step {
 // Per KV-head group of columns, flash-decoding partials reduced.
 class AttentionStep : public KvGroupAttention {
  public:
-  AttentionStep(const StepEnv& env, std::vector<uint32_t> group_start, uint32_t window, bool sinks, bool row_io)
-      : KvGroupAttention(env, std::move(group_start), window, sinks), row_io_(row_io) {}
+  AttentionStep(const StepEnv& env, uint32_t kv_heads, uint32_t window, bool sinks, bool row_io)
+      : KvGroupAttention(env, kv_heads, window, sinks), row_io_(row_io) {}
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
   // q/k/v in and the output out as slices on the root row (else root to root).
   bool row_io() const { return row_io_; }
