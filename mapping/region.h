@@ -9,6 +9,7 @@
 
 #include "mapping/mapping_options.h"
 #include "mapping/steps.h"
+#include "workloads/lowering.h"
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
 
@@ -116,9 +117,13 @@ class TooFewRows : public std::logic_error {
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);
 
 // Whether the vector passes from a region of kind `from` to the next, of kind
-// `to`, as slices (mapping.handoff): between distributed dense layers, the
-// embedding and the LM head; root next to MoE layers.
+// `to`, as slices (mapping.handoff): between distributed layers, the embedding
+// and the LM head.
 bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind to);
+
+// The lowering table (workloads/lowering.h) of a region's main block; an MoE
+// layer's expert blocks follow workloads::LayerLowering::Expert.
+workloads::LayerLowering main_block_lowering(RegionKind kind, const MappingOptions& options);
 
 // Contention-free cycles of the message a Send task sends.
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send);

@@ -49,6 +49,22 @@ Work residual_work(const ModelSpec& m) { return work_of(workloads::residual_cost
 // fp32 values: norm statistics, router logits, scores.
 uint64_t sum_bytes(uint64_t elements) { return dtype_bytes(Dtype::FP32, elements); }
 
+}  // namespace
+
+workloads::LayerLowering main_block_lowering(RegionKind kind, const MappingOptions& options) {
+  const bool distributed = options.dataflow == Dataflow::Distributed;
+  switch (kind) {
+    case RegionKind::Embedding: return workloads::LayerLowering::Embedding;
+    case RegionKind::Head: return workloads::LayerLowering::Head;
+    case RegionKind::Moe:
+      return distributed ? workloads::LayerLowering::DistributedMoeLayer : workloads::LayerLowering::MoeLayer;
+    case RegionKind::Dense: break;
+  }
+  return distributed ? workloads::LayerLowering::DistributedLayer : workloads::LayerLowering::Layer;
+}
+
+namespace {
+
 // Builds the chain of one block, handing out tags in order. Every step it
 // adds is a row of the block's lowering table (workloads/lowering.h).
 class ChainBuilder {
@@ -80,6 +96,8 @@ class ChainBuilder {
     next_tag_ = uint16_t(next_tag_ + block_.steps.back()->tags_used());
   }
   uint16_t next_tag() const { return next_tag_; }
+  // The steps after this take tags from `tag` on: the ones before it are another block's.
+  void skip_tags_to(uint16_t tag) { next_tag_ = std::max(next_tag_, tag); }
   const BlockGeometry& geo() const { return block_.geo; }
   // The bytes of a GEMV's summed output, as the step after it reads them.
   uint64_t gemv_sum_bytes(uint64_t elements) const { return dtype_bytes(env_.partial_sum, elements); }
@@ -258,19 +276,39 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, cons
   });
 }
 
-// mesh: the projections as MeshGEMM steps (a prefill with mapping.prefill_gemm: meshgemm); grid:
-// attention laid out as WaferLLM's kernel (mapping.attention: grid).
-void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context, bool mesh,
-                           bool grid, bool slices_in, bool slices_out) {
-  const Dtype w = m.weight_dtype, act = m.activation_dtype;
-  auto column_to_row = [mesh](const StepEnv& env, const GemvShape& shape) {
+// The distributed dataflow's GEMV pair: from the root column's slices to the
+// root row's, and back; MeshGEMM steps instead in a prefill with
+// mapping.prefill_gemm: meshgemm.
+struct LineGemvs {
+  bool mesh;
+  std::unique_ptr<Step> column_to_row(const StepEnv& env, const GemvShape& shape) const {
     return mesh ? mesh_gemm_step(env, shape, /*from_column=*/true) : gemv_to_row_step(env, shape);
-  };
-  auto row_to_column = [mesh](const StepEnv& env, const GemvShape& shape) {
+  }
+  std::unique_ptr<Step> row_to_column(const StepEnv& env, const GemvShape& shape) const {
     return mesh ? mesh_gemm_step(env, shape, /*from_column=*/false) : gemv_row_to_column_step(env, shape);
-  };
+  }
+};
+
+// The slices and layouts of a layer region on the distributed dataflow.
+struct SliceLayer {
+  LineGemvs gemvs;
+  bool grid;  // attention laid out as WaferLLM's kernel (mapping.attention: grid)
+  bool slices_in, slices_out;
+};
+
+SliceLayer slice_layer(const RegionContext& context) {
+  return {{context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm},
+          context.options->attention == AttentionLayout::Grid,
+          context.slices_in,
+          context.slices_out};
+}
+
+// Attention half of a layer on slices, up to the MLP norm's scaled slices on the root column.
+void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context,
+                               const SliceLayer& how) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
   const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
-  if (!slices_in)
+  if (!how.slices_in)
     chain.add("scatter", [&](const StepEnv& env) {
       return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
     });
@@ -282,20 +320,41 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   // of root-row column j belongs to the KV head group that owns column j in
   // attention (its queries, key and value), each rotary pair in one tile.
   chain.add("qkv_proj", [&](const StepEnv& env) {
-    return column_to_row(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
+    return how.gemvs.column_to_row(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
   const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true);
   chain.add("attention", [&](const StepEnv& env) {
     const AttentionShape shape = attention_shape(m, layer, max_context);
-    return grid ? grid_attention_step(env, shape, dtype_bytes(act, slice))
-                : row_attention_step(env, shape, dtype_bytes(act, slice));
+    return how.grid ? grid_attention_step(env, shape, dtype_bytes(act, slice))
+                    : row_attention_step(env, shape, dtype_bytes(act, slice));
   });
   chain.add("o_proj", [&](const StepEnv& env) {
-    return row_to_column(env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
+    return how.gemvs.row_to_column(
+        env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
   });
   add_slice_norm(chain, m, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale", 0);
+}
+
+// The MLP branch (on the root column's slices) joins the residual stream there.
+void add_slice_residual(ChainBuilder& chain, const ModelSpec& m, bool slices_out) {
+  const Dtype act = m.activation_dtype;
+  const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
+  chain.add("residual_slices", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
+  });
+  if (!slices_out)
+    chain.add("gather_residual",
+              [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
+}
+
+void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context,
+                           const SliceLayer& how) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  add_distributed_attention(chain, m, layer, max_context, how);
   chain.add("gate_up_proj", [&](const StepEnv& env) {
-    return column_to_row(env, GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
+    return how.gemvs.column_to_row(env,
+                                   GemvShape::matrix(m.d_model, mlp_width(m, m.ffn_dim), w).with_bias(m.mlp_bias, w));
   });
   // W_gate and W_up interleaved so that a column holds the gate and up sums of the same elements.
   const uint64_t ffn_slice = chain.geo().largest_column_share(m.ffn_dim);
@@ -307,15 +366,9 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
         act, /*along_row=*/true);
   });
   chain.add("down_proj", [&](const StepEnv& env) {
-    return row_to_column(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
+    return how.gemvs.row_to_column(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
   });
-  chain.add("residual_slices", [&](const StepEnv& env) {
-    return column_compute_step(
-        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
-  });
-  if (!slices_out)
-    chain.add("gather_residual",
-              [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
+  add_slice_residual(chain, m, how.slices_out);
 }
 
 // Where an expert block sits: its row, its place in the row, and the end of its row (an expert index).
@@ -446,8 +499,18 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   Block& main = region.blocks[0];
   main.geo = box;
   main.geo.rows = attention_rows;
-  ChainBuilder chain(context, workloads::LayerLowering::MoeLayer, main, uint16_t(layer), kTagFirstStep);
-  add_attention(chain, m, layer, context.max_context);
+  ChainBuilder chain(context, main_block_lowering(RegionKind::Moe, *context.options), main, uint16_t(layer),
+                     kTagFirstStep);
+  const bool distributed = context.options->dataflow == Dataflow::Distributed;
+  const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
+  const uint64_t d_slice_bytes = dtype_bytes(m.activation_dtype, main.geo.largest_row_share(m.d_model));
+  if (distributed) {
+    add_distributed_attention(chain, m, layer, context.max_context, slice_layer(context));
+    // The router and the dispatch take the normed vector at the root.
+    chain.add("gather_mlp_input", [&](const StepEnv& env) { return gather_column_step(env, d_slice_bytes); });
+  } else {
+    add_attention(chain, m, layer, context.max_context);
+  }
   // Router: logits on the root column, gathered, top-k at the root.
   chain.add("router", [&](const StepEnv& env) {
     return gemv_to_column_step(
@@ -465,7 +528,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint16_t row_tag = uint16_t(return_tag + 1);
   const uint16_t dispatch_tag = uint16_t(return_tag + (tree ? 2 : 1));
   const uint16_t expert_first_tag = uint16_t(dispatch_tag + 1);
-  const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
+  uint16_t experts_end_tag = expert_first_tag;
   // A prefill chunk (context.tokens > 1) goes to every expert, each taking
   // context.expert_tokens of its tokens' top-k choices (by default an even
   // share); a shared expert takes every token. One decode token reaches top_k experts.
@@ -513,6 +576,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
           return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
                                    m.activation_dtype, Category::Compute);
         });
+      experts_end_tag = std::max(experts_end_tag, expert_chain.next_tag());
       const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
       if (!tree) expert.root_epilogue.push_back(back);
       if (b == 0 && row == 0)
@@ -556,16 +620,23 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     return moe_dispatch_step(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts, combine, tree,
                              sum_bytes(m.d_model));
   });
-  chain.add("residual", [&](const StepEnv& env) {
-    return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
-  });
+  chain.skip_tags_to(experts_end_tag);
+  if (!distributed) {
+    chain.add("residual", [&](const StepEnv& env) {
+      return root_compute_step(env, residual_work(m), m.activation_dtype, Category::Compute);
+    });
+    return;
+  }
+  // The experts' sum back to the slices of the residual stream.
+  chain.add("scatter_moe_output",
+            [&](const StepEnv& env) { return column_broadcast_step(env, vector_bytes, d_slice_bytes); });
+  add_slice_residual(chain, m, context.slices_out);
 }
 
 }  // namespace
 
 bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind to) {
-  return options.slices_handoff() && from != RegionKind::Moe && to != RegionKind::Moe &&
-         !(from == RegionKind::Embedding && to == RegionKind::Head);
+  return options.slices_handoff() && !(from == RegionKind::Embedding && to == RegionKind::Head);
 }
 
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
@@ -715,18 +786,6 @@ std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t 
   return key;
 }
 
-// The lowering table of a region's main block (an MoE layer's: build_moe).
-workloads::LayerLowering lowering_of(RegionKind kind, const MappingOptions& options) {
-  switch (kind) {
-    case RegionKind::Embedding: return workloads::LayerLowering::Embedding;
-    case RegionKind::Head: return workloads::LayerLowering::Head;
-    case RegionKind::Moe: return workloads::LayerLowering::MoeLayer;
-    case RegionKind::Dense: break;
-  }
-  return options.dataflow == Dataflow::Distributed ? workloads::LayerLowering::DistributedLayer
-                                                   : workloads::LayerLowering::Layer;
-}
-
 }  // namespace
 
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
@@ -744,7 +803,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     region.blocks.emplace_back();
     Block& main = region.blocks[0];
     main.geo = box;
-    ChainBuilder chain(context, lowering_of(kind, *context.options), main, uint16_t(std::max(layer, 0)), kTagFirstStep);
+    ChainBuilder chain(context, main_block_lowering(kind, *context.options), main, uint16_t(std::max(layer, 0)),
+                       kTagFirstStep);
     const Dtype w = m.weight_dtype, act = m.activation_dtype;
     if (kind == RegionKind::Embedding) {
       chain.add("lookup", [&](const StepEnv& env) {
@@ -780,9 +840,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return root_compute_step(env, Work{16, 8, 4}, Dtype::FP32, Category::Compute);  // sampling
       });
     } else if (context.options->dataflow == Dataflow::Distributed) {
-      add_distributed_layer(chain, m, uint32_t(layer), context.max_context,
-                            context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm,
-                            context.options->attention == AttentionLayout::Grid, context.slices_in, context.slices_out);
+      add_distributed_layer(chain, m, uint32_t(layer), context.max_context, slice_layer(context));
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);

@@ -53,8 +53,8 @@ const Rows kLayer =
     joined({kRootAttention, kFeedForward, {{"gather_down", {}, "gathers"}, {"residual", {"mlp_residual"}, ""}}});
 
 // Norms on slices: each slice's statistics, their all-reduce along the root
-// column, the scaling; the residual adds on slices.
-const Rows kDistributedLayer = joined({
+// column, the scaling. Attention and the MLP norm of a layer on slices.
+const Rows kDistributedAttention = joined({
     {{"scatter", {}, "moves"},
      {"input_norm_stats", {"attn_norm"}, ""},
      {"input_norm_reduce", {}, "moves"},
@@ -68,20 +68,33 @@ const Rows kDistributedLayer = joined({
      {"mlp_norm_reduce", {}, "moves"},
      {"mlp_norm_broadcast", {}, "moves"},
      {"mlp_norm_scale", {}, "mlp_norm"}},
-    kFeedForward,
-    {{"residual_slices", {"mlp_residual"}, ""}, {"gather_residual", {}, "gathers"}},
 });
+
+// The residual adds on slices; gathered to the root unless handed on as slices.
+const Rows kSliceResidual = {{"residual_slices", {"mlp_residual"}, ""}, {"gather_residual", {}, "gathers"}};
+
+const Rows kDistributedLayer = joined({kDistributedAttention, kFeedForward, kSliceResidual});
 
 // The router's logits on the root column, gathered, top-k at the root; the
 // dispatch sums the experts' results (mapping.moe_combine: root) or takes the
 // combining tree's sum.
-const Rows kMoeLayer = joined({
-    kRootAttention,
-    {{"router", {"router"}, ""},
-     {"gather_logits", {}, "gathers"},
-     {"top_k", {"top_k"}, ""},
-     {"experts", {"expert_combine"}, ""},
-     {"residual", {"mlp_residual"}, ""}},
+const Rows kMoeRouting = {
+    {"router", {"router"}, ""},
+    {"gather_logits", {}, "gathers"},
+    {"top_k", {"top_k"}, ""},
+    {"experts", {"expert_combine"}, ""},
+};
+
+const Rows kMoeLayer = joined({kRootAttention, kMoeRouting, {{"residual", {"mlp_residual"}, ""}}});
+
+// An MoE layer on slices: the normed slices meet at the root, which routes and
+// dispatches them; the experts' sum returns to the slices for the residual.
+const Rows kDistributedMoeLayer = joined({
+    kDistributedAttention,
+    {{"gather_mlp_input", {}, "gathers"}},
+    kMoeRouting,
+    {{"scatter_moe_output", {}, "moves"}},
+    kSliceResidual,
 });
 
 // A routed expert scales its result by its router weight at its own root.
@@ -107,6 +120,7 @@ const char* to_string(LayerLowering kind) {
     case LayerLowering::Layer: return "layer";
     case LayerLowering::DistributedLayer: return "distributed layer";
     case LayerLowering::MoeLayer: return "MoE layer";
+    case LayerLowering::DistributedMoeLayer: return "distributed MoE layer";
     case LayerLowering::Expert: return "expert";
     case LayerLowering::Head: return "head";
   }
@@ -119,6 +133,7 @@ const std::vector<StepLowering>& lowering_table(LayerLowering kind) {
     case LayerLowering::Layer: return kLayer;
     case LayerLowering::DistributedLayer: return kDistributedLayer;
     case LayerLowering::MoeLayer: return kMoeLayer;
+    case LayerLowering::DistributedMoeLayer: return kDistributedMoeLayer;
     case LayerLowering::Expert: return kExpert;
     case LayerLowering::Head: return kHead;
   }

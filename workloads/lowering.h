@@ -13,11 +13,12 @@ namespace wafersim::workloads {
 
 enum class LayerLowering : uint8_t {
   Embedding,
-  Layer,             // a dense layer, the vector at the root between steps (mapping.dataflow: root)
-  DistributedLayer,  // a dense layer on slices (mapping.dataflow: distributed)
-  MoeLayer,          // an MoE layer's main block: attention, router, dispatch
-  Expert,            // an MoE layer's expert block (routed or shared)
-  Head,              // final norm, LM head, sampling
+  Layer,                // a dense layer, the vector at the root between steps (mapping.dataflow: root)
+  DistributedLayer,     // a dense layer on slices (mapping.dataflow: distributed)
+  MoeLayer,             // an MoE layer's main block: attention, router, dispatch (mapping.dataflow: root)
+  DistributedMoeLayer,  // an MoE layer's main block on slices (mapping.dataflow: distributed)
+  Expert,               // an MoE layer's expert block (routed or shared)
+  Head,                 // final norm, LM head, sampling
 };
 const char* to_string(LayerLowering kind);
 

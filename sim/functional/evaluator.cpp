@@ -30,6 +30,7 @@ const char* reference_name(const char* label, bool learned_positions) {
                                                            {"gather_o", "o"},
                                                            {"residual_norm", "mlp_norm"},
                                                            {"mlp_norm_scale", "mlp_norm"},
+                                                           {"gather_mlp_input", "mlp_norm"},
                                                            {"gate_up_proj", "gate_up"},
                                                            {"activation", "act"},
                                                            {"down_proj", "down"},
@@ -42,7 +43,8 @@ const char* reference_name(const char* label, bool learned_positions) {
                                                            {"lm_head_proj", "logits"},
                                                            {"router", "router"},
                                                            {"gather_logits", "router"},
-                                                           {"experts", "moe"}};
+                                                           {"experts", "moe"},
+                                                           {"scatter_moe_output", "moe"}};
   if (std::strcmp(label, "lookup") == 0) return learned_positions ? "" : "embed";
   const auto found = names.find(label);
   return found == names.end() ? "" : found->second;
@@ -442,6 +444,7 @@ Data Evaluator::State::gather(const Data& in, bool reduce) {
     }
   for (uint64_t k = 0; k < n; ++k)
     if (!seen[k]) fail(fmt::format("element {} never reaches the root", k));
+  if (label == "gather_mlp_input") normed = vector;  // what the router's top-k hands to the experts
   return at_root(std::move(vector));
 }
 
@@ -449,14 +452,16 @@ Data Evaluator::State::broadcast(const Data& in, bool along_row) {
   const BlockGeometry& g = geo();
   if (along_row) return Data{FrontKind::Row, std::vector<Piece>(g.cols, in.at[0])};
   Data out{FrontKind::Column, {}};
-  if (std::strcmp(step->label(), "scatter") == 0) {  // each root-column tile keeps its slice of the stream
+  // Each root-column tile keeps its slice: of the stream, or of the experts' sum that joins it.
+  const bool stream_in = std::strcmp(step->label(), "scatter") == 0;
+  if (stream_in || std::strcmp(step->label(), "scatter_moe_output") == 0) {
     const auto cuts = split(in.at[0].index, g.rows);
     for (uint32_t i = 0; i < g.rows; ++i) {
       Piece piece;
       for (uint32_t k : cuts[i]) piece.index.push_back(k), piece.value.push_back(in.at[0].value[k]);
       out.at.push_back(std::move(piece));
     }
-    stream = out;
+    if (stream_in) stream = out;
     return out;
   }
   out.at.assign(g.rows, in.at[0]);

@@ -83,8 +83,8 @@ std::string generic_name(const GraphOp& op) {
   return name;
 }
 
-// The compiler's steps that do an op's work (workloads/lowering.h), a dense
-// layer's as mapping.dataflow's default (distributed) lays it out.
+// The compiler's steps that do an op's work (workloads/lowering.h), a layer's
+// as mapping.dataflow's default (distributed) lays it out.
 std::vector<std::string> steps_of(const GraphOp& op, const ModelSpec& model) {
   using workloads::LayerLowering;
   std::string name = op.name;
@@ -95,7 +95,7 @@ std::vector<std::string> steps_of(const GraphOp& op, const ModelSpec& model) {
     const bool input = op.kind == workloads::OpKind::Embedding || op.kind == workloads::OpKind::PositionEmbedding;
     kind = input ? LayerLowering::Embedding : LayerLowering::Head;
   } else if (model.is_moe_layer(uint32_t(op.layer))) {
-    kind = LayerLowering::MoeLayer;
+    kind = LayerLowering::DistributedMoeLayer;
     for (const char* experts : {"experts.", "shared_experts."})
       if (name.rfind(experts, 0) == 0) {
         kind = LayerLowering::Expert;

@@ -13,12 +13,12 @@ namespace wafersim::reports {
 
 namespace {
 
-// Where a dense layer's vectors live between its steps.
+// Where a layer's vectors live between its steps.
 std::string slices_text(const mapping::MappingOptions& options) {
   if (options.dataflow == mapping::Dataflow::Root) return "at each region's root tile between steps";
   if (options.slices_handoff())
     return "slices on each region's root column (residual) and root row (q/k/v, MLP); handed on as slices between "
-           "regions (root next to MoE layers)";
+           "regions";
   return "slices on each region's root column (residual) and root row (q/k/v, MLP); root at the region's ends";
 }
 
@@ -101,7 +101,8 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                      plan.strips, hw.grid_width / plan.strips);
   Table summary({{"figure", "", false}, {"value", "", true}, {"unit", "", false}});
   summary.add_row({"tiles used", fmt::format("{} of {}", plan.tiles_used, plan.tiles_total), "tiles"});
-  summary.add_row({"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense layers (mapping.dataflow)"});
+  summary.add_row(
+      {"dataflow", mapping::dataflow_name(plan.options.dataflow), "of dense and MoE layers (mapping.dataflow)"});
   if (plan.options.dataflow == mapping::Dataflow::Distributed)
     summary.add_row({"attention", mapping::attention_layout_name(plan.options.attention),
                      plan.options.attention == mapping::AttentionLayout::Grid
@@ -109,9 +110,8 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                            "(mapping.attention)"
                          : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
   summary.add_row({"hand-off", plan.options.slices_handoff() ? "slices" : "root",
-                   plan.options.slices_handoff()
-                       ? "root-column tiles to the next region's, straight (mapping.handoff; root next to MoE layers)"
-                       : "region root to the next region's root (mapping.handoff)"});
+                   plan.options.slices_handoff() ? "root-column tiles to the next region's, straight (mapping.handoff)"
+                                                 : "region root to the next region's root (mapping.handoff)"});
   summary.add_row({"multicast axis", plan.options.multicast_along_x ? "x" : "y",
                    "root row along it, root column across (mapping.multicast_axis)"});
   summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),

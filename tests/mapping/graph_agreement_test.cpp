@@ -48,15 +48,7 @@ Cut cut_of(const mapping::Step& step) {
 
 // The lowering table of a region's block (mapping::build_region's choice).
 workloads::LayerLowering lowering_of(const mapping::Plan& plan, const mapping::Region& region, size_t block) {
-  switch (region.kind) {
-    case mapping::RegionKind::Embedding: return workloads::LayerLowering::Embedding;
-    case mapping::RegionKind::Head: return workloads::LayerLowering::Head;
-    case mapping::RegionKind::Moe:
-      return block == 0 ? workloads::LayerLowering::MoeLayer : workloads::LayerLowering::Expert;
-    case mapping::RegionKind::Dense: break;
-  }
-  return plan.options.dataflow == mapping::Dataflow::Distributed ? workloads::LayerLowering::DistributedLayer
-                                                                 : workloads::LayerLowering::Layer;
+  return block == 0 ? mapping::main_block_lowering(region.kind, plan.options) : workloads::LayerLowering::Expert;
 }
 
 // The root's pick between the argmax candidates the reduce left it (the
