@@ -217,7 +217,8 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   });
 }
 
-// A feed-forward network over a block: up (and gate), activation, down, gather.
+// A feed-forward network over a block: up (and gate), activation, down; its
+// output as slices on the root row.
 void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, int32_t input_tag) {
   const Dtype act = m.activation_dtype;
   chain.add("gate_up_proj", [&](const StepEnv& env) {
@@ -235,8 +236,13 @@ void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, boo
   chain.add("down_proj", [&](const StepEnv& env) {
     return gemv_to_row_step(env, GemvShape::matrix(ffn, m.d_model, w).with_bias(bias, m.weight_dtype));
   });
+}
+
+// The down projection's slices gathered along the root row to the root.
+void add_gather_down(ChainBuilder& chain, const ModelSpec& m) {
   const uint64_t out_slice = chain.geo().largest_column_share(m.d_model);
-  chain.add("gather_down", [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(act, out_slice)); });
+  chain.add("gather_down",
+            [&](const StepEnv& env) { return gather_row_step(env, dtype_bytes(m.activation_dtype, out_slice)); });
 }
 
 // --- the distributed dataflow of a dense layer (mapping.dataflow: distributed) ---
@@ -571,7 +577,20 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
                                 expert_first_tag);
       add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
-      if (expert.expert >= 0)  // a routed expert's result times its router weight; shared experts are unweighted
+      // A routed expert's result times its router weight (shared experts are
+      // unweighted): on the root row's slices with the distributed dataflow, at the root after the gather without.
+      const bool weighted = expert.expert >= 0;
+      if (weighted && distributed) {
+        const uint64_t slice = expert.geo.largest_column_share(m.d_model);
+        expert_chain.add("expert_scale", [&](const StepEnv& env) {
+          return column_compute_step(env,
+                                     Work{slice * ElementwiseFlops::kScale, expert_chain.gemv_sum_bytes(slice),
+                                          dtype_bytes(m.activation_dtype, slice)},
+                                     m.activation_dtype, /*along_row=*/true);
+        });
+      }
+      add_gather_down(expert_chain, m);
+      if (weighted && !distributed)
         expert_chain.add("expert_scale", [&](const StepEnv& env) {
           return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
                                    m.activation_dtype, Category::Compute);
@@ -844,6 +863,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     } else {
       add_attention(chain, m, uint32_t(layer), context.max_context);
       add_ffn(chain, m, m.ffn_dim, w, m.mlp_bias, -1);
+      add_gather_down(chain, m);
       chain.add("residual",
                 [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
     }

@@ -97,7 +97,9 @@ const Rows kDistributedMoeLayer = joined({
     kSliceResidual,
 });
 
-// A routed expert scales its result by its router weight at its own root.
+// A routed expert scales its result by its router weight: at its own root
+// after the gather (mapping.dataflow: root), or on the root row's slices
+// before it (distributed).
 const Rows kExpert = joined({kFeedForward, {{"gather_down", {}, "gathers"}, {"expert_scale", {}, "expert_combine"}}});
 
 // The argmax over each root-column slice, reduced to the root; the root's

@@ -111,6 +111,16 @@ const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::st
        [](State& s, const Data& in, bool along_row) {
          return s.each_slice(in, along_row, [&](size_t p, const std::string&) { return s.activation_of(in.at[p]); });
        }},
+      // A routed expert's down-projection slices times its router weight.
+      {"expert_scale",
+       [](State& s, const Data& in, bool along_row) {
+         const float weight = s.routing.at(uint32_t(s.block_index - 1));
+         return s.each_slice(in, along_row, [&](size_t p, const std::string&) {
+           Piece out = in.at[p];
+           for (float& v : out.value) v = s.rounded(v * weight);
+           return out;
+         });
+       }},
       // Each slice's largest logit and its index.
       {"argmax_slice",
        [](State& s, const Data& in, bool along_row) {

@@ -91,19 +91,18 @@ TEST_CASE("the distributed dataflow leaves the embedding and LM head as they are
     CHECK(std::count(moe_steps.begin(), moe_steps.end(), label) == 1);
   for (const char* label : {"input_norm", "gather_qkv", "gather_o", "residual_norm", "residual"})
     CHECK(std::count(moe_steps.begin(), moe_steps.end(), label) == 0);
-  // The expert blocks are the root dataflow's.
+  // The expert blocks run the root dataflow's FFN; a routed expert scales its
+  // result on the root row's slices before the gather instead of at its root after it.
   REQUIRE(root.plan.regions[2].blocks.size() == distributed.plan.regions[2].blocks.size());
   for (size_t b = 1; b < root.plan.regions[2].blocks.size(); ++b) {
-    const auto& a = root.plan.regions[2].blocks[b].steps;
-    const auto& d = distributed.plan.regions[2].blocks[b].steps;
-    REQUIRE(a.size() == d.size());
-    for (size_t s = 0; s < a.size(); ++s) CHECK(std::string(a[s]->label()) == d[s]->label());
+    std::vector<std::string> a, d;
+    for (const auto& step : root.plan.regions[2].blocks[b].steps) a.push_back(step->label());
+    for (const auto& step : distributed.plan.regions[2].blocks[b].steps) d.push_back(step->label());
+    CHECK(a == std::vector<std::string>{"gate_up_proj", "activation", "down_proj", "gather_down", "expert_scale"});
+    CHECK(d == std::vector<std::string>{"gate_up_proj", "activation", "down_proj", "expert_scale", "gather_down"});
   }
 }
 
-// mapping.partial_sum_dtype: 16-bit partial sums halve the bytes every GEMV's
-// reduction tree sends and adds, so each dense layer gets faster, in both
-// dataflows, and the layer's other steps are untouched.
 TEST_CASE("16-bit partial sums shorten every dense layer's reductions", "[mapping][dataflow]") {
   const std::string text = zoo_experiment("llama3.1-8b", "wse3", 1024, 2);
   for (const char* dataflow : {"root", "distributed"}) {

@@ -155,19 +155,21 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
         // The largest-block margin of the step's cut.
         const mapping::BlockGeometry& geo = block.geo;
         double margin = 1.0;
-        if (!step_ops.empty()) {
+        if (cut == Cut::Column) {
+          // A slice step without an op of its own (a norm's scaling, a routed
+          // expert's weight) works on the residual stream's width.
+          const uint64_t elements = step_ops.empty() ? m.d_model : step_ops[0]->input_shape.back();
+          margin = on_row ? column_padding(elements, geo) : row_padding(elements, geo);
+        } else if (!step_ops.empty()) {
           const workloads::GraphOp& first = *step_ops[0];
           uint64_t d_out = 0;
           for (const workloads::GraphOp* op : step_ops) d_out += op->output_shape.back();
           const uint64_t d_in = first.input_shape.back();
           switch (cut) {
-            case Cut::None: break;
+            case Cut::None:
+            case Cut::Column: break;
             case Cut::GemvToColumn: margin = row_padding(d_out, geo) * column_padding(d_in, geo); break;
             case Cut::GemvToRow: margin = row_padding(d_in, geo) * column_padding(d_out, geo); break;
-            case Cut::Column:
-              margin =
-                  on_row ? column_padding(first.input_shape.back(), geo) : row_padding(first.input_shape.back(), geo);
-              break;
             case Cut::KvHeads: margin = padding(m.n_kv_heads, std::min(m.n_kv_heads, geo.cols)); break;
           }
         }
