@@ -88,11 +88,12 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                &MappingOptions::layer_rows)
           .add_enum<Dataflow>(
               "mapping.dataflow", {{"root", Dataflow::Root}, {"distributed", Dataflow::Distributed}}, "distributed",
-              "How dense layer regions move activations: root = through the region root (multicast from it "
+              "How layer regions move activations: root = through the region root (multicast from it "
               "before each GEMV, gather to it after, norms and residuals on it); distributed = the residual "
               "stream stays as slices on the root column, GEMVs alternate column-to-row and row-to-column, "
-              "norms and residuals run on the slices and attention combines per KV-head group "
-              "(embedding, LM head and MoE regions always use root)",
+              "norms and residuals run on the slices and attention combines per KV-head group; an MoE layer "
+              "gathers its normed vector to the root for the router and the experts and scatters their sum "
+              "back (embedding and LM head always use root)",
               &MappingOptions::dataflow)
           .add_converted(
               enum_param("mapping.reduction", {"auto", "tree", "ktree"}, "auto",
@@ -111,12 +112,12 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                          "root sends the whole vector to the next one's root (which multicasts it down its root "
                          "column); slices = the previous region's root-column tiles send their slices straight to the "
                          "next region's root-column tiles, skipping the gather and the scatter (between distributed "
-                         "dense layers, the embedding and the LM head; MoE regions keep root); auto = slices with the "
+                         "layers, the embedding and the LM head); auto = slices with the "
                          "distributed dataflow, root with root"),
               auto_by_dataflow(&MappingOptions::handoff, "root", Handoff::Root, Handoff::Slices))
           .add_enum<AttentionLayout>(
               kAttention, {{"groups", AttentionLayout::Groups}, {"grid", AttentionLayout::Grid}}, "groups",
-              "How distributed dense layers lay attention out: groups = each KV head owns a group of "
+              "How distributed layers lay attention out: groups = each KV head owns a group of "
               "columns whose tiles hold whole positions, flash-decoding partials reduced down the columns "
               "and along the group; grid = WaferLLM's decode kernel: head dimensions along the group's "
               "columns, positions along the rows, scores summed along the rows, then the softmax's max "

@@ -126,6 +126,8 @@ std::string flag_names(unsigned flags) {
   if (flags & kMeasuredOnly) names.push_back("engine only");
   if (flags & kMachineDependent) names.push_back("machine-dependent");
   if (flags & kSetup) names.push_back("setup");
+  if (flags & kSpeculative) names.push_back("speculative only");
+  if (flags & kMoe) names.push_back("MoE only");
   return config::join(names);
 }
 

@@ -67,6 +67,7 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
   }
   metrics.breakdown = fractions(timeline.critical_path);
   metrics.per_layer = per_region(plan, timeline);
+  if (plan.model.moe.n_experts > 0) metrics.moe = workloads::decode_expert_load(plan.model, plan.workload);
   return metrics;
 }
 

@@ -9,6 +9,7 @@
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
 #include "sim/experiment/speculative_figures.h"
+#include "workloads/expert_load.h"
 
 namespace wafersim {
 
@@ -49,6 +50,7 @@ struct DecodeMetrics {
   std::vector<LayerCycles> per_layer;
   std::optional<PrefillMetrics> prefill;          // none: workload.prefill false (or not modelled for the model)
   std::optional<SpeculativeMetrics> speculative;  // none: plain decoding
+  std::optional<workloads::ExpertLoad> moe;       // none: a model without MoE layers
 };
 
 // Mean, nearest-rank p50 and p99, and max of the values.

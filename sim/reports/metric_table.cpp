@@ -217,6 +217,27 @@ std::vector<Metric> build_table() {
   add("metrics.speculative.draft_fraction", "fraction", "draft_cycles_per_step over cycles_per_step", kSpeculative,
       TableRow{"speculative: draft share", "%", 100, 1}, speculative([](const S& s) { return s.draft_fraction; }));
 
+  // How the seeded router loads an MoE model's experts: left out for a dense model.
+  auto moe = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.metrics.moe) return nullptr;
+      return field(*r.metrics.moe);
+    };
+  };
+  using Load = workloads::ExpertLoad;
+  add("metrics.moe.expert_load_max", "tokens",
+      "the busiest routed expert's tokens of a decode step (one per sequence of the batch), mean over MoE layers and "
+      "steps",
+      kMoe, TableRow{"MoE: busiest expert", "tokens per step", 1, 2}, moe([](const Load& l) { return l.max_tokens; }));
+  add("metrics.moe.expert_load_mean", "tokens",
+      "tokens of a decode step per routed expert that takes any (batch x top_k over the experts taking one), mean over "
+      "MoE layers and steps",
+      kMoe, TableRow{"MoE: tokens per busy expert", "tokens per step", 1, 2},
+      moe([](const Load& l) { return l.mean_tokens; }));
+  add("metrics.moe.idle_expert_fraction", "fraction",
+      "routed experts that take no token of a decode step, over the routed experts, mean over MoE layers and steps",
+      kMoe, TableRow{"MoE: idle experts", "%", 100, 1}, moe([](const Load& l) { return l.idle_fraction; }));
+
   add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program",
       kMeasuredOnly, TableRow{"compute utilisation, mean", "%", 100, 2},
       [](const DecodeResult& r) { return r.figures.compute_busy_mean; });
@@ -306,6 +327,7 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
   for (const Metric& metric : decode_metric_table()) {
     if (!metric.row) continue;
     if ((metric.flags & kSpeculative) && !result.metrics.speculative) continue;
+    if ((metric.flags & kMoe) && !result.metrics.moe) continue;
     const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
     rows.push_back({metric.row->label, table_cell(*metric.row, value), metric.row->unit});
   }

@@ -42,7 +42,8 @@ enum MetricFlag : unsigned {
                                 // did not measure it (RunFigures::measured false), never a made-up zero
   kMachineDependent = 1u << 3,  // wall time and memory: the only figures two identical runs may differ in
   kSetup = 1u << 4,             // describes what was run (model, batch, ...), not a measured figure
-  kSpeculative = 1u << 5        // speculative decoding only: no table row and no JSON key without it
+  kSpeculative = 1u << 5,       // speculative decoding only: no table row and no JSON key without it
+  kMoe = 1u << 6                // models with MoE layers only: no table row and no JSON key without them
 };
 
 struct Metric {

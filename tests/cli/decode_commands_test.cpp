@@ -50,8 +50,9 @@ TEST_CASE("run reports every declared metric, and docs/METRICS.md defines each",
     const std::string path = metric["path"];
     INFO(path);
     // metrics.steps* are analytic's alone, metrics.speculative.* speculative decoding's
-    // (speculative_commands_test.cpp).
-    if (path != "metrics.steps" && path != "metrics.steps_per_region" && path.rfind("metrics.speculative.", 0) != 0)
+    // (speculative_commands_test.cpp), metrics.moe.* MoE models' (below).
+    if (path != "metrics.steps" && path != "metrics.steps_per_region" && path.rfind("metrics.speculative.", 0) != 0 &&
+        path.rfind("metrics.moe.", 0) != 0)
       CHECK(result.contains(json_pointer(path)));
     // Defined in the docs by its own path, or by its group's ("utilization.compute" for .mean and .peak).
     // A row of the definitions table names it, or names its group ("| `utilization.compute` |" for .mean and .peak).
@@ -91,6 +92,20 @@ TEST_CASE("the same experiment twice gives byte-identical results", "[cli][decod
                                          "--set", "sim.contention=true",
                                          "--set", "workload.batch=2"};
   CHECK(without_wall_figures(run_json(args)).dump() == without_wall_figures(run_json(args)).dump());
+}
+
+TEST_CASE("an MoE model's result and table give its experts' load; a dense model's neither", "[cli][decode][moe]") {
+  const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
+  const json result = run_json({"analytic", moe, "--set", "workload.batch=4"});
+  const json& load = result["metrics"]["moe"];
+  CHECK(load["expert_load_max"].get<double>() >= load["expert_load_mean"].get<double>());
+  CHECK(load["expert_load_mean"].get<double>() >= 1.0);
+  CHECK(load["idle_expert_fraction"].get<double>() >= 0.0);
+  CHECK(load["idle_expert_fraction"].get<double>() < 1.0);
+  const auto table = run_wafersim({"analytic", moe});
+  CHECK_THAT(table.out, Catch::Contains("MoE: busiest expert"));
+  CHECK_THAT(run_wafersim({"analytic", kTinyDense}).out, !Catch::Contains("MoE:"));
+  CHECK(!run_json({"analytic", kTinyDense})["metrics"].contains("moe"));
 }
 
 TEST_CASE("golden results: exact cycles of a dozen configurations", "[cli][decode][golden]") {
