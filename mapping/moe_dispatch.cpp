@@ -13,10 +13,11 @@ namespace {
 
 class Dispatch final : public DispatchStep {
  public:
-  Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Expert> experts, uint32_t moe_layer,
-           uint32_t results, const Work& combine, bool tree, uint64_t stream_bytes)
+  Dispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing, std::vector<Expert> experts,
+           uint32_t moe_layer, uint32_t results, const Work& combine, bool tree, uint64_t stream_bytes)
       : DispatchStep(env),
         head_sends_(std::move(head_sends)),
+        passing_(std::move(passing)),
         experts_(std::move(experts)),
         moe_layer_(moe_layer),
         results_(results),
@@ -26,7 +27,11 @@ class Dispatch final : public DispatchStep {
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (i != 0 || j != 0) return;
+    if (j != 0) return;
+    if (i != 0) {
+      out.insert(out.end(), passing_.begin(), passing_.end());
+      return;
+    }
     out.insert(out.end(), head_sends_.begin(), head_sends_.end());
     if (!tree_) {
       out.push_back(wait().tag(env_.tag).messages(results_));
@@ -89,7 +94,7 @@ class Dispatch final : public DispatchStep {
     return Front::at_root(start.after(done - start.cycle, Category::Reduce));
   }
 
-  std::vector<Task> head_sends_;
+  std::vector<Task> head_sends_, passing_;
   std::vector<Expert> experts_;
   uint32_t moe_layer_, results_;
   Work combine_;
@@ -99,11 +104,11 @@ class Dispatch final : public DispatchStep {
 
 }  // namespace
 
-std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
+std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,
                                         const Work& combine, bool tree, uint64_t stream_bytes) {
-  return std::make_unique<Dispatch>(env, std::move(head_sends), std::move(experts), moe_layer, results, combine, tree,
-                                    stream_bytes);
+  return std::make_unique<Dispatch>(env, std::move(head_sends), std::move(passing), std::move(experts), moe_layer,
+                                    results, combine, tree, stream_bytes);
 }
 
 }  // namespace wafersim::mapping

@@ -29,9 +29,11 @@ class DispatchStep : public Step {
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
 };
 
-// Root: `results` messages and the root's `combine`. Tree: one stream of
+// `head_sends` leave the root; `passing` are the tasks of the root column's
+// other tiles (the waits of a dispatch multicast that passes them). Root:
+// `results` messages and the root's `combine`. Tree: one stream of
 // `stream_bytes` per token, written out as activations by `combine`.
-std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
+std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,
                                         const Work& combine, bool tree, uint64_t stream_bytes);
 

@@ -545,7 +545,20 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint64_t chunk_bytes = vector_bytes * chunk;
 
   // Expert blocks, row by row; the first block of each row is its dispatch head.
-  std::vector<Task> head_sends;  // to the first row's head only: the others hear it down the first column
+  // The root dataflow sends the vector to the first row's head, which
+  // multicasts it down the first column to the others; on slices the root
+  // multicasts it down the region's first column itself, past the root
+  // column's tiles (`passing`), so that no head sends two multicasts.
+  std::vector<Task> head_sends, passing;
+  if (distributed) {
+    head_sends.push_back(MulticastTask()
+                             .dir(box.down())
+                             .tiles(box.rows - 1)
+                             .bytes(vector_bytes)
+                             .tag(dispatch_tag)
+                             .layer(uint16_t(layer)));
+    passing.push_back(WaitTask().tag(dispatch_tag).messages(1).layer(uint16_t(layer)));
+  }
   std::vector<DispatchStep::Expert> experts;
   std::vector<uint32_t> tokens;  // per expert block: tokens of the chunk it takes
   std::vector<TreePlace> rows;
@@ -570,7 +583,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       expert.dispatch_tag = dispatch_tag;
       expert.on_dispatch_column = b == 0;
       expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;
-      expert.dispatch_column_tiles = b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
+      expert.dispatch_column_tiles = !distributed && b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
       RegionContext expert_context = context;
       expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
       const uint64_t result_bytes = vector_bytes * expert_context.tokens;
@@ -598,16 +611,18 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       experts_end_tag = std::max(experts_end_tag, expert_chain.next_tag());
       const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
       if (!tree) expert.root_epilogue.push_back(back);
-      if (b == 0 && row == 0)
+      if (!distributed && b == 0 && row == 0)
         head_sends.push_back(
             root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
-      const uint32_t column_hops = row * expert_height;
       // head_sends carry one token's vector: the Dispatch step's emit scales them with the chunk.
-      Task head_send = head_sends.front();
-      head_send.bytes = uint32_t(chunk_bytes);
-      const uint64_t head_arrival =
-          send_cycles(*context.hw, head_send) +
-          (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
+      uint64_t head_arrival = message_cycles(context.hw->fabric, top, 0, 0, chunk_bytes);
+      if (!distributed) {
+        const uint32_t column_hops = row * expert_height;
+        Task head_send = head_sends.front();
+        head_send.bytes = uint32_t(chunk_bytes);
+        head_arrival = send_cycles(*context.hw, head_send) +
+                       (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
+      }
       // Contention-free time from dispatch to this expert's result at the layer root.
       Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
       for (uint32_t j = 0; j < expert.geo.cols; ++j) {
@@ -636,8 +651,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const Work combine = tree ? Work{0, sum_bytes(m.d_model), vector_bytes}
                             : Work{results * m.d_model * ElementwiseFlops::kAdd, results * vector_bytes, vector_bytes};
   chain.add("experts", [&](const StepEnv& env) {
-    return moe_dispatch_step(env, head_sends, experts, layer, routed_results + m.moe.n_shared_experts, combine, tree,
-                             sum_bytes(m.d_model));
+    return moe_dispatch_step(env, head_sends, passing, experts, layer, routed_results + m.moe.n_shared_experts, combine,
+                             tree, sum_bytes(m.d_model));
   });
   chain.skip_tags_to(experts_end_tag);
   if (!distributed) {

@@ -33,7 +33,8 @@ ExpertLoad load_from_graphs(const ModelSpec& model, const WorkloadSpec& workload
       if (!model.is_moe_layer(layer)) continue;
       std::vector<uint64_t> tokens(model.moe.n_experts, 0);
       for (const GraphOp& op : graph.ops)
-        if (op.layer == int32_t(layer) && op.kind == OpKind::Activation && op.expert >= 0) tokens[op.expert] = op.tokens;
+        if (op.layer == int32_t(layer) && op.kind == OpKind::Activation && op.expert >= 0)
+          tokens[op.expert] = op.tokens;
       const double busy = double(std::count_if(tokens.begin(), tokens.end(), [](uint64_t n) { return n > 0; }));
       uint64_t total = 0;
       for (uint64_t n : tokens) total += n;
