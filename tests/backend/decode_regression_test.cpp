@@ -120,6 +120,13 @@ TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cy
 TEST_CASE("contention off: MoE combining tree with a shared expert agrees to the cycle", "[regression][exact][moe]") {
   require_same_cycles("tiny-moe", {kDistributed, "model.moe.n_shared_experts=1", "workload.batch=3"});
 }
+// MoE layers on slices with gpt-oss-120b's features: sinks, biases, sliding windows on every other layer.
+TEST_CASE("contention off: MoE layers on slices with sinks, biases and sliding windows agree to the cycle",
+          "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "model.attention_sinks=true", "model.qkv_bias=true",
+                                   "model.o_bias=true", "model.mlp_bias=true", "model.moe.router_bias=true",
+                                   "model.sliding_window=4", "model.sliding_window_every=2", "workload.batch=2"});
+}
 TEST_CASE("contention off: MoE combining tree in the root dataflow agrees to the cycle", "[regression][exact][moe]") {
   require_same_cycles("tiny-moe", {kRoot, "mapping.moe_combine=tree", "workload.batch=2"});
 }

@@ -352,6 +352,26 @@ TEST_CASE("functional: MoE results combined either way match, and a lost or misd
   REQUIRE(mismatch.find("layer 1, expert block 2: the program's combining send differs") != std::string::npos);
 }
 
+// One MoE layer shaped as gpt-oss-120b's (attention sinks, biases on the
+// attention, experts and router, a sliding window, MXFP4 experts) on slices.
+TEST_CASE("functional: a gpt-oss-shaped MoE layer on slices matches, and a routed expert's lost result is caught",
+          "[functional][moe]") {
+  const std::vector<std::string> gpt_oss = {
+      "model.n_layers=1",       "model.attention_sinks=true",   "model.qkv_bias=true",
+      "model.o_bias=true",      "model.mlp_bias=true",          "model.moe.router_bias=true",
+      "model.sliding_window=4", "model.moe_weight_dtype=mxfp4", "mapping.dataflow=distributed"};
+  const mapping::Plan plan = tiny_plan("tiny-moe", gpt_oss);
+  REQUIRE(plan.regions[1].slices_in);
+  REQUIRE(plan.regions[1].slices_out);
+  require_match(check_functional(plan), 9);
+  // Expert 0's block (the head of the combining tree) never sends its stream: every routed result is lost.
+  const FunctionalReport lost = check_functional(plan, {{"layer 0", "experts", 0, 0, ""}});
+  INFO(functional::functional_summary(lost));
+  REQUIRE(lost.first);
+  REQUIRE(lost.first->step == "experts");
+  REQUIRE(lost.first->layer == 0);
+}
+
 TEST_CASE("functional: a program whose reduction goes elsewhere than the evaluator's tree is caught", "[functional]") {
   mapping::Plan plan = tiny_plan("tiny-dense", {"mapping.dataflow=root"});
   REQUIRE(functional::program_tree_mismatch(plan).empty());
