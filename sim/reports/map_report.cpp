@@ -24,6 +24,23 @@ std::string slices_text(const mapping::MappingOptions& options) {
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
 
+// An MoE layer region's blocks: the attention rows on top, the expert blocks in rows below them.
+struct ExpertBlocks {
+  uint32_t attention_rows = 0, rows = 0, rows_of_blocks = 0, columns_min = 0, columns_max = 0;
+};
+ExpertBlocks expert_blocks(const mapping::Region& region) {
+  ExpertBlocks out;
+  out.attention_rows = region.blocks[0].geo.rows;
+  for (size_t b = 1; b < region.blocks.size(); ++b) {
+    const mapping::BlockGeometry& g = region.blocks[b].geo;
+    out.rows = g.rows;
+    out.columns_min = b == 1 ? g.cols : std::min(out.columns_min, g.cols);
+    out.columns_max = std::max(out.columns_max, g.cols);
+  }
+  out.rows_of_blocks = out.rows == 0 ? 0 : (region.box.rows - out.attention_rows) / out.rows;
+  return out;
+}
+
 // The compiler's "no limit" (a region that holds no KV cache: embedding, LM head)
 // is null in JSON and "unbounded" in the table, never its UINT64_MAX sentinel.
 bool unbounded(uint64_t max_context_tokens) { return max_context_tokens == UINT64_MAX; }
@@ -55,6 +72,12 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                        {"relays", stats.relayed_patterns},
                        {"handoff_in", region.slices_in ? "slices" : "root"},
                        {"handoff_out", region.slices_out ? "slices" : "root"}});
+    if (region.blocks.size() > 1) {
+      const ExpertBlocks experts = expert_blocks(region);
+      regions.back()["attention_rows"] = experts.attention_rows;
+      regions.back()["expert_block_rows"] = experts.rows;
+      regions.back()["expert_block_columns"] = {experts.columns_min, experts.columns_max};
+    }
   }
   return {{"fits", true},
           {"model", section_label(experiment.config, "model", plan.model.name)},
@@ -122,6 +145,17 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                          ? "experts' results streamed along rows and up a column, one vector to the root "
                            "(mapping.moe_combine)"
                          : "every result sent to the layer root (mapping.moe_combine)"});
+  for (const mapping::Region& region : plan.regions) {
+    if (region.blocks.size() < 2) continue;
+    const ExpertBlocks experts = expert_blocks(region);
+    const std::string columns = experts.columns_min == experts.columns_max
+                                    ? std::to_string(experts.columns_min)
+                                    : fmt::format("{}-{}", experts.columns_min, experts.columns_max);
+    summary.add_row({"expert blocks", fmt::format("{} of {} x {}", region.blocks.size() - 1, experts.rows, columns),
+                     fmt::format("tiles (rows x columns) per expert, {} row(s) of blocks below {} attention rows ({})",
+                                 experts.rows_of_blocks, experts.attention_rows, region.name)});
+    break;  // the first MoE layer's; every region's are in --json
+  }
   if (plan.options.reduction == mapping::Reduction::KTree)
     summary.add_row({"reductions", fmt::format("K-tree, K = {}", plan.options.ktree_levels),
                      "levels of chains, streamed (mapping.reduction, mapping.ktree_levels)"});

@@ -271,6 +271,32 @@ TEST_CASE("map: a region without KV cache has an unbounded context, null in JSON
   CHECK_THAT(table.out, !Catch::Contains("18446744073709551615"));
 }
 
+TEST_CASE("map shows an MoE layer's expert blocks: their tiles cover the rows below the attention", "[cli][map][moe]") {
+  const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
+  const json plan = run_json({"map", moe, "--set", "model.moe.layers=[1]", "--set", "model.ffn_dim=512"});
+  size_t moe_regions = 0;
+  for (const json& region : plan["regions"]) {
+    INFO(region["name"]);
+    if (region["blocks"] == 1) {
+      CHECK(!region.contains("expert_block_rows"));
+      continue;
+    }
+    ++moe_regions;
+    const uint64_t rows = region["expert_block_rows"], attention = region["attention_rows"];
+    const uint64_t narrowest = region["expert_block_columns"][0], widest = region["expert_block_columns"][1];
+    CHECK(rows >= 1);
+    CHECK(attention >= 1);
+    CHECK(narrowest <= widest);
+    // The expert blocks' tiles and the attention rows' fill the region, up to the rows the block height leaves.
+    const uint64_t tiles = region["tiles"], experts = region["blocks"].get<uint64_t>() - 1;
+    CHECK(experts * rows * narrowest <= tiles);
+    CHECK(experts * rows * widest >= tiles - tiles / 2);
+  }
+  CHECK(moe_regions == 1);
+  CHECK_THAT(run_wafersim({"map", moe}).out, Catch::Contains("expert blocks"));
+  CHECK_THAT(run_wafersim({"map", kTinyDense}).out, !Catch::Contains("expert blocks"));
+}
+
 TEST_CASE("run and analytic write the refused record map writes when the model does not fit", "[cli][decode]") {
   const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
   const json from_map = run_json({"map", moe, "--set", "hardware.wafers=1"}, 3);
