@@ -12,8 +12,9 @@ struct EmbeddedFile {
 };
 
 // One table per kind of data; each library defines its own.
-const std::vector<EmbeddedFile>& embedded_hardware_presets();  // models/presets
-const std::vector<EmbeddedFile>& embedded_model_zoo();         // workloads/models
+const std::vector<EmbeddedFile>& embedded_hardware_presets();    // models/presets
+const std::vector<EmbeddedFile>& embedded_model_zoo();           // workloads/models
+const std::vector<EmbeddedFile>& embedded_default_experiment();  // workloads/experiments/quickstart.yaml
 
 // Finds a file by name in a table; nullptr when absent.
 const EmbeddedFile* find_embedded(const std::vector<EmbeddedFile>& table, const std::string& name);

@@ -18,9 +18,10 @@ from . import _core
 __all__ = ["Config", "ConfigError", "DoesNotFit", "Error", "analytic", "config", "describe_model", "load",
            "loads", "map", "run", "sweep", "validate", "version"]
 
-# The experiment `config()` starts from when given no base: Llama 3.1 8B on one
-# WSE-3, every other parameter at its default.
-DEFAULT_BASE = {"hardware": "wse3", "model": "llama3.1-8b"}
+# The experiment `config()` starts from when given no base: the built-in
+# default that the CLI runs without a file (workloads/experiments/quickstart.yaml,
+# compiled into the module), so the two cannot part.
+DEFAULT_NAME = "workloads/experiments/quickstart.yaml (built in)"
 
 
 class Config:
@@ -96,13 +97,13 @@ def loads(yaml_text, name="<text>", **overrides):
 
 def config(base=None, **overrides):
     """A configuration from `base` with overrides applied. `base` is None
-    (DEFAULT_BASE), a Config, a file path, or a dict of sections (YAML's
+    (the built-in default experiment), a Config, a file path, or a dict of sections (YAML's
     structure: {"hardware": "wse3", "workload": {"batch": 4}}). Overrides are
     keyword arguments with `__` for the dots (hardware__wafers=2) or, through
     **{...}, dotted paths ("hardware.fabric.hop_latency_cycles": 2)."""
     extra = _override_list(overrides)
     if base is None:
-        base = DEFAULT_BASE
+        return Config(("path", ""), DEFAULT_NAME, extra)  # the empty path: the built-in default
     if isinstance(base, Config):
         return Config(base._source, base.name, base._overrides + extra)
     if isinstance(base, dict):

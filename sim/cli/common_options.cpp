@@ -12,7 +12,9 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
 }
 
 void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
-  command.add_option("CONFIG", options.file, "Experiment YAML file ('-' = standard input)")->required();
+  command.add_option("CONFIG", options.file,
+                     "Experiment YAML file ('-' = standard input; none = the built-in default, "
+                     "workloads/experiments/quickstart.yaml)");
   add_common_options(command, options.common);
 }
 

@@ -82,6 +82,9 @@ config::Config load_experiment_config(const std::string& path, const std::vector
     text << std::cin.rdbuf();
     return config::load_string(experiment_schema(), text.str(), kStdinName, load_options(overrides));
   }
+  if (path.empty())
+    return config::load_string(experiment_schema(), embedded_default_experiment().front().text, kDefaultExperimentName,
+                               load_options(overrides));
   return config::load_file(experiment_schema(), path, load_options(overrides));
 }
 

@@ -30,12 +30,16 @@ inline constexpr const char* kStdinName = "<stdin>";
 
 // Loads and validates an experiment file with --set overrides applied. The
 // path "-" reads the YAML from standard input; files it names by relative path
-// are then relative to the working directory.
+// are then relative to the working directory. The empty path is the built-in
+// default experiment (workloads/experiments/quickstart.yaml, compiled in).
 config::Config load_experiment_config(const std::string& path, const std::vector<std::string>& overrides);
 // The same from YAML text; `name` stands for the file in error messages, and
 // files named by relative path are relative to the working directory.
 config::Config load_experiment_text_config(const std::string& yaml_text, const std::string& name,
                                            const std::vector<std::string>& overrides);
+
+// The name errors and reports give the built-in default experiment.
+inline constexpr const char* kDefaultExperimentName = "workloads/experiments/quickstart.yaml (built in)";
 
 struct Experiment {
   config::Config config;

@@ -271,6 +271,22 @@ TEST_CASE("map: a region without KV cache has an unbounded context, null in JSON
   CHECK_THAT(table.out, !Catch::Contains("18446744073709551615"));
 }
 
+TEST_CASE("without a file, run, analytic and map take the built-in default experiment, the quickstart's",
+          "[cli][decode]") {
+  const json quickstart = run_json({"map", kSource + "/workloads/experiments/quickstart.yaml"});
+  const json built_in = run_json({"map"});
+  CHECK(built_in["config_hash"] == quickstart["config_hash"]);
+  // Overrides apply to it as to a file: a smaller model, a short decode in closed form.
+  const json small = run_json({"analytic", "--set", "model=llama3.2-1b", "--set", "workload.decode_tokens=2", "--set",
+                               "workload.prefill=false"});
+  CHECK(small["experiment"]["model"] == "llama3.2-1b");
+  CHECK(small["metrics"]["tokens"] == 2);
+  // A bad override is refused as with a file, naming the override.
+  const Outcome bad = run_wafersim({"analytic", "--set", "workload.bach=4"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--set workload.bach=4"));
+}
+
 TEST_CASE("map shows an MoE layer's expert blocks: their tiles cover the rows below the attention", "[cli][map][moe]") {
   const std::string moe = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml";
   const json plan = run_json({"map", moe, "--set", "model.moe.layers=[1]", "--set", "model.ffn_dim=512"});

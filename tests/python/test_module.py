@@ -65,6 +65,12 @@ class AgainstTheCli(unittest.TestCase):
         self.assertEqual(wafersim.describe_model("tiny-dense"), cli_json("describe", "model", "tiny-dense"))
         self.assertEqual(wafersim.describe_model(), cli_json("describe", "model"))
 
+    def test_config_without_a_base_is_the_cli_s_built_in_default(self):
+        quickstart = os.path.join(SOURCE, "workloads", "experiments", "quickstart.yaml")
+        self.assertEqual(wafersim.config(), wafersim.load(quickstart))
+        self.assertEqual(wafersim.config().name, wafersim.DEFAULT_NAME)
+        self.assertEqual(wafersim.config(model="qwen3-32b").preset("model"), "qwen3-32b")
+
     def test_a_config_prints_as_yaml_that_loads_back_to_the_same_hash(self):
         cfg = wafersim.config({"hardware": "tiny", "model": "tiny-dense"}, hardware__fabric__colors=16)
         again = wafersim.loads(str(cfg))
