@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "sim/reports/command_error.h"
 #include "sim/reports/compile.h"
 #include "sim/reports/reports.h"
+#include "sim/reports/serve_report.h"
 
 namespace py = pybind11;
 using namespace wafersim;
@@ -67,6 +69,15 @@ std::string map_plan(const config::Config& config) {
   const mapping::Plan plan = compile_for(experiment);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return reports::map_report(experiment, plan, seconds).document.dump();
+}
+
+// `wafersim serve` over the closed form (the engine elaborates once per
+// process, so a Python process serves with the analytic backend only).
+std::string serve(const config::Config& config) {
+  py::gil_scoped_release release;
+  const Experiment experiment = experiment_from_config(config);
+  const std::unique_ptr<backend::Backend> backend = backend::make_backend("analytic");
+  return reports::serve_json(experiment, reports::serve_run(experiment, compile_for, *backend)).dump();
 }
 
 std::string validate(const config::Config& config, const std::string& name) {
@@ -155,6 +166,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("analytic", &analytic);
   m.def("map", &map_plan);
   m.def("validate", &validate);
+  m.def("serve", &serve);
   m.def("describe_model", &describe_model);
   m.def("run", &run_in_child);
   m.def("version", &version);

@@ -7,16 +7,16 @@ and the SystemC simulation, returning the same JSON documents as the CLI.
     print(wafersim.analytic(faster)["metrics"]["tokens_per_second"])
 
 docs/PYTHON.md documents every function."""
-import concurrent.futures
-import itertools
-import json
-import os
+import concurrent.futures as _futures
+import itertools as _itertools
+import json as _json
+import os as _os
 
 from ._errors import ConfigError, DoesNotFit, Error
 from . import _core
 
 __all__ = ["Config", "ConfigError", "DoesNotFit", "Error", "analytic", "config", "describe_model", "load",
-           "loads", "map", "run", "sweep", "validate", "version"]
+           "loads", "map", "run", "serve", "sweep", "validate", "version"]
 
 # The experiment `config()` starts from when given no base: the built-in
 # default that the CLI runs without a file (workloads/experiments/quickstart.yaml,
@@ -73,7 +73,7 @@ def _yaml_value(value):
         return value
     if isinstance(value, range):
         value = list(value)
-    return json.dumps(value)
+    return _json.dumps(value)
 
 
 def _override_list(overrides):
@@ -86,7 +86,7 @@ def _override_list(overrides):
 
 def load(path, **overrides):
     """Loads an experiment file (or "-" for standard input), with overrides."""
-    return Config(("path", os.fspath(path)), "<stdin>" if path == "-" else os.fspath(path),
+    return Config(("path", _os.fspath(path)), "<stdin>" if path == "-" else _os.fspath(path),
                   _override_list(overrides))
 
 
@@ -107,9 +107,9 @@ def config(base=None, **overrides):
     if isinstance(base, Config):
         return Config(base._source, base.name, base._overrides + extra)
     if isinstance(base, dict):
-        return Config(("text", json.dumps(base)), "<dict>", extra)
-    if isinstance(base, (str, os.PathLike)):
-        return Config(("path", os.fspath(base)), os.fspath(base), extra)
+        return Config(("text", _json.dumps(base)), "<dict>", extra)
+    if isinstance(base, (str, _os.PathLike)):
+        return Config(("path", _os.fspath(base)), _os.fspath(base), extra)
     raise TypeError(f"config(): base must be None, a Config, a path or a dict, not {type(base).__name__}")
 
 
@@ -119,29 +119,29 @@ def _as_config(cfg):
 
 def analytic(cfg):
     """`wafersim analytic`: the closed form, in process. Returns the CLI's JSON document as a dict."""
-    return json.loads(_core.analytic(_as_config(cfg)._core))
+    return _json.loads(_core.analytic(_as_config(cfg)._core))
 
 
 def map(cfg):  # noqa: A001 - named after the command
     """`wafersim map`: the compiler's plan, in process. Returns the CLI's JSON document as a dict."""
-    return json.loads(_core.map(_as_config(cfg)._core))
+    return _json.loads(_core.map(_as_config(cfg)._core))
 
 
 def validate(cfg):
     """`wafersim validate`: runs the cross-field checks too; raises ConfigError when they fail."""
     cfg = _as_config(cfg)
-    return json.loads(_core.validate(cfg._core, cfg.name))
+    return _json.loads(_core.validate(cfg._core, cfg.name))
 
 
 def describe_model(name=None, context=0, batch=1):
     """`wafersim describe model [NAME]`: a zoo name or a model file; without a name, the zoo."""
-    return json.loads(_core.describe_model(os.fspath(name) if name else "", int(context), int(batch)))
+    return _json.loads(_core.describe_model(_os.fspath(name) if name else "", int(context), int(batch)))
 
 
 def run(cfg):
     """`wafersim run`: the SystemC simulation. SystemC elaborates one design per
     process, so each call runs in a child process; returns the same dict as the CLI."""
-    outcome = json.loads(_core.run(_as_config(cfg)._core))
+    outcome = _json.loads(_core.run(_as_config(cfg)._core))
     if "result" in outcome:
         return outcome["result"]
     if "config_error" in outcome:
@@ -150,14 +150,23 @@ def run(cfg):
     if "command_error" in outcome:
         e = outcome["command_error"]
         if e["exit_code"] == 3:
-            record = json.loads(e["what"])
+            record = _json.loads(e["what"])
             raise DoesNotFit(record["error"], record)
         raise Error(e["what"])
     raise Error("internal error: " + outcome.get("internal_error", "no result"))
 
 
+def serve(cfg):
+    """`wafersim serve`: the experiment's serving section over the closed form of
+    its plan (the CLI's default backend), in process. Returns the CLI's JSON document as a dict."""
+    return _json.loads(_core.serve(_as_config(cfg)._core))
+
+
 def version():
     return _core.version()
+
+
+__version__ = _core.version()
 
 
 ENGINES = {"analytic": analytic, "sim": run, "map": map}
@@ -200,7 +209,7 @@ def sweep(base, axes, engine="analytic", jobs=1, mode="grid"):
     paths = list(axes)
     values = [list(axes[path]) for path in paths]
     if mode == "grid":
-        combos = list(itertools.product(*values))
+        combos = list(_itertools.product(*values))
     elif mode == "zip":
         if len({len(v) for v in values}) > 1:
             raise Error("sweep(mode='zip') needs every axis to have the same number of values")
@@ -219,5 +228,5 @@ def sweep(base, axes, engine="analytic", jobs=1, mode="grid"):
         document["point"] = points[index]
         return document
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
+    with _futures.ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
         return SweepResult(pool.map(one, range(len(points))))

@@ -20,16 +20,13 @@ struct ServeOptions {
 
 void serve(const ServeOptions& options) {
   const Experiment experiment = load_experiment(options.experiment.file, options.experiment.common.sets);
-  // Bad input first: the serving section and the trace, before anything is compiled.
-  const workloads::ServingSpec spec = workloads::serving_from_config(experiment.config, experiment.model);
-  const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
-  Experiment compiled = experiment;
-  compiled.workload = workloads::serving_plan_workload(experiment.workload);
-  const mapping::Plan plan = compile_or_record_refusal(compiled, options.experiment.common.json_path);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(options.backend);
+  const auto compile = [&](const Experiment& compiled) {
+    return compile_or_record_refusal(compiled, options.experiment.common.json_path);
+  };
   ServeOutcome outcome;
   try {
-    outcome = serve_experiment(experiment, plan, spec, stream, *backend, options.step_times);
+    outcome = serve_run(experiment, compile, *backend, options.step_times);
   } catch (const CycleLimitError& error) {
     refuse_too_long(experiment, error.what());
   }

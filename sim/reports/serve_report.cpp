@@ -143,6 +143,15 @@ void apply_step_times(const std::string& source, const MeasuredSteps& measured, 
 
 }  // namespace
 
+ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping::Plan(const Experiment&)>& compile,
+                       const backend::Backend& backend, const std::string& step_times_path) {
+  const workloads::ServingSpec spec = workloads::serving_from_config(experiment.config, experiment.model);
+  const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
+  Experiment compiled = experiment;
+  compiled.workload = workloads::serving_plan_workload(experiment.workload);
+  return serve_experiment(experiment, compile(compiled), spec, stream, backend, step_times_path);
+}
+
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
                               const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
                               const backend::Backend& backend, const std::string& step_times_path) {

@@ -2,6 +2,7 @@
 // `wafersim serve`: an experiment's serving section run over the closed form
 // of its compiled plan (docs/SERVING.md). The JSON document, the table and the
 // per-request CSV it writes, as library functions.
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,12 @@ struct ServeOutcome {
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
                               const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
                               const backend::Backend& backend, const std::string& step_times_path = "");
+
+// What `wafersim serve` runs, before its output: the serving section and its
+// requests (bad input refused before anything is compiled), the plan
+// `compile` makes for the serving workload, and serve_experiment over them.
+ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping::Plan(const Experiment&)>& compile,
+                       const backend::Backend& backend, const std::string& step_times_path = "");
 
 const char* policy_name(workloads::SchedulerPolicy policy);
 const char* transport_name(workloads::TransportKind kind);

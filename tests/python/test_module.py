@@ -71,6 +71,17 @@ class AgainstTheCli(unittest.TestCase):
         self.assertEqual(wafersim.config().name, wafersim.DEFAULT_NAME)
         self.assertEqual(wafersim.config(model="qwen3-32b").preset("model"), "qwen3-32b")
 
+    def test_serve_is_the_cli_document(self):
+        tiny_serve = SOURCE / "tests/data/serving/tiny-serve.yaml"
+        self.assertEqual(wafersim.serve(wafersim.load(tiny_serve)), cli_json("serve", tiny_serve))
+
+    def test_the_module_gives_its_version_and_exports_only_its_own_names(self):
+        self.assertEqual(wafersim.__version__, wafersim.version())
+        self.assertEqual(wafersim.__version__, subprocess.run([BINARY, "--version"], capture_output=True, text=True,
+                                                               check=True).stdout.split()[-1])
+        for name in ("json", "os", "itertools", "concurrent"):
+            self.assertFalse(hasattr(wafersim, name), name)
+
     def test_a_config_prints_as_yaml_that_loads_back_to_the_same_hash(self):
         cfg = wafersim.config({"hardware": "tiny", "model": "tiny-dense"}, hardware__fabric__colors=16)
         again = wafersim.loads(str(cfg))
