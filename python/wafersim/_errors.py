@@ -2,6 +2,9 @@
 import json
 
 
+_OVERRIDE = "--set "
+
+
 class Error(Exception):
     """Bad input that is not a configuration error, or an internal failure (CLI exit 1 or 2)."""
 
@@ -12,11 +15,15 @@ class ConfigError(Error):
     str(error) is the CLI's one-line message ("exp.yaml:7:5: unknown key ...");
     `file`, `line` and `column` locate it (line and column are 0 when the
     value came from an override or a default), `key` is the parameter path and
-    `message` the text after the location."""
+    `message` the text after the location. An error in an override has the
+    override in `override` ("workload.batch=0", as `--set` takes it) and no
+    `file`."""
 
     def __init__(self, what, file="", line=0, column=0, key=""):
         super().__init__(what)
-        self.file = file
+        # The library names an override's error by the override, as the CLI prints it.
+        self.override = file[len(_OVERRIDE):] if file.startswith(_OVERRIDE) else ""
+        self.file = "" if self.override else file
         self.line = line
         self.column = column
         self.key = key

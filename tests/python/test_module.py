@@ -123,8 +123,14 @@ class Errors(unittest.TestCase):
         with self.assertRaises(wafersim.ConfigError) as caught:
             wafersim.config(TINY_DENSE, **{"workload.batch": 0})
         self.assertEqual(caught.exception.key, "workload.batch")
+        self.assertEqual(caught.exception.override, "workload.batch=0")
+        self.assertEqual(caught.exception.file, "")
+        self.assertIn("--set workload.batch=0", str(caught.exception))
         with self.assertRaises(wafersim.ConfigError):
             wafersim.config(TINY_DENSE, **{"hardware.fabric.hop_latency": 1})
+        with self.assertRaises(wafersim.ConfigError) as in_file:
+            wafersim.loads("hardware: tiny\nmodel: tiny-dense\nworkload: {bach: 4}\n", name="bad.yaml")
+        self.assertEqual((in_file.exception.file, in_file.exception.override), ("bad.yaml", ""))
 
     def test_a_model_too_large_raises_does_not_fit_with_the_cli_record(self):
         cfg = wafersim.config({"hardware": "tiny", "model": "llama3.1-8b"}, hardware__wafers=1)
