@@ -118,13 +118,17 @@ void refuse_too_long(const Experiment& experiment, const std::string& why) {
 }
 
 void add_run_command(CLI::App& app) {
-  add_decode_command(app, "run", "sim",
-                     "Simulate the decode on every tile of the wafer(s): tokens/s and per-token latency");
+  add_decode_command(
+      app, "run", "sim",
+      "Simulate the prompt's prefill and the decode on every tile of the wafer(s): time to first token, tokens/s "
+      "and per-token latency");
 }
 
 void add_analytic_command(CLI::App& app) {
-  add_decode_command(app, "analytic", "analytic",
-                     "Closed-form (contention-free) tokens/s and per-token latency of the plan `run` simulates");
+  add_decode_command(
+      app, "analytic", "analytic",
+      "Closed-form (contention-free) time to first token, tokens/s and per-token latency of the plan `run` "
+      "simulates");
 }
 
 }  // namespace wafersim::cli

@@ -25,7 +25,9 @@ __attribute__((constructor)) static void silence_systemc_banner() {
 extern "C" int sc_main(int argc, char* argv[]) {
   using namespace wafersim;
 
-  CLI::App app{"wafersim: cycle-approximate simulator of a wafer-scale accelerator running LLM decode"};
+  CLI::App app{
+      "wafersim: cycle-approximate simulator of a wafer-scale accelerator running LLM inference (prefill, decode, "
+      "speculative decoding and serving)"};
   app.set_version_flag("--version", std::string("wafersim ") + version());
   app.require_subcommand(1);
   cli::add_run_command(app);

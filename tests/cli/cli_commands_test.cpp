@@ -22,6 +22,9 @@ TEST_CASE("version flag prints the version and exits 0", "[cli]") {
 TEST_CASE("help flag works for the program and every command", "[cli]") {
   const Outcome top = run_wafersim({"--help"});
   CHECK(top.exit_code == 0);
+  // It is an inference simulator, not a decode one: the help says what else it times.
+  for (const char* phase : {"prefill", "decode", "serving"}) CHECK_THAT(top.out, Catch::Contains(phase));
+  CHECK_THAT(run_wafersim({"run", "--help"}).out, Catch::Contains("time to first token"));
   for (const std::string& command : kCommands) {
     INFO(command);
     CHECK_THAT(top.out, Catch::Contains(command));
