@@ -13,7 +13,18 @@ import json as _json
 import os as _os
 
 from ._errors import ConfigError, DoesNotFit, Error
-from . import _core
+
+try:
+    from . import _core
+except ImportError as _error:  # another interpreter than the one _core was built for, most often
+    import sys as _sys
+    from ._build_info import PYTHON_EXECUTABLE as _BUILT_FOR, PYTHON_VERSION as _BUILT_VERSION
+
+    _this = f"{_sys.version_info.major}.{_sys.version_info.minor}"
+    raise ImportError(
+        f"wafersim's compiled module was built for Python {_BUILT_VERSION} ({_BUILT_FOR}); this is Python {_this} "
+        f"({_sys.executable}). Run it with {_BUILT_FOR}, or build it for this interpreter: cmake -S . -B build "
+        f"-DPython_EXECUTABLE={_sys.executable} && cmake --build build") from _error
 
 __all__ = ["Config", "ConfigError", "DoesNotFit", "Error", "analytic", "config", "describe_model", "load",
            "loads", "map", "run", "serve", "sweep", "validate", "version"]
