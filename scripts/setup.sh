@@ -10,7 +10,7 @@ WAFERSIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WAFERSIM_BUILD="${wafersim_build_folder:-$WAFERSIM_ROOT/build}"
 
 wafersim_packages=(g++ cmake make pkg-config libsystemc-dev libeigen3-dev libfmt-dev catch2
-                   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib python3-numpy python3-yaml
+                   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib python3-numpy python3-pandas python3-pip python3-yaml
                    pybind11-dev python3-dev slurm-wlm munge clang-format)
 
 missing_packages=()

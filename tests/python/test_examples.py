@@ -2,6 +2,7 @@
 import os
 import pathlib
 import subprocess
+import tempfile
 import unittest
 
 EXAMPLES = pathlib.Path(os.environ["WAFERSIM_SOURCE_DIR"]) / "scripts/examples"
@@ -34,6 +35,17 @@ class Examples(unittest.TestCase):
                             "--max-wafers", "4")
         self.assertTrue(lines[-2].endswith("tokens/s"))
         self.assertIn("fits", lines[-1])
+
+    def test_notebook_runs_top_to_bottom_into_a_frame_and_a_plot(self):
+        with tempfile.TemporaryDirectory() as folder:
+            plot = pathlib.Path(folder) / "sweep.png"
+            lines = run_example("notebook.py", "--hardware", "tiny", "--model", "tiny-dense", "--batches", "1", "4",
+                                "--plot", str(plot))
+            self.assertTrue(plot.stat().st_size > 1000)
+            self.assertEqual(lines[-1], f"wrote {plot}")
+            rows = [line.split() for line in lines[2:4]]  # the frame: batch, tokens/s, latency
+            self.assertEqual([row[0] for row in rows], ["1", "4"])
+            self.assertLess(float(rows[0][1]), float(rows[1][1]))  # a larger batch, more tokens per second
 
 
 if __name__ == "__main__":
