@@ -1,12 +1,14 @@
 #include "sim/reports/serve_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "mapping/plan.h"
 #include "mapping/verify_plan.h"
+#include "models/config/error.h"
 #include "models/config/text.h"
 #include "sim/experiment/speculative_placement.h"
 #include "sim/experiment/version.h"
@@ -147,6 +149,16 @@ ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping
                        const backend::Backend& backend, const std::string& step_times_path) {
   const workloads::ServingSpec spec = workloads::serving_from_config(experiment.config, experiment.model);
   const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
+  // A window that no request arrives in would report zeros as if something had been served.
+  if (spec.duration_s > 0) {
+    double first_s = INFINITY;
+    for (const workloads::Session& session : stream.sessions) first_s = std::min(first_s, session.turns[0].arrival_s);
+    if (first_s >= spec.duration_s)
+      throw config::ConfigError(experiment.config.where("serving.duration_s"), "serving.duration_s",
+                                fmt::format("serving.duration_s: no request arrives in the first {} s (the first at "
+                                            "{:.6g} s); lengthen it or raise a class's rate_per_s",
+                                            spec.duration_s, first_s));
+  }
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
   return serve_experiment(experiment, compile(compiled), spec, stream, backend, step_times_path);

@@ -336,3 +336,18 @@ TEST_CASE("serve refuses a synthetic stream whose arrivals span past ten days", 
   CHECK(is_one_line(outcome.err));
   CHECK_THAT(outcome.err, Catch::Contains("serving.realtime.rate_per_s") && Catch::Contains("past the 864000 s"));
 }
+
+TEST_CASE("serve refuses a window that no request arrives in, naming the file, line and key", "[cli][serve]") {
+  // It served nothing and reported zeros with exit 0.
+  Scratch scratch;
+  const std::string file = scratch.write("window.yaml",
+                                         "hardware: tiny\nmodel: tiny-dense\nserving:\n  duration_s: 0.001\n"
+                                         "  realtime: {requests: 5, rate_per_s: 0.01}\n");
+  const Outcome outcome = run_wafersim({"serve", file, "--quiet"});
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::Contains(file + ":4:") && Catch::Contains("serving.duration_s") &&
+                              Catch::Contains("no request arrives"));
+  // A window that a request does arrive in serves it.
+  CHECK(run_wafersim({"serve", file, "--quiet", "--set", "serving.duration_s=10000"}).exit_code == 0);
+}
