@@ -276,12 +276,11 @@ TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent"
   require_within_ten_percent("tiny-dense", {kDistributed, "workload.batch=4"});
 }
 
-// MoE at full scale, hidden from the suite (gpt-oss-120b: about 20 s and
-// 1.2 GB; qwen3-235b-a22b: about 5 min and 5.3 GB). Run one per process:
-//   build/tests/backend_tests "contention on: gpt-oss-120b at full scale within 10 percent"
-//   build/tests/backend_tests "contention on: qwen3-235b-a22b at full scale within 10 percent"
+// MoE at full scale (gpt-oss-120b: about 7 s and 0.8 GB; qwen3-235b-a22b,
+// hidden from the suite: about a minute and 5.4 GB). Run one per process:
+//   build/tests/backend_tests "contention on: qwen3-235b-a22b at full scale within 5 percent"
 // The quickstart's decode set-up of docs/MAPPING.md, "MoE: combining the experts' results".
-void require_full_scale_within_ten_percent(const std::string& model) {
+void require_full_scale_within_five_percent(const std::string& model) {
   const BothTimings both =
       decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
                           {"model=" + model, "hardware.wafers=auto", "workload.prefill=false",
@@ -290,11 +289,12 @@ void require_full_scale_within_ten_percent(const std::string& model) {
   INFO(model << ": simulated " << simulated << " cycles, analytic " << analytic << " cycles");
   CHECK(both.plan.options.moe_combine == mapping::MoeCombine::Tree);
   CHECK(simulated >= analytic);
-  CHECK(double(simulated) <= 1.10 * double(analytic));
+  CHECK(double(simulated) <= 1.05 * double(analytic));
 }
-TEST_CASE("contention on: gpt-oss-120b at full scale within 10 percent", "[.fullscale][moe]") {
-  require_full_scale_within_ten_percent("gpt-oss-120b");
+// gpt-oss-120b's two wafers simulate in seconds; qwen3-235b-a22b's 15 take a minute and 5.4 GB (hidden).
+TEST_CASE("contention on: gpt-oss-120b at full scale within 5 percent", "[fullscale][moe]") {
+  require_full_scale_within_five_percent("gpt-oss-120b");
 }
-TEST_CASE("contention on: qwen3-235b-a22b at full scale within 10 percent", "[.fullscale][moe]") {
-  require_full_scale_within_ten_percent("qwen3-235b-a22b");
+TEST_CASE("contention on: qwen3-235b-a22b at full scale within 5 percent", "[.fullscale][moe]") {
+  require_full_scale_within_five_percent("qwen3-235b-a22b");
 }
