@@ -8,16 +8,17 @@ DecodeInputs::DecodeInputs(const ModelSpec& model, const WorkloadSpec& workload)
     : workload_(workload), router_(workload.seed, model.moe.n_experts, model.moe.top_k) {}
 
 uint64_t DecodeInputs::context(uint64_t iteration) const {
-  return workload_.prompt(iteration % workload_.batch) + iteration / workload_.batch + 1;
+  return workload_.decode_position(iteration % workload_.batch, iteration / workload_.batch) + 1;
 }
 
 bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const {
   if (iteration != cached_iteration_ || moe_layer != cached_layer_) {
     cached_experts_.resize(router_.top_k());
     // The router's token is the position in the sequence, as in build_decode_graph:
-    // decode token n / batch of sequence s = n % batch sits at its prompt's length + n / batch.
-    const uint64_t position = workload_.prompt(iteration % workload_.batch) + iteration / workload_.batch;
-    router_.route(iteration % workload_.batch, position, moe_layer, cached_experts_.data());
+    // iteration n is decode token n / batch of sequence n % batch.
+    const uint64_t sequence = iteration % workload_.batch;
+    router_.route(sequence, workload_.decode_position(sequence, iteration / workload_.batch), moe_layer,
+                  cached_experts_.data());
     cached_iteration_ = iteration;
     cached_layer_ = moe_layer;
   }

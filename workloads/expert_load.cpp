@@ -16,9 +16,8 @@ ExpertLoad decode_expert_load(const ModelSpec& model, const WorkloadSpec& worklo
     if (!model.is_moe_layer(layer)) continue;
     for (uint64_t step = 0; step < workload.decode_tokens; ++step) {
       std::fill(tokens.begin(), tokens.end(), 0);
-      // Decode token `step` of sequence s sits at its prompt's length + step, as DecodeInputs routes it.
       for (uint64_t sequence = 0; sequence < workload.batch; ++sequence) {
-        router.route(sequence, workload.prompt(sequence) + step, layer, chosen.data());
+        router.route(sequence, workload.decode_position(sequence, step), layer, chosen.data());
         for (uint32_t expert : chosen) ++tokens[expert];
       }
       const uint64_t busy = uint64_t(std::count_if(tokens.begin(), tokens.end(), [](uint32_t n) { return n > 0; }));

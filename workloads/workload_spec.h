@@ -27,6 +27,8 @@ struct WorkloadSpec {
   uint64_t prefill_chunk_tokens = 128;  // at most this many prompt tokens per chunk
 
   uint64_t prompt(uint64_t sequence) const { return prompt_lengths.empty() ? prompt_tokens : prompt_lengths[sequence]; }
+  // Where decode token `step` of `sequence` sits in it: after its prompt (the router's token, the new KV entry).
+  uint64_t decode_position(uint64_t sequence, uint64_t step) const { return prompt(sequence) + step; }
   uint64_t prompt_tokens_total() const;  // over every sequence
 
   // Chunks the longest prompt is cut into, and their common size (its last
