@@ -1,20 +1,15 @@
 #pragma once
 // A region's span (finish - start, with its critical path) as a function of the
-// iteration's context, found without evaluating every iteration: what makes the
-// closed form's cost independent of the token count.
-//
-// A region without routed experts depends on the iteration only through the
-// context its attention reads, and its span never shrinks as the context grows
-// (each tile holds as many positions or more, and every step is a max or a sum
-// of its inputs). So when two contexts give the same span, every context between
-// gives it too, and bisection over the contexts the run visits finds each step
-// of the function with a few evaluations.
+// iteration's context, found without evaluating every iteration: a region
+// without routed experts depends on the iteration only through the context its
+// attention reads (mapping/context_steps.h).
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "mapping/context_steps.h"
 #include "mapping/plan.h"
 #include "mapping/region.h"
 #include "mapping/timed.h"
@@ -39,25 +34,18 @@ class RegionSpans {
   RegionSpans(const Region& region, const std::vector<uint64_t>& contexts);
 
   // The span at a context from the constructor's list.
-  const RegionSpan& at(uint64_t context) const;
+  const RegionSpan& at(uint64_t context) const { return steps_.at(context); }
   // The region's span from `start` at a context, by evaluating its chain.
   static RegionSpan evaluate(const Region& region, const Timed& start, const IterationInputs& inputs,
                              uint64_t iteration);
   // Times the region's chain was evaluated: a measure of the saving.
-  uint64_t evaluations() const { return evaluations_; }
+  uint64_t evaluations() const { return steps_.evaluations(); }
 
   // Whether a region's span depends on the iteration only through its context.
   static bool depends_on_context_only(const Region& region);
 
  private:
-  RegionSpan evaluate(uint64_t context);
-  void fill(size_t lo, size_t hi, const RegionSpan& span_lo, const RegionSpan& span_hi);
-  void append(uint64_t first_context, const RegionSpan& span);
-
-  const Region& region_;
-  const std::vector<uint64_t>& contexts_;
-  std::vector<std::pair<uint64_t, RegionSpan>> pieces_;  // (first context, span), by context
-  uint64_t evaluations_ = 0;
+  ContextSteps<RegionSpan> steps_;
 };
 
 // The tables of a plan's regions for the contexts its iterations visit: one per
@@ -66,6 +54,8 @@ class RegionSpans {
 class PlanSpans {
  public:
   PlanSpans(const Plan& plan, const IterationInputs& inputs);
+  // Every context the plan's iterations visit, sorted, without repeats.
+  const std::vector<uint64_t>& contexts() const { return contexts_; }
   // Null when the region must be timed iteration by iteration.
   const RegionSpans* of(size_t region) const { return of_[region]; }
   uint64_t evaluations() const;

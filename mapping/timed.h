@@ -25,6 +25,8 @@ struct Timed {
     for (size_t c = 0; c < path.size(); ++c) next.path[c] += span.path[c];
     return next;
   }
+  bool operator==(const Timed& other) const { return cycle == other.cycle && path == other.path; }
+  bool operator!=(const Timed& other) const { return !(*this == other); }
 };
 
 // The later of two; on a tie the first, as a tile keeps its own path when the

@@ -1,86 +1,140 @@
 #include "mapping/timeline.h"
 
+#include <algorithm>
+#include <optional>
+
+#include "mapping/context_steps.h"
+#include "mapping/pipeline_pass.h"
 #include "mapping/region_spans.h"
 
 namespace wafersim::mapping {
 
-DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs) {
+namespace {
+
+bool has_routed_experts(const Plan& plan) {
+  return std::any_of(plan.regions.begin(), plan.regions.end(),
+                     [](const Region& region) { return region.kind == RegionKind::Moe; });
+}
+
+// A full pass whose servers ended one uniform `step` later than they began:
+// while the context and the arrival repeat too, so does the pass, `step`
+// later each iteration (a saturated pipeline, or a batch's tokens in a row).
+struct RepeatingPass {
+  uint64_t iteration = 0, context = 0;
+  Pass pass;
+  Timed step;
+  Timed arrival, first_root_free;  // the iteration's arrival, and when the first region's root was free for it
+  bool arrival_waited = false;     // the root was busy when the input arrived: the arrival did not matter
+
+  static bool arrival_waits(const Timed& arrival, const Timed& first_root_free) {
+    return arrival.cycle <= first_root_free.cycle;  // a tie goes to the root's own path (later())
+  }
+  // The shift that gives iteration n's pass, if it repeats this one.
+  std::optional<Timed> shift_to(uint64_t n, uint64_t context_n, const Timed& arrival_n) const {
+    if (n <= iteration || context_n != context) return std::nullopt;
+    const Timed shift = repeated(step, n - iteration);
+    const bool same_arrival =
+        arrival_waited ? arrival_waits(arrival_n, shift.then(first_root_free)) : arrival_n == shift.then(arrival);
+    if (!same_arrival) return std::nullopt;
+    return shift;
+  }
+};
+
+}  // namespace
+
+DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs, TimelineWalk walk) {
   const size_t regions = plan.regions.size();
   const uint64_t iterations = plan.programs.iterations, batch = plan.workload.batch;
   DecodeTimeline timeline;
   timeline.start.assign(regions, std::vector<uint64_t>(iterations));
   timeline.finish.assign(regions, std::vector<uint64_t>(iterations));
-  std::vector<Timed> root_free(regions);
-  // With the slices hand-off each root-column tile is a server of its own: when
-  // it was done with the previous iteration.
-  std::vector<std::vector<Timed>> line_free(regions);
-  for (size_t r = 0; r < regions; ++r) line_free[r].assign(plan.regions[r].line_tiles(), Timed{});
-  std::vector<Timed> exits(iterations);
   // A region's chain is timed once per step of its span function rather than
   // once per iteration; regions with routed experts are timed every iteration.
   const PlanSpans spans(plan, inputs);
-  auto transit = [&](size_t region) {
-    const Task& send = plan.region_sends[region];
-    return std::make_pair(send_cycles(plan.hw, send), send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
-  };
   // Prefill chunks are all present at cycle 0; a decode token waits for the previous one of its sequence.
   const bool fed_back = plan.phase == Phase::Decode;
+  const bool shortcuts = walk == TimelineWalk::Shortcuts && !has_routed_experts(plan);
+  // One sequence decoding: each token finds every server done with the one
+  // before, so its pass depends on its context alone, shifted to its arrival.
+  auto idle_pass = [&](uint64_t context) {
+    return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan));
+  };
+  // Only the figures a token's pass reports are kept per piece: the servers it
+  // leaves are rebuilt when a full pass needs them (rarely: when the next token
+  // would not find them idle).
+  std::optional<ContextSteps<Pass>> idle_passes;
+  if (shortcuts && fed_back && batch == 1)
+    idle_passes.emplace(spans.contexts(), [&](uint64_t context) {
+      Pass pass = idle_pass(context);
+      pass.after = Servers{};
+      return pass;
+    });
+  HeadMemo heads(plan);
+  std::optional<RepeatingPass> repeating;
+
+  // The servers before the next iteration: `servers`, or, after a shortcut,
+  // `reference->after` shifted by `shift` (built only when a full pass needs them;
+  // an idle pass's from its context).
+  Servers servers = Servers::idle(plan);
+  const Pass* reference = nullptr;
+  bool from_idle_pass = false;
+  uint64_t idle_context = 0;
+  Timed shift;
+  auto latest_server_cycle = [&] {
+    return reference ? add_cycles(reference->after_latest_cycle, shift.cycle) : servers.latest_cycle();
+  };
+
+  std::vector<Timed> exits(iterations);
   for (uint64_t n = 0; n < iterations; ++n) {
     Timed arrival;
-    std::vector<Timed> slices;  // slices in: when the last piece of each root-column tile's slice arrived
     if (fed_back && n >= batch) {
-      const auto [cycles, category] = transit(regions - 1);
-      arrival = exits[n - batch].after(cycles, category);
+      const Task& back = plan.region_sends[regions - 1];
+      arrival =
+          exits[n - batch].after(send_cycles(plan.hw, back), back.dwafer != 0 ? Category::OffWafer : Category::Fabric);
+    }
+    const uint64_t context = inputs.context(n);
+    // Iteration 0 finds the servers idle and arrives at 0, as the idle passes were timed.
+    if (idle_passes && (n == 0 || latest_server_cycle() < arrival.cycle)) {
+      reference = &idle_passes->at(context);
+      from_idle_pass = true;
+      idle_context = context;
+      shift = arrival;
+    } else if (std::optional<Timed> repeat = repeating ? repeating->shift_to(n, context, arrival) : std::nullopt) {
+      reference = &repeating->pass;
+      from_idle_pass = false;
+      shift = *repeat;
+    } else {
+      if (reference) servers = (from_idle_pass ? idle_pass(idle_context).after : reference->after).shifted(shift);
+      reference = nullptr;
+      from_idle_pass = false;
+      const Timed root_free = servers.root_free[0];
+      ++timeline.full_passes;
+      Pass pass = run_pass(plan, spans, inputs, n, arrival, servers, shortcuts ? &heads : nullptr);
+      // Whether the servers moved on uniformly, so that the next iteration can repeat this one.
+      const Timed step = time_between(root_free, pass.after.root_free[0]);
+      const bool next_alike = shortcuts && n + 1 < iterations && inputs.context(n + 1) == context;
+      if (next_alike && pass.after == servers.shifted(step)) {
+        repeating = RepeatingPass{
+            n, context, std::move(pass), step, arrival, root_free, RepeatingPass::arrival_waits(arrival, root_free)};
+        reference = &repeating->pass;
+        shift = Timed{};
+      } else {
+        for (size_t r = 0; r < regions; ++r) {
+          timeline.start[r][n] = pass.start[r];
+          timeline.finish[r][n] = pass.finish[r];
+        }
+        exits[n] = pass.exit;
+        servers = std::move(pass.after);
+        continue;
+      }
     }
     for (size_t r = 0; r < regions; ++r) {
-      const Region& region = plan.regions[r];
-      // The root (or each root-column tile) takes the input when it arrives, or
-      // when it is done with the previous iteration.
-      Front front;
-      uint64_t start = 0;
-      if (region.slices_in) {
-        front.kind = FrontKind::Column;
-        front.at.resize(region.line_tiles());
-        for (uint32_t i = 0; i < region.line_tiles(); ++i) {
-          front.at[i] = later(line_free[r][i], slices[i]);
-          start = std::max(start, front.at[i].cycle);
-        }
-        front = region.run(std::move(front), 0, region.head_steps(), inputs, n);
-      } else {
-        front = Front::at_root(later(root_free[r], arrival));
-        start = front.root.cycle;
-      }
-      const RegionSpans* table = spans.of(r);
-      RegionSpan span;
-      if (table) {
-        span = table->at(inputs.context(n)).shifted(front.root);
-      } else {
-        span.line_done.assign(region.line_tiles(), front.root);
-        span.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n, &span.line_done,
-                              region.waits_for_line() ? &line_free[r] : nullptr);
-      }
-      // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
-      const Timed& finish =
-          span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
-      timeline.start[r][n] = start;
-      timeline.finish[r][n] = finish.cycle;
-      root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];
-      line_free[r] = std::move(span.line_done);
-      if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
-      if (region.slices_out) {
-        slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
-        for (const Plan::HandoffPiece& piece : plan.handoffs[r]) {
-          const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-          slices[piece.to] =
-              later(slices[piece.to], span.out.at[piece.from].after(send_cycles(plan.hw, piece.send), category));
-        }
-      } else {
-        const auto [cycles, category] = transit(r);
-        arrival = root_free[r].after(cycles, category);
-      }
+      timeline.start[r][n] = add_cycles(reference->start[r], shift.cycle);
+      timeline.finish[r][n] = add_cycles(reference->finish[r], shift.cycle);
     }
-    exits[n] = root_free[regions - 1];
+    exits[n] = shift.then(reference->exit);
   }
+  if (idle_passes) timeline.full_passes += idle_passes->evaluations();
   // The critical path ends where the last token (or chunk) leaves the last region.
   const Timed* last = nullptr;
   for (const Timed& exit : exits)

@@ -1,0 +1,86 @@
+#pragma once
+// A value that depends on an iteration only through its context and never
+// shrinks as the context grows (each attention tile holds as many positions or
+// more, and every step is a max or a sum of its inputs), tabulated over the
+// contexts a run visits without evaluating it at each: where two contexts give
+// the same value, every context between gives it too, so bisection finds each
+// step of the function with a few evaluations. What makes the closed form's
+// cost independent of the token count (mapping/region_spans.h, mapping/timeline.cpp).
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "models/tile_program.h"
+
+namespace wafersim::mapping {
+
+template <class Value>
+class ContextSteps {
+ public:
+  // `contexts`: every context the run visits, sorted, without repeats; it must outlive the table.
+  ContextSteps(const std::vector<uint64_t>& contexts, std::function<Value(uint64_t context)> evaluate)
+      : contexts_(contexts), evaluate_(std::move(evaluate)) {
+    if (contexts.empty()) return;
+    const Value first = evaluate_at(contexts.front());
+    const Value last = contexts.size() > 1 ? evaluate_at(contexts.back()) : first;
+    append(contexts.front(), first);
+    if (contexts.size() > 1) fill(0, contexts.size() - 1, first, last);
+  }
+
+  // The value at a context from the constructor's list.
+  const Value& at(uint64_t context) const {
+    auto after = std::upper_bound(pieces_.begin(), pieces_.end(), context,
+                                  [](uint64_t c, const std::pair<uint64_t, Value>& piece) { return c < piece.first; });
+    if (after == pieces_.begin()) throw std::logic_error("ContextSteps: context below the first one visited");
+    return std::prev(after)->second;
+  }
+  // Times the function was evaluated: a measure of the saving.
+  uint64_t evaluations() const { return evaluations_; }
+
+ private:
+  Value evaluate_at(uint64_t context) {
+    ++evaluations_;
+    return evaluate_(context);
+  }
+  // Pieces for contexts_[lo + 1 .. hi], given the values at lo and hi.
+  void fill(size_t lo, size_t hi, const Value& value_lo, const Value& value_hi) {
+    if (value_lo == value_hi) return;  // constant on [lo, hi]: the piece at lo covers it
+    if (hi == lo + 1) {
+      append(contexts_[hi], value_hi);
+      return;
+    }
+    const size_t mid = lo + (hi - lo) / 2;
+    const Value value_mid = evaluate_at(contexts_[mid]);
+    fill(lo, mid, value_lo, value_mid);
+    fill(mid, hi, value_mid, value_hi);
+  }
+  void append(uint64_t first_context, const Value& value) {
+    if (!pieces_.empty() && pieces_.back().second == value) return;
+    pieces_.emplace_back(first_context, value);
+  }
+
+  const std::vector<uint64_t>& contexts_;
+  std::function<Value(uint64_t)> evaluate_;
+  std::vector<std::pair<uint64_t, Value>> pieces_;  // (first context, value), by context
+  uint64_t evaluations_ = 0;
+};
+
+// One context for every iteration: what a ContextSteps evaluation runs a chain
+// with. Never asked about routing (a chain with routed experts depends on more).
+class AtContext : public IterationInputs {
+ public:
+  explicit AtContext(uint64_t context) : context_(context) {}
+  uint64_t context(uint64_t) const override { return context_; }
+  bool expert_routed(uint64_t, uint32_t, uint32_t) const override {
+    throw std::logic_error("AtContext: a chain with routed experts depends on more than the context");
+  }
+
+ private:
+  uint64_t context_;
+};
+
+}  // namespace wafersim::mapping

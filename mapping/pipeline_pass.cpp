@@ -1,0 +1,167 @@
+#include "mapping/pipeline_pass.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace wafersim::mapping {
+
+Servers Servers::idle(const Plan& plan) {
+  Servers servers;
+  servers.root_free.resize(plan.regions.size());
+  for (const Region& region : plan.regions) servers.line_free.emplace_back(region.line_tiles());
+  return servers;
+}
+
+Servers Servers::shifted(const Timed& by) const {
+  Servers servers = *this;
+  for (Timed& t : servers.root_free) t = by.then(t);
+  for (std::vector<Timed>& line : servers.line_free)
+    for (Timed& t : line) t = by.then(t);
+  return servers;
+}
+
+uint64_t Servers::latest_cycle() const {
+  uint64_t latest = 0;
+  for (const Timed& t : root_free) latest = std::max(latest, t.cycle);
+  for (const std::vector<Timed>& line : line_free)
+    for (const Timed& t : line) latest = std::max(latest, t.cycle);
+  return latest;
+}
+
+Pass Pass::shifted(const Timed& by) const {
+  Pass pass;
+  pass.start = start;
+  pass.finish = finish;
+  for (uint64_t& cycle : pass.start) cycle = add_cycles(cycle, by.cycle);
+  for (uint64_t& cycle : pass.finish) cycle = add_cycles(cycle, by.cycle);
+  pass.exit = by.then(exit);
+  pass.after = after.shifted(by);
+  pass.after_latest_cycle = add_cycles(after_latest_cycle, by.cycle);
+  return pass;
+}
+
+Timed time_between(const Timed& earlier, const Timed& later) {
+  if (later.cycle < earlier.cycle) throw std::logic_error("time_between: the later time is earlier");
+  Timed between;
+  between.cycle = later.cycle - earlier.cycle;
+  // Per category the difference can be negative (the critical path changed
+  // course); unsigned arithmetic wraps, and adding it back unwraps it exactly.
+  for (size_t c = 0; c < between.path.size(); ++c) between.path[c] = later.path[c] - earlier.path[c];
+  return between;
+}
+
+Timed repeated(const Timed& step, uint64_t times) {
+  Timed total;
+  total.cycle = step.cycle * times;
+  for (size_t c = 0; c < total.path.size(); ++c) total.path[c] = step.path[c] * times;
+  return total;
+}
+
+namespace {
+
+// The front with every time `by` earlier (false if some part is earlier than `by`), or later.
+bool shift_back(Front& front, const Timed& by) {
+  auto back = [&](Timed& t) {
+    if (t.cycle < by.cycle) return false;
+    t = time_between(by, t);
+    return true;
+  };
+  if (!back(front.root)) return false;
+  for (Timed& t : front.at)
+    if (!back(t)) return false;
+  for (Timed& t : front.line_done)
+    if (!back(t)) return false;
+  return true;
+}
+Front shifted(Front front, const Timed& by) {
+  front.root = by.then(front.root);
+  for (Timed& t : front.at) t = by.then(t);
+  for (Timed& t : front.line_done) t = by.then(t);
+  return front;
+}
+
+}  // namespace
+
+Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration) {
+  const Timed base = *std::min_element(in.at.begin(), in.at.end(),
+                                       [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
+  std::vector<Timed> relative(in.at.size());
+  for (size_t i = 0; i < in.at.size(); ++i) relative[i] = time_between(base, in.at[i]);
+  const uint64_t context = inputs.context(iteration);
+  Entry& entry = last_[r];
+  if (entry.valid && entry.context == context && entry.in == relative) return shifted(entry.out, base);
+  Front out = region.run(std::move(in), 0, region.head_steps(), inputs, iteration);
+  Front out_relative = out;
+  entry.valid = shift_back(out_relative, base);
+  entry.context = context;
+  entry.in = std::move(relative);
+  entry.out = std::move(out_relative);
+  return out;
+}
+
+Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t n,
+              const Timed& arrival_at_first, Servers servers, HeadMemo* heads) {
+  const size_t regions = plan.regions.size();
+  Pass pass;
+  pass.start.assign(regions, 0);
+  pass.finish.assign(regions, 0);
+  Timed arrival = arrival_at_first;
+  std::vector<Timed> slices;  // slices in: when the last piece of each root-column tile's slice arrived
+  for (size_t r = 0; r < regions; ++r) {
+    const Region& region = plan.regions[r];
+    std::vector<Timed>& line_free = servers.line_free[r];
+    // The root (or each root-column tile) takes the input when it arrives, or
+    // when it is done with the previous iteration.
+    Front front;
+    uint64_t start = 0;
+    if (region.slices_in) {
+      front.kind = FrontKind::Column;
+      front.at.resize(region.line_tiles());
+      for (uint32_t i = 0; i < region.line_tiles(); ++i) {
+        front.at[i] = later(line_free[i], slices[i]);
+        start = std::max(start, front.at[i].cycle);
+      }
+      front = heads ? heads->run(region, r, std::move(front), inputs, n)
+                    : region.run(std::move(front), 0, region.head_steps(), inputs, n);
+    } else {
+      front = Front::at_root(later(servers.root_free[r], arrival));
+      start = front.root.cycle;
+    }
+    const RegionSpans* table = spans.of(r);
+    RegionSpan span;
+    if (table) {
+      span = table->at(inputs.context(n)).shifted(front.root);
+    } else {
+      span.line_done.assign(region.line_tiles(), front.root);
+      span.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n, &span.line_done,
+                            region.waits_for_line() ? &line_free : nullptr);
+    }
+    // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
+    const Timed& finish =
+        span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
+    pass.start[r] = start;
+    pass.finish[r] = finish.cycle;
+    servers.root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];
+    line_free = std::move(span.line_done);
+    if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
+    if (region.slices_out) {
+      slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
+      for (const Plan::HandoffPiece& piece : plan.handoffs[r]) {
+        const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
+        slices[piece.to] =
+            later(slices[piece.to], span.out.at[piece.from].after(send_cycles(plan.hw, piece.send), category));
+      }
+    } else {
+      const Task& send = plan.region_sends[r];
+      arrival = servers.root_free[r].after(send_cycles(plan.hw, send),
+                                           send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
+    }
+  }
+  pass.exit = servers.root_free[regions - 1];
+  pass.after = std::move(servers);
+  pass.after_latest_cycle = pass.after.latest_cycle();
+  return pass;
+}
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,72 @@
+#pragma once
+// One iteration's pass through every region of a plan, from the state earlier
+// iterations left the regions' servers in: the closed form's unit of work
+// (mapping/timeline.h). Every figure of a pass is a sum or a max of times, so
+// a pass from servers and an arrival all shifted by the same time is the same
+// pass shifted: what the closed form's shortcuts rely on.
+#include <cstdint>
+#include <vector>
+
+#include "mapping/plan.h"
+#include "mapping/region_spans.h"
+#include "mapping/timed.h"
+
+namespace wafersim::mapping {
+
+// When each region is done with the iterations so far: its root, and with the
+// slices hand-off each of its root-column tiles.
+struct Servers {
+  std::vector<Timed> root_free;
+  std::vector<std::vector<Timed>> line_free;
+
+  static Servers idle(const Plan& plan);  // before the first iteration
+  Servers shifted(const Timed& by) const;
+  uint64_t latest_cycle() const;
+  bool operator==(const Servers& other) const {
+    return root_free == other.root_free && line_free == other.line_free;
+  }
+};
+
+struct Pass {
+  std::vector<uint64_t> start, finish;  // [region]: when its root (or first root-column tile) started, and finished
+  Timed exit;                           // when the iteration left the last region's root
+  Servers after;                        // the servers once it has passed
+  uint64_t after_latest_cycle = 0;      // after.latest_cycle()
+
+  // The same pass with every time `by` later (starts and finishes by its cycles).
+  Pass shifted(const Timed& by) const;
+  bool operator==(const Pass& other) const {
+    return start == other.start && finish == other.finish && exit == other.exit && after == other.after &&
+           after_latest_cycle == other.after_latest_cycle;
+  }
+};
+
+// The head steps (Region::head_steps) of each region that takes slices in, as
+// they ran last: slices that arrive in the same pattern (relative to the
+// earliest) at the same context give the same front, shifted.
+class HeadMemo {
+ public:
+  explicit HeadMemo(const Plan& plan) : last_(plan.regions.size()) {}
+  Front run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration);
+
+ private:
+  struct Entry {
+    bool valid = false;
+    uint64_t context = 0;
+    std::vector<Timed> in;  // from the earliest slice
+    Front out;              // from the earliest slice
+  };
+  std::vector<Entry> last_;  // [region]
+};
+
+// Iteration `iteration`, whose input reaches the first region's root at `arrival`.
+Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t iteration,
+              const Timed& arrival, Servers servers, HeadMemo* heads = nullptr);
+
+// `later` - `earlier` (cycles no fewer), per critical-path category too: the
+// shift that takes one to the other.
+Timed time_between(const Timed& earlier, const Timed& later);
+// `step` taken `times` times.
+Timed repeated(const Timed& step, uint64_t times);
+
+}  // namespace wafersim::mapping

@@ -1,0 +1,83 @@
+// The closed form takes a known pass shifted in time wherever it provably
+// repeats (mapping/timeline.h). Here it must equal the walk that passes every
+// iteration through every region, cycle for cycle and critical path for
+// critical path: a shortcut taken where the pipeline was not idle, or where a
+// pass did not repeat, fails here.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "mapping/timeline.h"
+#include "tests/mapping/mapping_fixture.h"
+#include "workloads/decode_inputs.h"
+#include "workloads/prefill_inputs.h"
+
+using namespace wafersim;
+using namespace wafersim::testing;
+
+namespace {
+
+// Returns the full passes the shortcut walk needed, its tables' included.
+uint64_t require_walks_agree(const mapping::Plan& plan, const IterationInputs& inputs) {
+  const mapping::DecodeTimeline fast = mapping::analytic_timeline(plan, inputs, mapping::TimelineWalk::Shortcuts);
+  const mapping::DecodeTimeline every =
+      mapping::analytic_timeline(plan, inputs, mapping::TimelineWalk::EveryIteration);
+  REQUIRE(every.full_passes == plan.programs.iterations);
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    INFO(plan.regions[r].name);
+    REQUIRE(fast.start[r] == every.start[r]);
+    REQUIRE(fast.finish[r] == every.finish[r]);
+  }
+  REQUIRE(fast.critical_path == every.critical_path);
+  return fast.full_passes;
+}
+
+}  // namespace
+
+TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mapping][closed form]") {
+  const std::vector<std::vector<std::string>> variants = {
+      {"mapping.dataflow=distributed"},
+      {"mapping.dataflow=root"},
+      {"mapping.handoff=root"},
+      {"workload.batch=3"},
+      {"workload.batch=3", "workload.prompt_tokens=[20, 35, 7]"},
+      {"workload.batch=40", "workload.decode_tokens=6"},
+      {"model.sliding_window=40", "model.sliding_window_every=2", "model.attention_sinks=true"},
+      {"mapping.dataflow=root", "mapping.reduce_fanin=4", "workload.batch=5"},
+  };
+  for (const auto& overrides : variants) {
+    std::string label;
+    for (const std::string& o : overrides) label += o + " ";
+    INFO(label);
+    const Experiment experiment =
+        load_experiment_text(zoo_experiment("tiny-dense", "tiny", 20, 120), "walk.yaml", overrides);
+    const mapping::Plan plan = compile(experiment);
+    require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
+    require_walks_agree(mapping::compile_prefill_plan(plan), workloads::PrefillInputs(experiment.workload));
+  }
+}
+
+TEST_CASE("routed experts are timed every iteration", "[mapping][closed form]") {
+  const Experiment moe = load_experiment_text(zoo_experiment("tiny-moe", "tiny", 30, 40), "walk.yaml", {});
+  const mapping::Plan plan = compile(moe);
+  REQUIRE(require_walks_agree(plan, workloads::DecodeInputs(moe.model, moe.workload)) == plan.programs.iterations);
+}
+
+TEST_CASE("on a full WSE-3 the shortcuts pass far fewer iterations", "[mapping][closed form]") {
+  // Llama 3.1 8B, one sequence over 3,000 tokens (each finds the pipeline
+  // idle), and a batch of 100 (a saturated pipeline: once it has filled, each
+  // token a step behind the one before).
+  for (const std::string batch : {"1", "100"}) {
+    INFO("batch " << batch);
+    const uint64_t tokens = batch == "1" ? 3000 : 40;
+    const Experiment experiment =
+        load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 500, tokens), "walk.yaml",
+                             {"workload.prefill=false", "workload.batch=" + batch});
+    const mapping::Plan plan = compile(experiment);
+    const uint64_t full_passes =
+        require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
+    INFO(full_passes << " full passes of " << plan.programs.iterations << " iterations");
+    REQUIRE(full_passes * (batch == "1" ? 10 : 3) < plan.programs.iterations);
+  }
+}
