@@ -319,6 +319,21 @@ class PlanCompiler {
       region_context.slices_in = r > 0 && slices_handoff(plan_.options, needs_[r - 1].kind, needs_[r].kind);
       region_context.slices_out =
           r + 1 < needs_.size() && slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind);
+      // A region like one built before, in a box of the same shape, builds and measures alike.
+      const std::vector<uint64_t> key = region_timing_class(plan_.model, needs_[r].kind, needs_[r].layer, box,
+                                                            region_context.slices_in, region_context.slices_out);
+      if (const auto known = outcomes_.find(key); known != outcomes_.end()) {
+        const BuildOutcome& outcome = known->second;
+        const FullestTile fullest = moved(outcome.fullest, outcome.box, box);
+        if (outcome.fits) {
+          keep(build_region(region_context, needs_[r].kind, needs_[r].layer, moved(outcome.box, box)), outcome.stats,
+               box, fullest);
+        } else {
+          grow(r, layout.strip_width, region_name(needs_[r].kind, needs_[r].layer), box, outcome.stats, fullest);
+          grown = true;
+        }
+        continue;
+      }
       Region region;
       try {
         region = build_region(region_context, needs_[r].kind, needs_[r].layer, box);
@@ -336,16 +351,47 @@ class PlanCompiler {
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes)
         relieve_edges(region_context, needs_[r], region, stats, fullest);
-      if (stats.sram_peak_bytes > hw().tile.sram_bytes) {
-        if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
-        needs_[r].min_tiles_at_width[layout.strip_width] = tiles_to_fit(region, box, stats, fullest);
-        overflow_of_[r] = overflow_;
+      const bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
+      outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits};
+      if (!fits) {
+        grow(r, layout.strip_width, region.name, box, stats, fullest);
         grown = true;
         continue;
       }
       keep(std::move(region), stats, box, fullest);
     }
     return !grown;
+  }
+
+  // What building and measuring a region in a box gave (after edge relief):
+  // the same for every region of its timing class in a box of the same shape,
+  // wherever that sits, so a model of many alike layers measures each kind once.
+  struct BuildOutcome {
+    BlockGeometry box;  // with the relief's shares, where it was built
+    RegionStats stats;
+    FullestTile fullest;
+    bool fits = false;
+  };
+  // The same shape and shares at `to`'s place; a tile moved with its box.
+  static BlockGeometry moved(BlockGeometry shape, const BlockGeometry& to) {
+    shape.wafer = to.wafer;
+    shape.x0 = to.x0;
+    shape.y0 = to.y0;
+    return shape;
+  }
+  static FullestTile moved(FullestTile tile, const BlockGeometry& from, const BlockGeometry& to) {
+    tile.wafer = to.wafer;
+    tile.x = tile.x - from.x0 + to.x0;
+    tile.y = tile.y - from.y0 + to.y0;
+    return tile;
+  }
+
+  // Region r overflowed: the next layout gives it the tiles it needs.
+  void grow(size_t r, uint32_t strip_width, const std::string& name, const BlockGeometry& box, const RegionStats& stats,
+            const FullestTile& fullest) {
+    if (fixed_layer(needs_[r])) layer_grid_too_small(box, overflow_report(fullest, hw()));
+    needs_[r].min_tiles_at_width[strip_width] = tiles_to_fit(name, box, stats, fullest);
+    overflow_of_[r] = overflow_;
   }
 
   // Edge relief: tiles that keep more activation buffers or KV than others
@@ -401,10 +447,10 @@ class PlanCompiler {
 
   // Tiles an overflowing region needs: weights and KV shrink with the region's
   // height, activation buffers do not; at least one row more.
-  uint64_t tiles_to_fit(const Region& region, const BlockGeometry& box, const RegionStats& stats,
+  uint64_t tiles_to_fit(const std::string& name, const BlockGeometry& box, const RegionStats& stats,
                         const FullestTile& fullest) {
     const uint64_t fixed = hw().tile.runtime_reserved_bytes + fullest.sram.activations;
-    overflow_ = "; in the last layout tried, " + region.name + ": " + overflow_report(fullest, hw());
+    overflow_ = "; in the last layout tried, " + name + ": " + overflow_report(fullest, hw());
     if (fixed + 1 >= hw().tile.sram_bytes) no_tile_fits();  // not one byte left for weights
     const double shrink = double(stats.sram_peak_bytes - fixed) / double(hw().tile.sram_bytes - fixed);
     return std::max<uint64_t>(one_row_more(box), uint64_t(std::ceil(double(box.tiles()) * shrink)));
@@ -565,6 +611,7 @@ class PlanCompiler {
   uint32_t at_least_ = 0;                      // lower bound on the wafers; 0 when a region is larger than a wafer
   std::string overflow_;                       // the last tile found over capacity, for the messages
   std::map<size_t, std::string> overflow_of_;  // the same, per region that overflowed
+  std::map<std::vector<uint64_t>, BuildOutcome> outcomes_;  // by the timing class of the region and its box
 };
 
 }  // namespace

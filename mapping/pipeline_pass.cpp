@@ -84,8 +84,8 @@ Front shifted(Front front, const Timed& by) {
 }  // namespace
 
 Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration) {
-  const Timed base = *std::min_element(in.at.begin(), in.at.end(),
-                                       [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
+  const Timed base =
+      *std::min_element(in.at.begin(), in.at.end(), [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
   std::vector<Timed> relative(in.at.size());
   for (size_t i = 0; i < in.at.size(); ++i) relative[i] = time_between(base, in.at[i]);
   const uint64_t context = inputs.context(iteration);
@@ -138,8 +138,7 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
                             region.waits_for_line() ? &line_free : nullptr);
     }
     // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
-    const Timed& finish =
-        span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
+    const Timed& finish = span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
     pass.start[r] = start;
     pass.finish[r] = finish.cycle;
     servers.root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];

@@ -22,9 +22,7 @@ struct Servers {
   static Servers idle(const Plan& plan);  // before the first iteration
   Servers shifted(const Timed& by) const;
   uint64_t latest_cycle() const;
-  bool operator==(const Servers& other) const {
-    return root_free == other.root_free && line_free == other.line_free;
-  }
+  bool operator==(const Servers& other) const { return root_free == other.root_free && line_free == other.line_free; }
 };
 
 struct Pass {

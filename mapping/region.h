@@ -112,6 +112,11 @@ class TooFewRows : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+// Region::name and Region::timing_class of the region build_region would build.
+std::string region_name(RegionKind kind, int32_t layer);
+std::vector<uint64_t> region_timing_class(const workloads::ModelSpec& model, RegionKind kind, int32_t layer,
+                                          const BlockGeometry& box, bool slices_in, bool slices_out);
+
 // Builds a region filling `box`. Throws TooFewRows when the box is too small
 // for the region's sub-blocks; any other exception is a compiler fault.
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box);

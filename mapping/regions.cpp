@@ -805,10 +805,11 @@ uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uin
   return m.attended_positions(uint32_t(layer), max_context) * workloads::kv_bytes_per_position(m);
 }
 
-namespace {
-
-std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box) {
-  std::vector<uint64_t> key = {uint64_t(kind), box.rows, box.cols, box.across_is_x, box.row0_permille};
+std::vector<uint64_t> region_timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box,
+                                          bool slices_in, bool slices_out) {
+  std::vector<uint64_t> key = {uint64_t(kind),      box.rows,          box.cols,
+                               box.across_is_x,     box.row0_permille, uint64_t(slices_in),
+                               uint64_t(slices_out)};
   if (box.column_prefix) key.insert(key.end(), box.column_prefix->begin(), box.column_prefix->end());
   if (kind != RegionKind::Dense && kind != RegionKind::Moe) return key;
   key.push_back(attention_shape(m, uint32_t(layer)).window);
@@ -820,7 +821,11 @@ std::vector<uint64_t> timing_class(const ModelSpec& m, RegionKind kind, int32_t 
   return key;
 }
 
-}  // namespace
+std::string region_name(RegionKind kind, int32_t layer) {
+  return kind == RegionKind::Embedding ? "embedding"
+         : kind == RegionKind::Head    ? "lm_head"
+                                       : "layer " + std::to_string(layer);
+}
 
 Region build_region(const RegionContext& context, RegionKind kind, int32_t layer, const BlockGeometry& box) {
   const ModelSpec& m = *context.model;
@@ -828,9 +833,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   region.kind = kind;
   region.layer = layer;
   region.box = box;
-  region.name = kind == RegionKind::Embedding ? "embedding"
-                : kind == RegionKind::Head    ? "lm_head"
-                                              : "layer " + std::to_string(layer);
+  region.name = region_name(kind, layer);
   if (kind == RegionKind::Moe) {
     build_moe(context, region, uint32_t(layer));
   } else {
@@ -887,8 +890,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     region.kv_bytes_per_position = workloads::kv_bytes_per_position(m);
   region.slices_in = context.slices_in;
   region.slices_out = context.slices_out;
-  region.timing_class = timing_class(m, kind, layer, box);
-  region.timing_class.insert(region.timing_class.end(), {uint64_t(region.slices_in), uint64_t(region.slices_out)});
+  region.timing_class = region_timing_class(m, kind, layer, box, region.slices_in, region.slices_out);
   return region;
 }
 
