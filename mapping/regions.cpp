@@ -71,7 +71,7 @@ class ChainBuilder {
  public:
   ChainBuilder(const RegionContext& context, workloads::LayerLowering lowering, Block& block, uint16_t layer,
                uint16_t first_tag)
-      : lowering_(lowering), block_(block), next_tag_(first_tag) {
+      : lowering_(lowering), parallel_residual_(context.model->parallel_residual), block_(block), next_tag_(first_tag) {
     env_.tile = context.hw->tile;
     env_.fabric = context.hw->fabric;
     env_.geo = block.geo;
@@ -87,9 +87,14 @@ class ChainBuilder {
   }
   template <typename Make>
   void add(const char* label, Make make) {
-    if (!workloads::find_lowering(lowering_, label))
+    const workloads::StepLowering* row = workloads::find_lowering(lowering_, label);
+    if (!row)
       throw std::logic_error(std::string("step ") + label + " has no row in the " + workloads::to_string(lowering_) +
                              " lowering table (workloads/lowering.cpp)");
+    if (row->residual == (parallel_residual_ ? workloads::ResidualForm::Sequential : workloads::ResidualForm::Parallel))
+      throw std::logic_error(std::string("step ") + label + "'s row is for layers " +
+                             (parallel_residual_ ? "without" : "with") +
+                             " a parallel residual (workloads/lowering.cpp)");
     env_.label = label;
     env_.tag = next_tag_;
     block_.steps.push_back(make(env_));
@@ -104,6 +109,7 @@ class ChainBuilder {
 
  private:
   workloads::LayerLowering lowering_;
+  bool parallel_residual_;
   Block& block_;
   StepEnv env_;
   uint16_t next_tag_;
@@ -145,7 +151,9 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
   const uint64_t slice = largest(qkv_dim(m));
   const uint64_t qk_slice = largest(uint64_t(m.n_heads + m.n_kv_heads) * m.head_dim);
   const bool rotary = m.positions == workloads::PositionKind::Rotary;
-  uint64_t qk_flops = workloads::qk_flops_per_element(m);
+  uint64_t qk_flops = workloads::qk_norm_flops_per_element(m);
+  // Rotary turns rotated_dims of each head: every slice is charged the largest share of those elements.
+  const uint64_t rotary_flops = largest(workloads::rotated_elements(m)) * ElementwiseFlops::kRotary;
   uint64_t head_sums_read = 0;
   if (m.qk_norm && heads_cut(m, g, along_row)) {
     // A head spread over several tiles is normalised by its sum of squares over
@@ -168,7 +176,7 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
     qk_flops -= stats_flops;
     head_sums_read = sums_bytes;
   }
-  const Work work{qk_slice * qk_flops, chain.gemv_sum_bytes(slice) + head_sums_read,
+  const Work work{qk_slice * qk_flops + rotary_flops, chain.gemv_sum_bytes(slice) + head_sums_read,
                   dtype_bytes(m.activation_dtype, slice)};
   chain.add(rotary      ? "rotary"
             : m.qk_norm ? "qk_norm"
@@ -212,6 +220,11 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
   });
   const uint64_t o_slice = chain.geo().largest_row_share(m.d_model);
   chain.add("gather_o", [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, o_slice)); });
+  if (m.parallel_residual) {  // the MLP takes the input norm the root kept
+    chain.add("attn_residual",
+              [&](const StepEnv& env) { return root_compute_step(env, residual_work(m), act, Category::Compute); });
+    return;
+  }
   chain.add("residual_norm", [&](const StepEnv& env) {
     return root_compute_step(env, residual_work(m) + norm_work(m), act, Category::Compute);
   });
@@ -338,6 +351,13 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
     return how.gemvs.row_to_column(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));
   });
+  if (m.parallel_residual) {  // the MLP takes the input norm's slices the tiles kept
+    chain.add("attn_residual_slices", [&](const StepEnv& env) {
+      return column_compute_step(
+          env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
+    });
+    return;
+  }
   add_slice_norm(chain, m, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale", 0);
 }
 
@@ -789,7 +809,8 @@ uint64_t region_weight_bytes(const ModelSpec& m, RegionKind kind, int32_t layer)
   switch (kind) {
     case RegionKind::Embedding: return dtype_bytes(w, embedding_elements(m));
     case RegionKind::Head:
-      return dtype_bytes(w, uint64_t(m.vocab_size) * m.d_model) + dtype_bytes(w, workloads::final_norm_params(m));
+      return dtype_bytes(w, uint64_t(m.vocab_size) * m.d_model) + dtype_bytes(w, workloads::final_norm_params(m)) +
+             (m.lm_head_bias ? dtype_bytes(w, m.vocab_size) : 0);
     case RegionKind::Dense:
     case RegionKind::Moe: {
       uint64_t bytes = dtype_bytes(w, workloads::layer_vector_params(m, uint32_t(layer)));
@@ -865,7 +886,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
         return root_compute_step(env, norm_work(m), act, Category::Compute, workloads::final_norm_params(m), w);
       });
       chain.add("lm_head_proj", [&](const StepEnv& env) {
-        return gemv_to_column_step(env, GemvShape::matrix(m.d_model, m.vocab_size, w));
+        return gemv_to_column_step(env, GemvShape::matrix(m.d_model, m.vocab_size, w).with_bias(m.lm_head_bias, w));
       });
       const uint64_t slice = box.largest_row_share(m.vocab_size);  // local argmax over the slice
       chain.add("argmax_slice", [&](const StepEnv& env) {

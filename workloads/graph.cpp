@@ -98,8 +98,8 @@ class GraphBuilder {
     const uint64_t vocab = model_.vocab_size;
     GraphOp head = make("lm_head", OpKind::MatMul, -1, {head_rows, d}, {head_rows, vocab});
     head.tokens = head_rows;
-    head.flops = head_rows * matmul_flops(d, vocab, false);
-    head.weight_bytes_read = weight_bytes(d * vocab);
+    head.flops = head_rows * matmul_flops(d, vocab, model_.lm_head_bias);
+    head.weight_bytes_read = weight_bytes(d * vocab + (model_.lm_head_bias ? vocab : 0));
     head.activation_bytes_in = act(head_rows * d);
     head.activation_bytes_out = act(head_rows * vocab);
     head.deps = {normed};
@@ -219,7 +219,7 @@ class GraphBuilder {
     }
     if (model_.positions == PositionKind::Rotary) {
       GraphOp op = make("rotary", OpKind::Rotary, layer, {n, q_width + kv_width}, {n, q_width + kv_width});
-      op.flops = qk_elements * ElementwiseFlops::kRotary;
+      op.flops = n * rotated_elements(model_) * ElementwiseFlops::kRotary;
       op.activation_bytes_in = act(qk_elements);
       op.activation_bytes_out = act(qk_elements);
       op.deps = q == k ? std::vector<uint32_t>{q} : std::vector<uint32_t>{q, k};
@@ -263,7 +263,8 @@ class GraphBuilder {
     const uint32_t out = matmul(matrices, find(matrices, "o_proj"), layer, n, {attended});
     stream = residual("attn_residual", layer, stream, out);
 
-    const uint32_t mlp_in = norm("mlp_norm", layer, n, stream);
+    // A parallel residual's MLP reads the attention's input norm: the layer has no other.
+    const uint32_t mlp_in = model_.parallel_residual ? attn_in : norm("mlp_norm", layer, n, stream);
     uint32_t mlp_out = 0;
     if (!model_.is_moe_layer(layer_index))
       mlp_out = ffn(matrices, "", layer, n, model_.ffn_dim, {mlp_in}, -1);

@@ -23,7 +23,7 @@ enum class OpKind : uint8_t {
   Softmax,            // over the attended positions (and the sink logit)
   AttentionValues,    // softmax-weighted sum of the values
   ResidualAdd,
-  Activation,     // SiLU gate x up (SwiGLU), or GELU (plain MLP)
+  Activation,     // SiLU gate x up (SwiGLU), GELU gate x up (GeGLU), or GELU (plain MLP)
   TopK,           // the router picks each token's experts and their weights
   ExpertCombine,  // weighted sum of each token's expert outputs (+ shared experts)
   Sample,         // argmax over the vocabulary

@@ -34,7 +34,10 @@ const Rows kRootAttention = joined({
      {"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
      {"o_proj", {"o_proj"}, ""},
      {"gather_o", {}, "gathers"},
-     {"residual_norm", {"attn_residual", "mlp_norm"}, ""}},
+     {"residual_norm", {"attn_residual", "mlp_norm"}, "", ResidualForm::Sequential},
+     // A parallel residual: the attention branch joins the stream, and the MLP
+     // takes the input norm the root kept.
+     {"attn_residual", {"attn_residual"}, "", ResidualForm::Parallel}},
 });
 
 const Rows kFeedForward = {
@@ -64,10 +67,13 @@ const Rows kDistributedAttention = joined({
     kQkvSlices,
     {{"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
      {"o_proj", {"o_proj"}, ""},
-     {"residual_norm_stats", {"mlp_norm", "attn_residual"}, ""},
-     {"mlp_norm_reduce", {}, "moves"},
-     {"mlp_norm_broadcast", {}, "moves"},
-     {"mlp_norm_scale", {}, "mlp_norm"}},
+     {"residual_norm_stats", {"mlp_norm", "attn_residual"}, "", ResidualForm::Sequential},
+     {"mlp_norm_reduce", {}, "moves", ResidualForm::Sequential},
+     {"mlp_norm_broadcast", {}, "moves", ResidualForm::Sequential},
+     {"mlp_norm_scale", {}, "mlp_norm", ResidualForm::Sequential},
+     // A parallel residual: the attention branch joins the stream's slices,
+     // and the MLP takes the input norm's slices the tiles kept.
+     {"attn_residual_slices", {"attn_residual"}, "", ResidualForm::Parallel}},
 });
 
 // The residual adds on slices; gathered to the root unless handed on as slices.
@@ -148,9 +154,10 @@ const StepLowering* find_lowering(LayerLowering kind, const std::string& step) {
   return nullptr;
 }
 
-std::vector<std::string> steps_of_op(LayerLowering kind, const std::string& op) {
+std::vector<std::string> steps_of_op(LayerLowering kind, const std::string& op, bool parallel_residual) {
   std::vector<std::string> steps;
   for (const StepLowering& row : lowering_table(kind)) {
+    if (row.residual == (parallel_residual ? ResidualForm::Sequential : ResidualForm::Parallel)) continue;
     bool does = row.group == op;  // a step that does part of the op
     for (const std::string& name : row.ops) does = does || name == op;
     if (does) steps.push_back(row.step);

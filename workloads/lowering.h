@@ -22,6 +22,10 @@ enum class LayerLowering : uint8_t {
 };
 const char* to_string(LayerLowering kind);
 
+// The layers a row is for: all of them, or those with (or without) a
+// parallel residual (model.parallel_residual), whose MLP takes the input norm.
+enum class ResidualForm : uint8_t { Any, Sequential, Parallel };
+
 struct StepLowering {
   std::string step;              // the step's label
   std::vector<std::string> ops;  // graph op names, after "layers.L." and an expert's prefix
@@ -30,6 +34,7 @@ struct StepLowering {
   // ("attn_norm"); one that only moves data names "moves" or "gathers".
   // Empty: its first op.
   std::string group;
+  ResidualForm residual = ResidualForm::Any;
 };
 
 // The rows of one layer kind, in chain order; steps a model does not need
@@ -37,7 +42,8 @@ struct StepLowering {
 const std::vector<StepLowering>& lowering_table(LayerLowering kind);
 // The row of `step` in `kind`'s table, or nullptr.
 const StepLowering* find_lowering(LayerLowering kind, const std::string& step);
-// The steps of `kind` that do the work of graph op `op` (its name after the layer and expert prefixes).
-std::vector<std::string> steps_of_op(LayerLowering kind, const std::string& op);
+// The steps of `kind` that do the work of graph op `op` (its name after the
+// layer and expert prefixes) in a layer with or without a parallel residual.
+std::vector<std::string> steps_of_op(LayerLowering kind, const std::string& op, bool parallel_residual);
 
 }  // namespace wafersim::workloads

@@ -23,6 +23,7 @@ constexpr const char* kNExperts = "model.moe.n_experts";
 constexpr const char* kTopK = "model.moe.top_k";
 constexpr const char* kExpertFfnDim = "model.moe.expert_ffn_dim";
 constexpr const char* kMoeLayers = "model.moe.layers";
+constexpr const char* kRotaryDim = "model.rotary_dim";
 
 std::vector<config::Choice<Dtype>> dtype_choices() {
   std::vector<config::Choice<Dtype>> choices;
@@ -88,10 +89,23 @@ const config::ParamTable<ModelSpec>& model_table() {
           .add_enum<PositionKind>(
               "model.positions", {{"rotary", PositionKind::Rotary}, {"learned", PositionKind::Learned}}, "rotary",
               "Rotary position embedding, or a learned table added to the input", &ModelSpec::positions)
-          .add_enum<MlpKind>("model.mlp", {{"swiglu", MlpKind::SwiGLU}, {"plain", MlpKind::Plain}}, "swiglu",
-                             "Gated MLP (gate, up, down) or plain MLP (up, activation, down)", &ModelSpec::mlp)
+          .add(int_param(kRotaryDim, "elements", "0", 0, 65536,
+                         "Elements of each query and key head that rotary turns; 0 = the whole head"),
+               &ModelSpec::rotary_dim)
+          .add_enum<MlpKind>("model.mlp",
+                             {{"swiglu", MlpKind::SwiGLU}, {"geglu", MlpKind::GeGLU}, {"plain", MlpKind::Plain}},
+                             "swiglu",
+                             "Gated MLP (gate, up, down) with SiLU (swiglu) or GELU (geglu) on the gate, or plain MLP "
+                             "(up, GELU, down)",
+                             &ModelSpec::mlp)
+          .add(bool_param("model.parallel_residual", false,
+                          "Attention and the MLP both read the layer's one input norm, and both join the residual "
+                          "stream (GPT-J, Phi-2)"),
+               &ModelSpec::parallel_residual)
           .add(bool_param("model.tied_embeddings", false, "LM head shares the input embedding table"),
                &ModelSpec::tied_embeddings)
+          .add(bool_param("model.lm_head_bias", false, "Bias on the LM head (one per vocabulary entry)"),
+               &ModelSpec::lm_head_bias)
           .add(bool_param("model.qkv_bias", false, "Bias on the Q, K and V projections"), &ModelSpec::qkv_bias)
           .add(bool_param("model.o_bias", false, "Bias on the attention output projection"), &ModelSpec::o_bias)
           .add(bool_param("model.mlp_bias", false, "Bias on the MLP and expert projections"), &ModelSpec::mlp_bias)
@@ -168,6 +182,18 @@ void check_shape(const config::Config& config, const ModelSpec& model) {
   if (!has_dense_layer && model.ffn_dim != 0)
     config.fail_given(dense,
                       "model.ffn_dim is unused because every layer is MoE; set it to 0 or list model.moe.layers");
+
+  if (model.rotary_dim != 0) {
+    const std::vector<std::string> rotary = {kRotaryDim, "model.head_dim"};
+    if (model.positions != PositionKind::Rotary)
+      config.fail_given({kRotaryDim, "model.positions"}, "model.rotary_dim is set but model.positions is not rotary");
+    if (model.rotary_dim > model.head_dim)
+      config.fail_given(rotary, "model.rotary_dim (" + std::to_string(model.rotary_dim) +
+                                    ") is more than model.head_dim (" + std::to_string(model.head_dim) + ")");
+    if (model.rotary_dim % 2 != 0)
+      config.fail_given(rotary, "model.rotary_dim (" + std::to_string(model.rotary_dim) +
+                                    ") must be even: rotary turns pairs of elements");
+  }
 
   if (model.sliding_window_every != 0 && model.sliding_window == 0)
     config.fail_given({"model.sliding_window_every", "model.sliding_window"},

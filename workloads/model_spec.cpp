@@ -9,6 +9,11 @@ bool ModelSpec::is_moe_layer(uint32_t layer) const {
   return std::binary_search(moe.layers.begin(), moe.layers.end(), layer);
 }
 
+uint32_t ModelSpec::rotated_dims() const {
+  if (positions != PositionKind::Rotary) return 0;
+  return rotary_dim == 0 ? head_dim : rotary_dim;
+}
+
 bool ModelSpec::has_sliding_window(uint32_t layer) const {
   if (sliding_window == 0) return false;
   return sliding_window_every == 0 || layer % sliding_window_every == 0;
@@ -47,7 +52,7 @@ void append_ffn(const ModelSpec& model, std::vector<MatrixSpec>& out, const std:
   const MatrixRole up = expert_roles ? MatrixRole::ExpertUp : MatrixRole::Up;
   const MatrixRole down = expert_roles ? MatrixRole::ExpertDown : MatrixRole::Down;
   const Dtype bias_dtype = model.weight_dtype;
-  if (model.mlp == MlpKind::SwiGLU)
+  if (gated(model.mlp))
     out.push_back(matrix(prefix + "gate_proj", gate, model.d_model, width, model.mlp_bias, dtype, bias_dtype, expert));
   out.push_back(matrix(prefix + "up_proj", up, model.d_model, width, model.mlp_bias, dtype, bias_dtype, expert));
   out.push_back(matrix(prefix + "down_proj", down, width, model.d_model, model.mlp_bias, dtype, bias_dtype, expert));
@@ -84,7 +89,8 @@ std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer) {
 }
 
 uint64_t layer_vector_params(const ModelSpec& model, uint32_t /*layer*/) {
-  uint64_t params = 2 * norm_params(model, model.d_model);    // before attention and before the MLP
+  // Before attention and before the MLP; one, which both read, with a parallel residual.
+  uint64_t params = (model.parallel_residual ? 1 : 2) * norm_params(model, model.d_model);
   if (model.qk_norm) params += 2 * uint64_t(model.head_dim);  // one weight per head dimension, shared by heads
   if (model.attention_sinks) params += model.n_heads;
   return params;
@@ -139,7 +145,13 @@ ParamCounts count_params(const ModelSpec& model) {
   counts.weight_bytes += dtype_bytes(model.weight_dtype, final_norm);
 
   // The LM head multiplies every token; tied, it is the embedding table already counted in the total.
+  // Its bias (one per token of the vocabulary) is its own, tied or not.
   counts.active += table;
+  if (model.lm_head_bias) {
+    counts.total += model.vocab_size;
+    counts.active += model.vocab_size;
+    counts.weight_bytes += dtype_bytes(model.weight_dtype, model.vocab_size);
+  }
   if (!model.tied_embeddings) {
     counts.total += table;
     counts.weight_bytes += table_bytes;

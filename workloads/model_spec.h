@@ -16,7 +16,11 @@ namespace workloads {
 
 enum class NormKind : uint8_t { RMSNorm, LayerNorm };
 enum class PositionKind : uint8_t { Rotary, Learned };
-enum class MlpKind : uint8_t { SwiGLU, Plain };  // plain = up, activation, down
+// swiglu = gate, up, SiLU(gate) x up, down; geglu = the same with GELU (tanh
+// approximation) on the gate; plain = up, GELU, down.
+enum class MlpKind : uint8_t { SwiGLU, Plain, GeGLU };
+// Whether the MLP has a gate projection (SwiGLU, GeGLU).
+inline bool gated(MlpKind kind) { return kind != MlpKind::Plain; }
 
 struct MoeSpec {
   uint32_t n_experts = 0;  // 0 = dense model
@@ -39,8 +43,13 @@ struct ModelSpec {
   uint32_t max_positions = 0;
   NormKind norm = NormKind::RMSNorm;
   PositionKind positions = PositionKind::Rotary;
+  uint32_t rotary_dim = 0;  // elements of each query and key head rotary turns; 0 = all of head_dim
   MlpKind mlp = MlpKind::SwiGLU;
+  // The MLP reads the layer's input norm, as attention does, and both branches
+  // join the residual stream (GPT-J, Phi-2): one norm per layer.
+  bool parallel_residual = false;
   bool tied_embeddings = false;
+  bool lm_head_bias = false;
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
@@ -55,6 +64,8 @@ struct ModelSpec {
   MoeSpec moe;
 
   bool is_moe_layer(uint32_t layer) const;
+  // Elements of each query and key head that rotary turns (0 without rotary positions).
+  uint32_t rotated_dims() const;
   bool has_sliding_window(uint32_t layer) const;
   // Positions a layer attends to at a given context (the window, when it has one).
   uint64_t attended_positions(uint32_t layer, uint64_t context) const;

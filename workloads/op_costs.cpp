@@ -15,13 +15,18 @@ uint64_t norm_statistics_flops_per_element(NormKind kind) {
 uint32_t norm_statistics(NormKind kind) { return kind == NormKind::LayerNorm ? 2 : 1; }
 
 uint64_t activation_flops_per_element(MlpKind kind) {
-  return kind == MlpKind::SwiGLU ? ElementwiseFlops::kSwiGlu : ElementwiseFlops::kGelu;
+  switch (kind) {
+    case MlpKind::SwiGLU: return ElementwiseFlops::kSwiGlu;
+    case MlpKind::GeGLU: return ElementwiseFlops::kGeGlu;
+    case MlpKind::Plain: break;
+  }
+  return ElementwiseFlops::kGelu;
 }
-uint32_t activation_inputs(MlpKind kind) { return kind == MlpKind::SwiGLU ? 2 : 1; }
+uint32_t activation_inputs(MlpKind kind) { return gated(kind) ? 2 : 1; }
 
-uint64_t qk_flops_per_element(const ModelSpec& model) {
-  return (model.qk_norm ? ElementwiseFlops::kRmsNorm : 0) +
-         (model.positions == PositionKind::Rotary ? ElementwiseFlops::kRotary : 0);
+uint64_t qk_norm_flops_per_element(const ModelSpec& model) { return model.qk_norm ? ElementwiseFlops::kRmsNorm : 0; }
+uint64_t rotated_elements(const ModelSpec& model) {
+  return uint64_t(model.n_heads + model.n_kv_heads) * model.rotated_dims();
 }
 
 uint64_t score_flops(const ModelSpec& model) { return ElementwiseFlops::kMultiplyAdd * model.head_dim; }

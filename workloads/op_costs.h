@@ -17,6 +17,7 @@ struct ElementwiseFlops {
   static constexpr uint64_t kSoftmax = 5;      // max, subtract, exp, sum, divide
   static constexpr uint64_t kSwiGlu = 5;       // silu (4) and the gate product
   static constexpr uint64_t kGelu = 8;         // tanh approximation
+  static constexpr uint64_t kGeGlu = 9;        // gelu (8) of the gate and the gate product
   static constexpr uint64_t kAdd = 1;          // residual add, position embedding, expert sum
   static constexpr uint64_t kScale = 1;        // a routed expert's output times its router weight
   static constexpr uint64_t kArgmax = 1;       // one compare per logit
@@ -46,13 +47,15 @@ uint64_t norm_scaling_flops_per_element(NormKind kind);
 uint32_t norm_statistics(NormKind kind);  // scalars reduced: RMSNorm the sum of squares; LayerNorm also the sum
 
 // MLP activation: FLOPs per element of the intermediate vector, and the vectors
-// of that width it reads (SwiGLU: gate and up; plain: up alone).
+// of that width it reads (SwiGLU, GeGLU: gate and up; plain: up alone).
 uint64_t activation_flops_per_element(MlpKind kind);
 uint32_t activation_inputs(MlpKind kind);
 
-// Per query and key element: the q/k norm (if the model has one) and rotary
-// (if its positions are rotary). Values get neither.
-uint64_t qk_flops_per_element(const ModelSpec& model);
+// Per query and key element: the q/k norm (if the model has one). Values get none.
+uint64_t qk_norm_flops_per_element(const ModelSpec& model);
+// Query and key elements one token's rotary turns (kRotary FLOPs each):
+// rotated_dims of every query and key head; 0 without rotary positions.
+uint64_t rotated_elements(const ModelSpec& model);
 
 // Attention per query head and attended position: q.k, softmax and p.v.
 uint64_t score_flops(const ModelSpec& model);  // q.k: one multiply-add per head element

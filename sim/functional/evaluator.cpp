@@ -29,6 +29,8 @@ const char* reference_name(const char* label, bool learned_positions) {
                                                            {"o_proj", "o"},
                                                            {"gather_o", "o"},
                                                            {"residual_norm", "mlp_norm"},
+                                                           {"attn_residual", "mlp_norm"},
+                                                           {"attn_residual_slices", "mlp_norm"},
                                                            {"mlp_norm_scale", "mlp_norm"},
                                                            {"gather_mlp_input", "mlp_norm"},
                                                            {"gate_up_proj", "gate_up"},
@@ -73,6 +75,7 @@ void Evaluator::State::swap_token(TokenState& t) {
   std::swap(routing, t.routing);
   std::swap(stream, t.stream);
   std::swap(qkv_slices, t.qkv_slices);
+  std::swap(attn_input, t.attn_input);
 }
 
 // fp32 statistics of a slice: RMSNorm the sum of squares; LayerNorm the sum too.
@@ -114,12 +117,12 @@ Piece Evaluator::State::add(const Piece& stream_slice, const Piece& branch) cons
 Evaluator::State::MatrixRow Evaluator::State::matrix_row(uint64_t o) const {
   const std::string label = step->label();
   const uint64_t nq = uint64_t(m.n_heads) * m.head_dim, nkv = uint64_t(m.n_kv_heads) * m.head_dim;
-  const bool swiglu = m.mlp == workloads::MlpKind::SwiGLU;
+  const bool gated = workloads::gated(m.mlp);
   if (block_index > 0) {  // an expert block: routed experts first, then the shared ones, as the blocks are built
     const int32_t expert = int32_t(block_index - 1);
     if (label == "gate_up_proj")
-      return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
-                    : MatrixRow{Tensor::ExpertUp, o, expert};
+      return gated ? MatrixRow{o % 2 == 0 ? Tensor::ExpertGate : Tensor::ExpertUp, o / 2, expert}
+                   : MatrixRow{Tensor::ExpertUp, o, expert};
     if (label == "down_proj") return {Tensor::ExpertDown, o, expert};
   }
   if (label == "qkv_proj")
@@ -127,7 +130,7 @@ Evaluator::State::MatrixRow Evaluator::State::matrix_row(uint64_t o) const {
            : o < nq + nkv ? MatrixRow{Tensor::K, o - nq}
                           : MatrixRow{Tensor::V, o - nq - nkv};
   if (label == "gate_up_proj")
-    return swiglu ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
+    return gated ? MatrixRow{o % 2 == 0 ? Tensor::Gate : Tensor::Up, o / 2} : MatrixRow{Tensor::Up, o};
   if (label == "o_proj") return {Tensor::O, o};
   if (label == "down_proj") return {Tensor::Down, o};
   if (label == "lm_head_proj") return {Tensor::LmHead, o};
@@ -219,8 +222,8 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
     std::vector<std::vector<uint32_t>> out(parts);
     for (uint32_t p = 0; p < parts; ++p)
       for (uint32_t e : elements[p]) {
-        if (m.mlp == workloads::MlpKind::SwiGLU) out[p].push_back(2 * e);
-        out[p].push_back(m.mlp == workloads::MlpKind::SwiGLU ? 2 * e + 1 : e);
+        if (workloads::gated(m.mlp)) out[p].push_back(2 * e);
+        out[p].push_back(workloads::gated(m.mlp) ? 2 * e + 1 : e);
       }
     return out;
   }
@@ -368,12 +371,13 @@ Piece Evaluator::State::head_transform(Piece piece, const std::string& where,
             piece.value[found->second] * inverse * w.norm(query ? Tensor::QNorm : Tensor::KNorm, region->layer, e);
       }
     }
-    if (m.positions != workloads::PositionKind::Rotary) continue;
-    for (uint32_t e = 0; e < half; ++e) {
+    // Rotary turns the pairs (e, e + head_dim / 2) with e < rotated / 2 (reference.cpp's rotate).
+    const uint32_t rotated = m.rotated_dims();
+    for (uint32_t e = 0; e < rotated / 2; ++e) {
       const auto a = at.find(start + e), b = at.find(start + e + half);
       if ((a == at.end()) != (b == at.end())) fail("a rotary pair split across tiles at " + where);
       if (a == at.end()) continue;
-      const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(e) / double(hd));
+      const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(e) / double(rotated));
       const float c = float(std::cos(angle)), sn = float(std::sin(angle));
       const float x = out[a->second], y = out[b->second];
       out[a->second] = x * c - y * sn;
@@ -388,7 +392,7 @@ Piece Evaluator::State::head_transform(Piece piece, const std::string& where,
 Piece Evaluator::State::activation_of(const Piece& piece) const {
   Piece out;
   for (size_t k = 0; k < piece.index.size(); ++k) {
-    if (m.mlp == workloads::MlpKind::SwiGLU) {
+    if (workloads::gated(m.mlp)) {
       if (piece.index[k] % 2 != 0) continue;
       if (k + 1 >= piece.index.size() || piece.index[k + 1] != piece.index[k] + 1)
         fail("a gate element without its up element on the tile");

@@ -34,7 +34,17 @@ const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::st
       {"input_norm",
        [](State& s, const Data& in, bool) {
          s.stream = in;
-         return s.root_norm(in, Tensor::AttnNorm);
+         Data out = s.root_norm(in, Tensor::AttnNorm);
+         if (s.m.parallel_residual) s.attn_input = out;
+         return out;
+       }},
+      // A parallel residual: the attention branch joins the stream, and the
+      // MLP (or the router) takes the input norm the root kept.
+      {"attn_residual",
+       [](State& s, const Data& in, bool) {
+         s.stream.at[0] = s.add(s.stream.at[0], in.at[0]);
+         s.normed = s.attn_input.at[0].value;
+         return s.attn_input;
        }},
       {"residual_norm",
        [](State& s, const Data& in, bool) {
@@ -83,7 +93,19 @@ const Evaluator::State::Elementwise* Evaluator::State::elementwise(const std::st
          s.add_to_stream(in);  // the attention branch joins the stream first
          return s.stream_statistics(in);
        }},
-      {"input_norm_scale", [](State& s, const Data& in, bool) { return s.scaled_stream(in, Tensor::AttnNorm); }},
+      {"input_norm_scale",
+       [](State& s, const Data& in, bool) {
+         Data out = s.scaled_stream(in, Tensor::AttnNorm);
+         if (s.m.parallel_residual) s.attn_input = out;
+         return out;
+       }},
+      // A parallel residual on slices: the attention branch joins the
+      // stream's slices, and the MLP takes the input norm's slices the tiles kept.
+      {"attn_residual_slices",
+       [](State& s, const Data& in, bool) {
+         s.add_to_stream(in);
+         return s.attn_input;
+       }},
       {"mlp_norm_scale", [](State& s, const Data& in, bool) { return s.scaled_stream(in, Tensor::MlpNorm); }},
       {"residual_slices",
        [](State& s, const Data& in, bool) {

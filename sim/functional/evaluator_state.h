@@ -31,7 +31,7 @@ struct TokenState {
   TokenResult result;
   std::vector<float> normed;
   std::map<uint32_t, float> routing;
-  Data stream, qkv_slices;
+  Data stream, qkv_slices, attn_input;
   Data data;  // what the last step left
 };
 
@@ -70,6 +70,7 @@ struct Evaluator::State {
   std::map<uint32_t, float> routing;  // the routed experts picked for the token, with their weights
   Data stream;                        // the residual stream of a layer region: at the root, or as root-column slices
   Data qkv_slices;                    // the QKV sums while their q/k norm statistics are reduced
+  Data attn_input;                    // the layer's input norm, which a parallel residual's MLP takes too
 
   State(const mapping::Plan& d, const mapping::Plan* p, const ModelWeights& weights, uint32_t sequences,
         std::vector<DroppedPartialSum> f)

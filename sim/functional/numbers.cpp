@@ -125,6 +125,7 @@ bool ModelWeights::has_bias(Tensor tensor) const {
     case Tensor::ExpertUp:
     case Tensor::ExpertDown: return model_.mlp_bias;
     case Tensor::Router: return model_.moe.router_bias;
+    case Tensor::LmHead: return model_.lm_head_bias;
     default: return false;
   }
 }

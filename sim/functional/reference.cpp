@@ -13,13 +13,14 @@ using Eigen::VectorXd;
 using workloads::ModelSpec;
 
 uint64_t qkv_size(const ModelSpec& m) { return uint64_t(m.n_heads + 2 * m.n_kv_heads) * m.head_dim; }
-uint64_t gate_up_size(const ModelSpec& m) {
-  return (m.mlp == workloads::MlpKind::SwiGLU ? 2 : 1) * uint64_t(m.ffn_dim);
-}
+uint64_t gate_up_size(const ModelSpec& m) { return (workloads::gated(m.mlp) ? 2 : 1) * uint64_t(m.ffn_dim); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 double gelu(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+double gated_activation(const ModelSpec& m, double gate, double up) {
+  return (m.mlp == workloads::MlpKind::GeGLU ? gelu(gate) : silu(gate)) * up;
+}
 float activation(const ModelSpec& m, float gate, float up) {
-  return m.mlp == workloads::MlpKind::SwiGLU ? float(silu(gate) * up) : float(gelu(up));
+  return workloads::gated(m.mlp) ? float(gated_activation(m, gate, up)) : float(gelu(up));
 }
 
 std::vector<std::pair<uint32_t, double>> pick_experts(const std::vector<double>& logits, uint32_t top_k) {
@@ -65,7 +66,7 @@ Ffn expert_of(const ModelWeights& w, int32_t layer, int32_t expert) {
   const ModelSpec& m = w.model();
   const uint64_t f = m.moe.expert_ffn_dim;
   Ffn ffn;
-  if (m.mlp == workloads::MlpKind::SwiGLU) {
+  if (workloads::gated(m.mlp)) {
     ffn.gate = matrix_of(w, Tensor::ExpertGate, layer, f, expert);
     ffn.bgate = bias_of(w, Tensor::ExpertGate, layer, f, expert);
   }
@@ -78,9 +79,9 @@ Ffn expert_of(const ModelWeights& w, int32_t layer, int32_t expert) {
 VectorXd run_ffn(const ModelSpec& m, const Ffn& ffn, const VectorXd& x) {
   const VectorXd up = ffn.up * x + ffn.bup;
   VectorXd act(up.size());
-  if (m.mlp == workloads::MlpKind::SwiGLU) {
+  if (workloads::gated(m.mlp)) {
     const VectorXd gate = ffn.gate * x + ffn.bgate;
-    for (long e = 0; e < up.size(); ++e) act(e) = silu(gate(e)) * up(e);
+    for (long e = 0; e < up.size(); ++e) act(e) = gated_activation(m, gate(e), up(e));
   } else {
     for (long e = 0; e < up.size(); ++e) act(e) = gelu(up(e));
   }
@@ -108,7 +109,7 @@ struct Reference::State {
   const ModelSpec& m;
   std::vector<Layer> layers;
   MatrixXd lm_head;
-  VectorXd final_g, final_b;
+  VectorXd lm_head_bias, final_g, final_b;
   // keys[sequence][layer]: one row per position, kv heads side by side
   std::vector<std::vector<MatrixXd>> keys, values;
 
@@ -122,10 +123,14 @@ struct Reference::State {
     const double var = x.squaredNorm() / n - mean * mean;
     return (x.array() - mean).matrix().cwiseProduct(g) / std::sqrt(var + kNormEpsilon) + b;
   }
+  // Rotary turns the pairs (i, i + head_dim / 2) with i < rotated / 2, at the
+  // frequencies of a rotated / 2-pair rotary: a partial rotary (rotary_dim)
+  // differs from Hugging Face's, which pairs (i, i + rotated / 2), by a fixed
+  // permutation of each query and key head's elements only.
   void rotate(VectorXd& head, uint64_t position) const {
-    const long half = long(m.head_dim / 2);
-    for (long i = 0; i < half; ++i) {
-      const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(i) / double(m.head_dim));
+    const long half = long(m.head_dim / 2), rotated = long(m.rotated_dims());
+    for (long i = 0; i < rotated / 2; ++i) {
+      const double angle = double(position) * std::pow(kRopeTheta, -2.0 * double(i) / double(rotated));
       const double c = std::cos(angle), s = std::sin(angle), a = head(i), b = head(i + half);
       head(i) = a * c - b * s;
       head(i + half) = b * c + a * s;
@@ -163,7 +168,7 @@ Reference::Reference(const ModelWeights& weights, uint32_t sequences) : state_(s
       for (uint32_t e = 0; e < m.moe.n_experts + m.moe.n_shared_experts; ++e)
         L.experts.push_back(expert_of(weights, layer, int32_t(e)));
     } else {
-      if (m.mlp == workloads::MlpKind::SwiGLU) {
+      if (workloads::gated(m.mlp)) {
         L.gate = matrix_of(weights, Tensor::Gate, layer, m.ffn_dim);
         L.bgate = bias_of(weights, Tensor::Gate, layer, m.ffn_dim);
       }
@@ -181,6 +186,7 @@ Reference::Reference(const ModelWeights& weights, uint32_t sequences) : state_(s
     s.layers.push_back(std::move(L));
   }
   s.lm_head = matrix_of(weights, Tensor::LmHead, -1, m.vocab_size);
+  s.lm_head_bias = bias_of(weights, Tensor::LmHead, -1, m.vocab_size);
   s.final_g = norm_of(weights, Tensor::FinalNorm, -1, m.d_model, false);
   s.final_b = norm_of(weights, Tensor::FinalNorm, -1, m.d_model, true);
   s.keys.assign(sequences, std::vector<MatrixXd>(m.n_layers));
@@ -239,7 +245,8 @@ ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t posit
     v["o"] = to_std(o);
     x += o;
     v["h_mid"] = to_std(x);
-    const VectorXd b = s.norm(x, L.mlp_g, L.mlp_b);
+    // A parallel residual's MLP reads the attention's input norm.
+    const VectorXd b = m.parallel_residual ? a : s.norm(x, L.mlp_g, L.mlp_b);
     v["mlp_norm"] = to_std(b);
     if (m.is_moe_layer(l)) {
       const VectorXd logits = L.router * b + L.brouter;
@@ -270,11 +277,11 @@ ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t posit
     }
     const VectorXd up = L.up * b + L.bup;
     VectorXd gate_up(long(gate_up_size(m))), act(long(m.ffn_dim));
-    if (m.mlp == workloads::MlpKind::SwiGLU) {
+    if (workloads::gated(m.mlp)) {
       const VectorXd gate = L.gate * b + L.bgate;
       for (long e = 0; e < long(m.ffn_dim); ++e) {
         gate_up(2 * e) = gate(e), gate_up(2 * e + 1) = up(e);
-        act(e) = silu(gate(e)) * up(e);
+        act(e) = gated_activation(m, gate(e), up(e));
       }
     } else {
       gate_up = up;
@@ -289,7 +296,7 @@ ReferenceToken Reference::step(uint32_t sequence, uint32_t token, uint64_t posit
   }
   const VectorXd h = s.norm(x, s.final_g, s.final_b);
   out.outer["final_hidden"] = to_std(h);
-  const VectorXd logits = s.lm_head * h;
+  const VectorXd logits = s.lm_head * h + s.lm_head_bias;
   out.outer["logits"] = to_std(logits);
   long best = 0;
   for (long i = 1; i < logits.size(); ++i)

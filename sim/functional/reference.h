@@ -12,7 +12,8 @@ namespace wafersim::functional {
 
 // Values one token produces, by name (docs/VALIDATION.md lists them):
 // per layer "layer_in", "attn_norm", "qkv_raw", "qkv", "attn", "o", "h_mid",
-// "mlp_norm", "gate_up", "act", "down", "layer_out" (an MoE layer has
+// "mlp_norm" (the MLP's input: attn_norm again with a parallel residual),
+// "gate_up", "act", "down", "layer_out" (an MoE layer has
 // "router" logits and the combined expert output "moe" instead of gate_up,
 // act and down); outside the layers
 // "embed", "final_hidden", "logits".
@@ -46,12 +47,14 @@ class Reference {
 // qkv: the query heads, then the key heads, then the value heads, head h's
 // element e at h * head_dim + e.
 uint64_t qkv_size(const workloads::ModelSpec& model);
-// gate_up: SwiGLU holds gate element e at 2e and up element e at 2e + 1; a
-// plain MLP holds up element e at e.
+// gate_up: a gated MLP (SwiGLU, GeGLU) holds gate element e at 2e and up
+// element e at 2e + 1; a plain MLP holds up element e at e.
 uint64_t gate_up_size(const workloads::ModelSpec& model);
-float activation(const workloads::ModelSpec& model, float gate, float up);  // SwiGLU; plain: gate is up
+// SiLU(gate) x up (SwiGLU), GELU(gate) x up (GeGLU); plain: GELU(up), gate unused.
+float activation(const workloads::ModelSpec& model, float gate, float up);
 double silu(double x);
-double gelu(double x);
+double gelu(double x);  // the tanh approximation (gelu_new, gelu_pytorch_tanh)
+double gated_activation(const workloads::ModelSpec& model, double gate, double up);
 // The routed experts a token picks (top_k largest router logits, the lower
 // index first among equals) and their weights: softmax over the picked logits.
 std::vector<std::pair<uint32_t, double>> pick_experts(const std::vector<double>& logits, uint32_t top_k);

@@ -102,7 +102,7 @@ std::vector<std::string> steps_of(const GraphOp& op, const ModelSpec& model) {
         name = name.substr(name.find('.', std::string(experts).size()) + 1);  // after "experts.N."
       }
   }
-  return workloads::steps_of_op(kind, name);
+  return workloads::steps_of_op(kind, name, model.parallel_residual);
 }
 
 // A table row; routed-expert ops of one kind are summed into a single row.

@@ -4,6 +4,7 @@
 // named.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "sim/functional/check.h"
 #include "sim/functional/numbers.h"
 #include "sim/functional/program_check.h"
+#include "sim/functional/reference.h"
 #include "tests/mapping/mapping_fixture.h"
 
 using namespace wafersim;
@@ -163,6 +165,13 @@ TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddin
       {"model.sliding_window=4", "model.sliding_window_every=2"},  // layer 0 windowed, layer 1 full
       {"model.sliding_window=4"},                                  // every layer windowed
       {"model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true", "model.tied_embeddings=true"},
+      {"model.mlp=geglu"},
+      {"model.parallel_residual=true"},
+      {"model.rotary_dim=24"},
+      {"model.lm_head_bias=true"},
+      // Phi-2's layer: LayerNorm, a plain GELU MLP beside attention, biases, partial rotary, biased LM head.
+      {"model.norm=layernorm", "model.mlp=plain", "model.parallel_residual=true", "model.rotary_dim=24",
+       "model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true", "model.lm_head_bias=true"},
   };
   for (const char* dataflow : {"root", "distributed"})
     for (std::vector<std::string> variant : variants) {
@@ -170,6 +179,42 @@ TEST_CASE("functional: layernorm, GELU, learned positions, biases, tied embeddin
       INFO(dataflow << " " << variant.front());
       require_match(check_functional(tiny_plan("tiny-dense", variant)), 9);
     }
+}
+
+TEST_CASE("functional: an MoE layer with a parallel residual routes the input norm and matches", "[functional]") {
+  for (const char* dataflow : {"root", "distributed"}) {
+    INFO(dataflow);
+    require_match(check_functional(tiny_plan(
+                      "tiny-moe", {"model.parallel_residual=true", std::string("mapping.dataflow=") + dataflow})),
+                  9);
+  }
+}
+
+TEST_CASE("functional: the reference gates with the model's activation, GELU for geglu and SiLU for swiglu",
+          "[functional]") {
+  // The tanh approximation of GELU, and SiLU, written out here.
+  auto gelu = [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); };
+  auto silu = [](double x) { return x / (1 + std::exp(-x)); };
+  std::map<std::string, functional::ReferenceToken> outputs;
+  for (const std::string mlp : {"swiglu", "geglu"}) {
+    INFO(mlp);
+    const Experiment experiment =
+        load_experiment_text(zoo_experiment("tiny-dense", "tiny"), "w.yaml", {"model.mlp=" + mlp});
+    const functional::ModelWeights weights(experiment.model, 1);
+    functional::Reference reference(weights, 1);
+    outputs[mlp] = reference.step(0, 5, 0);
+    const std::vector<double>& gate_up = outputs[mlp].layers[0].at("gate_up");
+    const std::vector<double>& act = outputs[mlp].layers[0].at("act");
+    REQUIRE(act.size() == experiment.model.ffn_dim);
+    for (size_t e = 0; e < act.size(); ++e) {
+      const double gate = gate_up[2 * e], up = gate_up[2 * e + 1];
+      REQUIRE(act[e] == Approx((mlp == "geglu" ? gelu(gate) : silu(gate)) * up).margin(1e-12));
+    }
+  }
+  // The same weights: the gate and up sums agree, what the activation makes of them does not.
+  CHECK(outputs["swiglu"].layers[0].at("gate_up") == outputs["geglu"].layers[0].at("gate_up"));
+  CHECK(outputs["swiglu"].layers[0].at("act") != outputs["geglu"].layers[0].at("act"));
+  CHECK(outputs["swiglu"].outer.at("logits") != outputs["geglu"].outer.at("logits"));
 }
 
 TEST_CASE("functional: a window that reads the wrong positions is caught", "[functional]") {

@@ -11,6 +11,7 @@
 // each split dimension, and never less. Steps that split nothing must agree
 // to the FLOP. Not compared: the Reduce tasks of trees (adding partial sums
 // of a split; a single-tile op has none) and the messages.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -160,6 +161,12 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
           // expert's weight) works on the residual stream's width.
           const uint64_t elements = step_ops.empty() ? m.d_model : step_ops[0]->input_shape.back();
           margin = on_row ? column_padding(elements, geo) : row_padding(elements, geo);
+          // Rotary is charged the largest share of the elements it turns, which a
+          // partial rotary (model.rotary_dim) cuts finer than the query and key slices.
+          if (step->label() == std::string("rotary")) {
+            const uint64_t rotated = workloads::rotated_elements(m);
+            margin = std::max(margin, on_row ? column_padding(rotated, geo) : row_padding(rotated, geo));
+          }
         } else if (!step_ops.empty()) {
           const workloads::GraphOp& first = *step_ops[0];
           uint64_t d_out = 0;
@@ -230,6 +237,14 @@ TEST_CASE("the plan follows the graph for every norm, MLP, position and bias var
   const std::vector<std::vector<std::string>> variants = {
       {"model.norm=layernorm"},
       {"model.mlp=plain"},
+      {"model.mlp=geglu"},
+      {"model.parallel_residual=true"},
+      {"model.rotary_dim=24"},
+      {"model.lm_head_bias=true"},
+      {"model.lm_head_bias=true", "model.tied_embeddings=true"},
+      // Phi-2's layer: LayerNorm, plain GELU MLP beside attention, biases, partial rotary.
+      {"model.norm=layernorm", "model.mlp=plain", "model.parallel_residual=true", "model.rotary_dim=24",
+       "model.qkv_bias=true", "model.o_bias=true", "model.mlp_bias=true", "model.lm_head_bias=true"},
       {"model.positions=learned"},
       {"model.qk_norm=true"},
       {"model.positions=learned", "model.qk_norm=true"},
@@ -261,6 +276,11 @@ TEST_CASE("the distributed dataflow charges the FLOPs and weights of the decode 
   const std::vector<std::vector<std::string>> variants = {
       {"model.norm=layernorm"},
       {"model.mlp=plain"},
+      {"model.mlp=geglu"},
+      {"model.parallel_residual=true"},
+      {"model.rotary_dim=24"},
+      {"model.rotary_dim=24", "model.qk_norm=true"},
+      {"model.lm_head_bias=true"},
       {"model.positions=learned"},
       {"model.qk_norm=true"},
       {"model.attention_sinks=true"},

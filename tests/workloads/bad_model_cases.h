@@ -21,4 +21,7 @@ inline const BadModelCase kBadModels[] = {
     {"wrong_type.yaml", "model.head_dim", 6},
     {"moe_settings_on_dense.yaml", "model.moe.top_k", 11},
     {"duplicate_moe_layer.yaml", "model.moe.layers", 13},
+    {"odd_rotary_dim.yaml", "model.rotary_dim", 7},
+    {"rotary_dim_over_head.yaml", "model.rotary_dim", 10},
+    {"rotary_dim_without_rotary.yaml", "model.rotary_dim", 11},
 };

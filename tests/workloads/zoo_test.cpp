@@ -49,7 +49,7 @@ struct PerToken {
 PerToken derive(const ModelSpec& m) {
   PerToken t;
   const double d = m.d_model, q = double(m.n_heads) * m.head_dim, kv = double(m.n_kv_heads) * m.head_dim;
-  const double mlp_matrices = m.mlp == MlpKind::SwiGLU ? 3 : 2;
+  const double mlp_matrices = gated(m.mlp) ? 3 : 2;
   const double norm = m.norm == NormKind::LayerNorm ? 2 * d : d;
   for (uint32_t layer = 0; layer < m.n_layers; ++layer) {
     t.matrix_weights += d * q + 2 * d * kv + q * d;
