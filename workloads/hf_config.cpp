@@ -156,6 +156,56 @@ void read_gpt_oss_mlp(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YA
     keys["moe_weight_dtype"] = "mxfp4";
 }
 
+// The GELU of the model spec is the tanh approximation, which these names of
+// Hugging Face's activations compute (the exact, erf-based "gelu" they do not).
+bool tanh_gelu(const std::string& activation) {
+  return activation == "gelu_pytorch_tanh" || activation == "gelu_new" || activation == "gelu_fast";
+}
+
+// What each architecture's MLP computes: the model.mlp it becomes.
+const char* silu_gated_mlp(const HfConfig& hf) {
+  const std::string activation = hf.text("hidden_act");
+  if (!activation.empty() && activation != "silu" && activation != "swish")
+    hf.fail("hidden_act", "'hidden_act' " + config::quoted(activation) +
+                              ": wafersim models this family's gated MLP with SiLU (swiglu) only");
+  return "swiglu";
+}
+
+// Gemma gates with GELU: hidden_activation names it, and without one Hugging
+// Face's Gemma takes the tanh approximation whatever hidden_act says.
+const char* gemma_mlp(const HfConfig& hf) {
+  const std::string activation = hf.text("hidden_activation");
+  if (!activation.empty() && !tanh_gelu(activation))
+    hf.fail("hidden_activation", "'hidden_activation' " + config::quoted(activation) +
+                                     ": wafersim models Gemma's gated MLP with the tanh approximation of GELU "
+                                     "(gelu_pytorch_tanh) only");
+  return "geglu";
+}
+
+// Phi: fc1, the activation, fc2 (no gate).
+const char* phi_mlp(const HfConfig& hf) {
+  const std::string activation = hf.text("hidden_act");
+  if (!activation.empty() && !tanh_gelu(activation))
+    hf.fail("hidden_act", "'hidden_act' " + config::quoted(activation) +
+                              ": wafersim models Phi's MLP with the tanh approximation of GELU (gelu_new) only");
+  return "plain";
+}
+
+// Phi (1, 1.5, 2): attention and the MLP side by side from one LayerNorm,
+// biases on every projection and on the LM head.
+void read_phi_layer(const HfConfig& hf, YAML::Node& keys) {
+  if (hf.flag("qk_layernorm", false))
+    hf.fail("qk_layernorm",
+            "'qk_layernorm' true: Phi's per-head LayerNorm of queries and keys is not in the model spec "
+            "(model.qk_norm is an RMSNorm)");
+  keys["norm"] = "layernorm";
+  keys["parallel_residual"] = true;
+  keys["qkv_bias"] = true;
+  keys["o_bias"] = true;
+  keys["mlp_bias"] = true;
+  keys["lm_head_bias"] = true;
+}
+
 // One architecture wafersim reads, declared once: the names that pick it and
 // everything that sets it apart from the keys all of them share, so a name
 // cannot be accepted without its reader (docs/WORKLOADS.md lists them).
@@ -167,6 +217,9 @@ struct Architecture {
   bool qk_norm;                  // per-head norms on q and k
   bool sliding_window_when_set;  // every layer attends to `sliding_window` positions when config.json sets it
   void (*read_mlp)(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YAML::Node& moe);
+  bool tied_when_absent = false;                                  // tie_word_embeddings when config.json does not say
+  const char* (*mlp_kind)(const HfConfig& hf) = &silu_gated_mlp;  // model.mlp, from the activation
+  void (*read_layer)(const HfConfig& hf, YAML::Node& keys) = nullptr;  // what else the layer's form sets
 };
 
 const std::vector<Architecture>& architectures() {
@@ -179,6 +232,8 @@ const std::vector<Architecture>& architectures() {
       {"Qwen3MoeForCausalLM", "qwen3_moe", false, false, true, false, &read_qwen3_moe_mlp},
       {"MixtralForCausalLM", "mixtral", false, false, false, true, &read_mixtral_mlp},
       {"GptOssForCausalLM", "gpt_oss", false, true, false, false, &read_gpt_oss_mlp},
+      {"GemmaForCausalLM", "gemma", false, false, false, false, &read_dense_mlp, true, &gemma_mlp},
+      {"PhiForCausalLM", "phi", false, false, false, false, &read_dense_mlp, false, &phi_mlp, &read_phi_layer},
   };
   return table;
 }
@@ -235,20 +290,35 @@ YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& 
   }
   keys["vocab_size"] = hf.required("vocab_size", "model.vocab_size");
   keys["max_positions"] = hf.required("max_position_embeddings", "model.max_positions");
-  keys["tied_embeddings"] = hf.flag("tie_word_embeddings", false);
+  keys["tied_embeddings"] = hf.flag("tie_word_embeddings", architecture.tied_when_absent);
   keys["norm"] = "rmsnorm";
   keys["positions"] = "rotary";
-  // Phi-3.5 and Phi-4-mini rotate three quarters of each head; the spec rotates all of it.
-  if (hf.has("partial_rotary_factor") && hf.root()["partial_rotary_factor"].Scalar() != "1" &&
-      hf.root()["partial_rotary_factor"].Scalar() != "1.0")
-    hf.fail("partial_rotary_factor", "'partial_rotary_factor' " +
-                                         config::quoted(hf.root()["partial_rotary_factor"].Scalar()) +
-                                         ": the model spec rotates whole heads only (1.0)");
-  const std::string activation = hf.text("hidden_act");
-  if (!activation.empty() && activation != "silu" && activation != "swish")
-    hf.fail("hidden_act", "'hidden_act' " + config::quoted(activation) +
-                              ": wafersim models these families' gated MLP with SiLU (swiglu) only");
-  keys["mlp"] = "swiglu";
+  // Phi-2 rotates 40 % of each head, Phi-3.5 and Phi-4-mini three quarters:
+  // int(partial_rotary_factor x head_dim) elements, as Hugging Face rounds it.
+  if (hf.has("partial_rotary_factor")) {
+    const YAML::Node node = hf.root()["partial_rotary_factor"];
+    const std::string written = config::quoted(node.Scalar());
+    double factor = 0;
+    try {
+      factor = node.as<double>();
+    } catch (const YAML::Exception&) {
+      hf.fail("partial_rotary_factor", "'partial_rotary_factor' must be a number");
+    }
+    if (!(factor > 0 && factor <= 1))
+      hf.fail("partial_rotary_factor",
+              "'partial_rotary_factor' " + written + " must be above 0 and at most 1 (the share of each head rotated)");
+    const int64_t head_dim =
+        hf.has("head_dim") ? hf.integer("head_dim", "model.head_dim") : keys["head_dim"].as<int64_t>();
+    const int64_t rotated = int64_t(factor * double(head_dim));
+    if (head_dim > 0 && rotated < head_dim) {
+      if (rotated < 2 || rotated % 2 != 0)
+        hf.fail("partial_rotary_factor", "'partial_rotary_factor' " + written + " rotates " + std::to_string(rotated) +
+                                             " of " + std::to_string(head_dim) +
+                                             " elements of each head; rotary turns pairs (an even number)");
+      keys["rotary_dim"] = rotated;
+    }
+  }
+  keys["mlp"] = architecture.mlp_kind(hf);
 
   const bool attention_bias = hf.flag("attention_bias", false);
   keys["qkv_bias"] = architecture.qkv_bias_only || attention_bias;
@@ -257,6 +327,7 @@ YAML::Node model_keys_from_hf_config(const YAML::Node& root, const std::string& 
   keys["qk_norm"] = architecture.qk_norm;
   if (architecture.sliding_window_when_set && hf.has("sliding_window"))
     keys["sliding_window"] = hf.root()["sliding_window"];
+  if (architecture.read_layer) architecture.read_layer(hf, keys);
 
   YAML::Node moe(YAML::NodeType::Map);
   architecture.read_mlp(hf, hf.integer("num_hidden_layers", "model.n_layers"), keys, moe);

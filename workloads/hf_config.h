@@ -1,8 +1,9 @@
 #pragma once
 // Models from a Hugging Face config.json: `model: path/to/config.json` in an
 // experiment and `wafersim describe model path/to/config.json` read the
-// standard keys of the Llama, Qwen2, Qwen3, Qwen3-MoE, Mixtral and gpt-oss
-// families into the model section's keys (docs/WORKLOADS.md lists them).
+// standard keys of the Llama, Mistral, Phi-3, Qwen2, Qwen3, Qwen3-MoE, Mixtral,
+// gpt-oss, Gemma and Phi (1, 1.5, 2) families into the model section's keys
+// (docs/WORKLOADS.md lists them).
 #include <string>
 
 #include <yaml-cpp/yaml.h>

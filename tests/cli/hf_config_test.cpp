@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -16,11 +16,43 @@ namespace {
 
 const std::string kHf = std::string(WAFERSIM_TEST_DATA) + "/hf/";
 
-json describe(const std::string& model) {
-  const Outcome outcome = run_wafersim({"describe", "model", model, "--quiet", "--json", "-"});
+json describe(const std::string& model, const std::vector<std::string>& settings = {}) {
+  std::vector<std::string> args = {"describe", "model", model, "--quiet", "--json", "-"};
+  for (const std::string& setting : settings) args.insert(args.end(), {"--set", setting});
+  const Outcome outcome = run_wafersim(args);
   INFO(outcome.err);
   REQUIRE(outcome.exit_code == 0);
   return json::parse(outcome.out);
+}
+
+std::string read_text(const std::string& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The decode graph's op `name` ("layers.0.act"), or null.
+json op_named(const json& described, const std::string& name) {
+  for (const json& op : described["ops"])
+    if (op["name"] == name) return op;
+  return nullptr;
+}
+
+// A published config with `key` set to `value` (a JSON value), placed before its first key.
+std::string with_key(const std::string& text, const std::string& key, const std::string& value) {
+  std::string out = text;
+  out.insert(out.find('"'), "\"" + key + "\": " + value + ",\n  ");
+  return out;
+}
+
+// The functional check (sim.functional) of `config_json` on the tiny wafer, decode and prefill.
+json functional_check(const std::string& config_json, const std::string& dataflow) {
+  Scratch scratch;
+  const std::string experiment = scratch.write(
+      "exp.yaml",
+      "hardware: tiny\nmodel: " + config_json +
+          "\nworkload: {batch: 1, prompt_tokens: 6, decode_tokens: 3, seed: 7}\nsim: {contention: false}\n");
+  return run_json(
+      {"analytic", experiment, "--set", "sim.functional=true", "--set", "mapping.dataflow=" + dataflow})["functional"];
 }
 
 }  // namespace
@@ -110,14 +142,126 @@ TEST_CASE("a config.json wafersim cannot read is one error naming the key", "[cl
   CHECK(outcome.err.find("model.n_layers") != std::string::npos);
 }
 
-TEST_CASE("a config.json that rotates part of each head is refused at its key", "[cli][hf]") {
+TEST_CASE("Gemma and Phi-2 configs give the parameters of their published weights", "[cli][hf]") {
+  // The safetensors of google/gemma-7b, google/gemma-2b and microsoft/phi-2.
+  const json gemma7 = describe(kHf + "gemma-7b/config.json");
+  CHECK(gemma7["params_total"] == 8537680896ull);
+  const json gemma2 = describe(kHf + "gemma-2b/config.json");
+  CHECK(gemma2["params_total"] == 2506172416ull);
+  const json phi2 = describe(kHf + "phi-2/config.json");
+  CHECK(phi2["params_total"] == 2779683840ull);
+  // Gemma ties its LM head to the embedding table (tie_word_embeddings is absent and
+  // defaults to true): the table counts once, as the head. Phi-2's head is its own.
+  CHECK(gemma7["params_active"] == gemma7["params_total"]);
+  CHECK(phi2["params_active"] == phi2["params_total"].get<uint64_t>() - 51200ull * 2560ull);
+}
+
+TEST_CASE("Gemma gates its MLP with GELU", "[cli][hf]") {
+  const std::string file = kHf + "gemma-7b/config.json";
+  const json gemma = describe(file);
+  CHECK(op_named(gemma, "layers.0.gate_proj").is_object());
+  // The activation's cost is GeGLU's, not SwiGLU's: the reader picked model.mlp geglu.
+  const json act = op_named(gemma, "layers.0.act");
+  CHECK(act["flops"] == op_named(describe(file, {"model.mlp=geglu"}), "layers.0.act")["flops"]);
+  CHECK(act["flops"] != op_named(describe(file, {"model.mlp=swiglu"}), "layers.0.act")["flops"]);
+  // 16 heads of 256 are wider than the residual stream (3072): q_proj is 3072 x 4096.
+  CHECK(op_named(gemma, "layers.0.q_proj")["output_shape"][1] == 4096);
+}
+
+TEST_CASE("Phi-2 runs a plain MLP beside attention from one LayerNorm, and rotates 40 % of each head", "[cli][hf]") {
+  const std::string file = kHf + "phi-2/config.json";
+  const json phi = describe(file);
+  CHECK(op_named(phi, "layers.0.attn_norm").is_object());
+  CHECK(op_named(phi, "layers.0.mlp_norm").is_null());  // the MLP reads the attention's input norm
+  CHECK(op_named(phi, "layers.0.up_proj")["deps"] == op_named(phi, "layers.0.q_proj")["deps"]);
+  CHECK(op_named(phi, "layers.0.gate_proj").is_null());  // fc1, GELU, fc2
+  const json sequential = describe(file, {"model.parallel_residual=false"});
+  CHECK(op_named(sequential, "layers.0.mlp_norm").is_object());
+  // The compiler adds the attention branch to the stream's slices and normalises nothing after it.
+  CHECK(op_named(phi, "layers.0.attn_residual")["steps"] == json::array({"attn_residual_slices"}));
+  CHECK(op_named(sequential, "layers.0.attn_residual")["steps"] == json::array({"residual_norm_stats"}));
+  // int(0.4 x 80) = 32 of each head's 80 elements turn.
+  const json whole = describe(file, {"model.rotary_dim=0"});
+  CHECK(op_named(phi, "layers.0.rotary")["flops"].get<uint64_t>() * 80 ==
+        op_named(whole, "layers.0.rotary")["flops"].get<uint64_t>() * 32);
+  // The LM head's bias: one FLOP and one weight per vocabulary entry.
+  const json unbiased = describe(file, {"model.lm_head_bias=false"});
+  CHECK(op_named(phi, "lm_head")["flops"].get<uint64_t>() ==
+        op_named(unbiased, "lm_head")["flops"].get<uint64_t>() + 51200);
+  CHECK(phi["params_total"].get<uint64_t>() == unbiased["params_total"].get<uint64_t>() + 51200);
+}
+
+TEST_CASE("a tiny Gemma and a tiny Phi config pass the functional check", "[cli][hf][functional]") {
   Scratch scratch;
-  std::ifstream published(kHf + "Phi-3-mini-4k-instruct/config.json");
-  std::string text((std::istreambuf_iterator<char>(published)), std::istreambuf_iterator<char>());
-  text.replace(text.find("\"attention_bias\""), 0, "\"partial_rotary_factor\": 0.75,\n  ");
-  const std::string file = scratch.write("config.json", text);
-  const Outcome outcome = run_wafersim({"describe", "model", file});
-  CHECK(outcome.exit_code == 2);
-  CHECK(is_one_line(outcome.err));
-  CHECK_THAT(outcome.err, Catch::Contains("'partial_rotary_factor' '0.75'"));
+  // Gemma's shape: heads wider than d_model / n_heads, one key/value head, GELU gates, tied head.
+  const std::string gemma =
+      scratch.write("gemma.json",
+                    "{\"architectures\": [\"GemmaForCausalLM\"], \"head_dim\": 96, \"hidden_act\": \"gelu\",\n"
+                    " \"hidden_activation\": \"gelu_pytorch_tanh\", \"hidden_size\": 128, \"intermediate_size\": 384,\n"
+                    " \"max_position_embeddings\": 256, \"num_attention_heads\": 4, \"num_hidden_layers\": 2,\n"
+                    " \"num_key_value_heads\": 1, \"vocab_size\": 512}\n");
+  // Phi's: LayerNorm, attention and a plain GELU MLP side by side, biases, 40 % rotary, biased LM head.
+  const std::string phi =
+      scratch.write("phi.json",
+                    "{\"architectures\": [\"PhiForCausalLM\"], \"hidden_act\": \"gelu_new\", \"hidden_size\": 160,\n"
+                    " \"intermediate_size\": 640, \"max_position_embeddings\": 256, \"num_attention_heads\": 4,\n"
+                    " \"num_hidden_layers\": 2, \"num_key_value_heads\": 4, \"partial_rotary_factor\": 0.4,\n"
+                    " \"qk_layernorm\": false, \"tie_word_embeddings\": false, \"vocab_size\": 512}\n");
+  for (const std::string& file : {gemma, phi})
+    for (const char* dataflow : {"distributed", "root"}) {
+      INFO(file << " " << dataflow);
+      const json f = functional_check(file, dataflow);
+      CHECK(f["passed"] == true);
+      CHECK(f["tokens"] == 9);  // 6 prompt and 3 decoded positions
+      CHECK(f["first_divergence"].is_null());
+      CHECK(f["max_rel_error"].get<double>() > 0);  // the numbers were compared
+    }
+}
+
+TEST_CASE("a config.json's partial_rotary_factor rotates int(factor x head_dim) elements of each head", "[cli][hf]") {
+  Scratch scratch;
+  const std::string published = read_text(kHf + "Phi-3-mini-4k-instruct/config.json");
+  // Phi-3.5 and Phi-4-mini rotate three quarters of each head: 72 of 96 elements.
+  const json three_quarters =
+      describe(scratch.write("config.json", with_key(published, "partial_rotary_factor", "0.75")));
+  const json whole = describe(kHf + "Phi-3-mini-4k-instruct/config.json");
+  CHECK(op_named(three_quarters, "layers.0.rotary")["flops"].get<uint64_t>() * 96 ==
+        op_named(whole, "layers.0.rotary")["flops"].get<uint64_t>() * 72);
+  CHECK(three_quarters["params_total"] == whole["params_total"]);
+
+  // What rotary cannot do is refused at the key: an odd number of elements, or a share outside (0, 1].
+  for (const char* factor : {"0.33", "1.5", "0"}) {
+    INFO(factor);
+    const std::string file = scratch.write("bad.json", with_key(published, "partial_rotary_factor", factor));
+    const Outcome outcome = run_wafersim({"describe", "model", file});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK(outcome.err.find(file + ":2:") != std::string::npos);
+    CHECK_THAT(outcome.err, Catch::Contains("'partial_rotary_factor' '" + std::string(factor) + "'"));
+  }
+}
+
+TEST_CASE("a Gemma or Phi config wafersim cannot model is one error naming the key", "[cli][hf]") {
+  Scratch scratch;
+  struct Case {
+    std::string folder, key, value, message;
+  };
+  const std::vector<Case> cases = {
+      {"gemma-7b", "hidden_activation", "\"gelu\"", "'hidden_activation' 'gelu'"},
+      {"phi-2", "hidden_act", "\"relu\"", "'hidden_act' 'relu'"},
+      {"phi-2", "qk_layernorm", "true", "'qk_layernorm' true"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.folder << " " << c.key);
+    std::string text = read_text(kHf + c.folder + "/config.json");
+    const std::string at = "\"" + c.key + "\": ";
+    const size_t start = text.find(at) + at.size();
+    text.replace(start, text.find(',', start) - start, c.value);
+    const std::string file = scratch.write(c.folder + ".json", text);
+    const Outcome outcome = run_wafersim({"describe", "model", file});
+    CHECK(outcome.exit_code == 2);
+    CHECK(is_one_line(outcome.err));
+    CHECK(outcome.err.find(file + ":") != std::string::npos);
+    CHECK_THAT(outcome.err, Catch::Contains(c.message));
+  }
 }
