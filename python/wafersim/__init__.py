@@ -11,7 +11,10 @@ import concurrent.futures as _futures
 import itertools as _itertools
 import json as _json
 import os as _os
+import sys as _sys
+import time as _time
 
+from . import _sweep_folder
 from ._errors import ConfigError, DoesNotFit, Error
 
 try:
@@ -208,12 +211,50 @@ def _flatten(document, prefix=""):
     return flat
 
 
-def sweep(base, axes, engine="analytic", jobs=1, mode="grid"):
+def _point_label(index, total, point):
+    """"point 3 of 12 (workload.batch=4)", as the CLI's sweep names a point."""
+    where = f"point {index + 1} of {total}"
+    if not point:
+        return where
+    values = ", ".join(f"{path}={_yaml_value(value)}" for path, value in point.items())
+    return f"{where} ({values})"
+
+
+def _progress_reporter(progress, total):
+    """progress: False (silent), True (a line per finished point on stderr) or
+    a callable taking one event dict per finished point."""
+    if callable(progress):
+        return progress
+    if not progress:
+        return lambda event: None
+
+    def print_line(event):
+        done = f"sweep: {event['done']}/{total} done"
+        if event["cached"]:
+            line = f"{done}; {_point_label(event['index'], total, event['point'])}: {event['status']}, kept from " \
+                   f"{event['folder']}"
+        else:
+            line = f"{done}; {_point_label(event['index'], total, event['point'])}: {event['status']} in " \
+                   f"{event['seconds']:.2f} s"
+        print(line, file=_sys.stderr, flush=True)
+
+    return print_line
+
+
+def sweep(base, axes, engine="analytic", jobs=1, mode="grid", out=None, progress=False):
     """Every point of `axes` ({override path: [values]}) applied to `base`
     (anything config() takes), evaluated with `engine` ("analytic", "sim" or
     "map") on `jobs` threads. mode "grid": every combination, the first axis
     varying slowest; "zip": the i-th value of every axis together. Every point
-    is loaded before any runs, so a bad value raises ConfigError first."""
+    is loaded before any runs, so a bad value raises ConfigError first.
+
+    out: a folder (`wafersim sweep --out`'s format) where each finished point
+    is kept as points/<config hash>.json; a point already there (run by the
+    same engine, from Python or the CLI) is read back instead of run, so a
+    sweep interrupted or extended runs only what the folder lacks.
+    progress: True prints a line per finished point on stderr; a callable is
+    called with a dict per finished point: done, total, index, point, status
+    ("ok" or "does_not_fit"), cached (read from `out`), seconds, folder."""
     if engine not in ENGINES:
         raise Error(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     base = _as_config(base)
@@ -230,14 +271,63 @@ def sweep(base, axes, engine="analytic", jobs=1, mode="grid"):
     points = [dict(zip(paths, combo)) for combo in combos]
     configs = [config(base, **point) for point in points]
     evaluate = ENGINES[engine]
+    report = _progress_reporter(progress, len(points))
+    folder = _sweep_folder.Folder(out) if out is not None else None
+    try:
+        return _sweep_points(points, configs, engine, evaluate, max(1, int(jobs)), folder, report)
+    finally:
+        if folder is not None:
+            folder.close()
+
+
+def _sweep_points(points, configs, engine, evaluate, jobs, folder, report):
+    total = len(points)
+    documents = [None] * total
+    done = 0
+
+    def finished(index, status, cached, seconds):
+        nonlocal done
+        done += 1
+        report({"done": done, "total": total, "index": index, "point": points[index], "status": status,
+                "cached": cached, "seconds": seconds, "folder": folder.points if folder else None})
+
+    # The folder's records first; then each distinct experiment once (points
+    # that resolve to the same configuration share a record, as in the CLI).
+    runs = {}  # config hash -> indices of its points
+    for index, cfg in enumerate(configs):
+        record = folder.finished(cfg.hash, engine) if folder else None
+        if record is not None:
+            documents[index] = record["result"]
+            finished(index, record["status"], True, 0.0)
+        else:
+            runs.setdefault(cfg.hash if folder else index, []).append(index)
 
     def one(index):
+        start = _time.monotonic()
         try:
-            document = evaluate(configs[index])
+            document, fits = evaluate(configs[index]), True
         except DoesNotFit as refused:
-            document = dict(refused.record)
-        document["point"] = points[index]
-        return document
+            document, fits = dict(refused.record), False
+        seconds = _time.monotonic() - start
+        if folder:
+            folder.keep(configs[index], engine, points[index], document, not fits, seconds)
+        return document, fits, seconds
 
-    with _futures.ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
-        return SweepResult(pool.map(one, range(len(points))))
+    with _futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(one, indices[0]): indices for indices in runs.values()}
+        try:
+            for future in _futures.as_completed(pending):
+                document, fits, seconds = future.result()
+                for k, index in enumerate(pending[future]):
+                    documents[index] = document if k == 0 else _json.loads(_json.dumps(document))  # its own dict
+                    finished(index, "ok" if fits else "does_not_fit", False, seconds)
+        except BaseException:
+            for future in pending:  # what has not started does not start; what has finishes and is kept
+                future.cancel()
+            raise
+    result = SweepResult()
+    for index, document in enumerate(documents):
+        document = dict(document)
+        document["point"] = points[index]
+        result.append(document)
+    return result

@@ -1,5 +1,8 @@
 """The wafersim Python module, imported from the build tree: the same documents
 as the CLI, errors as exceptions, and the simulation run twice in one process."""
+import contextlib
+import fcntl
+import io
 import json
 import os
 import pathlib
@@ -183,6 +186,114 @@ class Sweeps(unittest.TestCase):
     def test_sim_sweep(self):
         points = wafersim.sweep(TINY_DENSE, {"workload.batch": [1, 2]}, engine="sim", jobs=2)
         self.assertEqual([p["metrics"]["tokens"] for p in points], [4, 8])
+
+
+class SweepFolders(unittest.TestCase):
+    """sweep(out=DIR) keeps each finished point in DIR (the CLI's sweep folder)
+    and reads back what is there instead of running it again."""
+
+    AXES = {"workload.batch": [1, 2, 3]}
+
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory()
+        self.folder = pathlib.Path(self.scratch.name) / "sweep"
+
+    def tearDown(self):
+        self.scratch.cleanup()
+
+    def record_path(self, batch):
+        return self.folder / "points" / (wafersim.config(TINY_DENSE, workload__batch=batch).hash + ".json")
+
+    def sweep(self, **options):
+        """The sweep and the progress events of the points it ran (not read back)."""
+        events = []
+        points = wafersim.sweep(TINY_DENSE, self.AXES, out=self.folder, progress=events.append, **options)
+        self.assertEqual([event["done"] for event in events], list(range(1, len(points) + 1)))
+        return points, [event for event in events if not event["cached"]]
+
+    def test_a_second_sweep_runs_nothing_and_returns_the_same_documents(self):
+        first, ran = self.sweep(jobs=2)
+        self.assertEqual(sorted(event["index"] for event in ran), [0, 1, 2])
+        for batch, point in zip(self.AXES["workload.batch"], first):
+            record = json.loads(self.record_path(batch).read_text())
+            self.assertEqual((record["engine"], record["status"], record["axes"]),
+                             ("analytic", "ok", {"workload.batch": batch}))
+            self.assertEqual(record["result"], {key: value for key, value in point.items() if key != "point"})
+        again, ran_again = self.sweep()
+        self.assertEqual(ran_again, [])
+        self.assertEqual(json.dumps(again), json.dumps(first))  # byte for byte
+        # The same figures as a sweep that keeps nothing.
+        paths = [path for path in machine_dependent_paths() if path.split(".")[0] in first[0]]
+        fresh = wafersim.sweep(TINY_DENSE, self.AXES)
+        self.assertEqual([without(p, paths) for p in fresh], [without(p, paths) for p in first])
+
+    def test_an_interrupted_sweep_runs_only_the_points_it_lacks(self):
+        first, _ = self.sweep()
+        self.record_path(2).unlink()  # as if the sweep had stopped before point 2 finished
+        resumed, ran = self.sweep()
+        self.assertEqual([(event["index"], event["point"]) for event in ran], [(1, {"workload.batch": 2})])
+        self.assertTrue(self.record_path(2).exists())
+        paths = [path for path in machine_dependent_paths() if path.split(".")[0] in first[0]]
+        self.assertEqual([without(p, paths) for p in resumed], [without(p, paths) for p in first])
+        self.assertEqual(json.dumps(resumed[0]), json.dumps(first[0]))
+        # A record of another engine is not this sweep's result: every point runs.
+        _, ran_map = self.sweep(engine="map")
+        self.assertEqual(len(ran_map), 3)
+
+    def test_a_point_that_does_not_fit_is_kept_as_such(self):
+        axes = {"model": ["tiny-dense", "llama3.1-8b"]}
+        base = {"hardware": "tiny", "model": "tiny-dense"}
+        first = wafersim.sweep(base, axes, engine="map", out=self.folder)
+        events = []
+        again = wafersim.sweep(base, axes, engine="map", out=self.folder, progress=events.append)
+        self.assertEqual([(e["status"], e["cached"]) for e in events], [("ok", True), ("does_not_fit", True)])
+        self.assertEqual(again, first)
+        self.assertEqual([p["fits"] for p in again], [True, False])
+
+    def test_progress_prints_a_line_per_finished_point(self):
+        lines = io.StringIO()
+        with contextlib.redirect_stderr(lines):
+            wafersim.sweep(TINY_DENSE, self.AXES, out=self.folder, progress=True)
+            self.record_path(3).unlink()
+            wafersim.sweep(TINY_DENSE, self.AXES, out=self.folder, progress=True)
+        printed = lines.getvalue().splitlines()
+        self.assertEqual(len(printed), 6)
+        self.assertTrue(printed[0].startswith("sweep: 1/3 done; point "), printed[0])
+        self.assertIn("point 3 of 3 (workload.batch=3): ok in ", printed[5])
+        self.assertEqual(sum("kept from" in line for line in printed[3:]), 2)
+        quiet = io.StringIO()
+        with contextlib.redirect_stderr(quiet):  # silent by default
+            wafersim.sweep(TINY_DENSE, {"workload.batch": [4]}, out=self.folder)
+        self.assertEqual(quiet.getvalue(), "")
+
+    def test_the_cli_and_python_resume_each_other_s_folders(self):
+        sweep_file = pathlib.Path(self.scratch.name) / "batch.yaml"
+        sweep_file.write_text(f"base: {TINY_DENSE}\nengine: analytic\naxes:\n  workload.batch: [1, 2, 3]\n")
+        cli = subprocess.run([BINARY, "sweep", sweep_file, "--out", self.folder, "--jobs", "1"], capture_output=True,
+                             text=True)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        points, ran = self.sweep()
+        self.assertEqual(ran, [])
+        for batch, point in zip(self.AXES["workload.batch"], points):
+            self.assertEqual(json.loads(self.record_path(batch).read_text())["result"],
+                             {key: value for key, value in point.items() if key != "point"})
+
+        ours = pathlib.Path(self.scratch.name) / "python"
+        wafersim.sweep(TINY_DENSE, self.AXES, out=ours)
+        records = {path.name: path.read_bytes() for path in (ours / "points").glob("*.json")}
+        self.assertEqual(len(records), 3)
+        cli = subprocess.run([BINARY, "sweep", sweep_file, "--out", ours, "--resume"], capture_output=True, text=True)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        self.assertEqual({path.name: path.read_bytes() for path in (ours / "points").glob("*.json")}, records)
+        self.assertEqual(len((ours / "results.csv").read_text().splitlines()), 1 + 3)
+
+    def test_a_folder_another_sweep_is_writing_is_refused(self):
+        self.folder.mkdir()
+        with open(self.folder / "sweep.lock", "w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            with self.assertRaises(wafersim.Error) as caught:
+                wafersim.sweep(TINY_DENSE, self.AXES, out=self.folder)
+        self.assertIn("another wafersim sweep is writing to", str(caught.exception))
 
 
 if __name__ == "__main__":
