@@ -327,19 +327,26 @@ bool ends_with(const std::string& text, const std::string& end) {
 
 }  // namespace
 
-RequestStream read_trace(const std::string& path, const TransportSpec& transport, uint64_t max_positions) {
-  TraceReader reader(path, max_positions);
-  const bool csv = ends_with(path, ".csv"), jsonl = ends_with(path, ".jsonl");
-  if (!csv && !jsonl) reader.fail(0, "a trace file must end in .csv or .jsonl");
+std::string trace_file_problem(const std::string& path) {
+  if (!ends_with(path, ".csv") && !ends_with(path, ".jsonl")) return "a trace file must end in .csv or .jsonl";
   // A device or a FIFO (/dev/zero, a pipe) would be read for ever or block: only a regular file is a trace.
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    reader.fail(0, "cannot read the trace file: not a regular file");
+    return "cannot read the trace file: not a regular file";
+  // Opening a regular file does not block; the stream is closed again at once.
+  if (!std::ifstream(path)) return "cannot open the trace file";
+  return "";
+}
+
+RequestStream read_trace(const std::string& path, const TransportSpec& transport, uint64_t max_positions) {
+  TraceReader reader(path, max_positions);
+  const std::string problem = trace_file_problem(path);
+  if (!problem.empty()) reader.fail(0, problem);
   std::ifstream in(path);
   if (!in) reader.fail(0, "cannot open the trace file");
   skip_byte_order_mark(in);
-  if (csv)
+  if (ends_with(path, ".csv"))
     read_csv(in, reader);
   else
     read_jsonl(in, reader);

@@ -40,6 +40,11 @@ RequestStream synthetic_stream(const ServingSpec& spec);
 // length of 0 or a context beyond `max_positions`.
 RequestStream read_trace(const std::string& path, const TransportSpec& transport, uint64_t max_positions);
 
+// Why `path` cannot be a trace file (its extension, not a regular file, not
+// readable), or "" when read_trace may read it. The checks read_trace makes
+// before it reads a line.
+std::string trace_file_problem(const std::string& path);
+
 // The request stream a serving section describes.
 RequestStream request_stream(const ServingSpec& spec, uint64_t max_positions);
 

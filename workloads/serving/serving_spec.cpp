@@ -7,6 +7,7 @@
 #include "models/config/param_table.h"
 #include "models/config/text.h"
 #include "workloads/model_spec.h"
+#include "workloads/serving/request_stream.h"
 
 namespace wafersim::workloads {
 
@@ -250,6 +251,11 @@ void check_lengths(const config::Config& config, const std::string& prefix, cons
 ServingSpec serving_from_config(const config::Config& config, const ModelSpec& model) {
   ServingSpec spec = serving_table().read(config);
   const bool traced = !spec.trace_file.empty();
+  // A file that cannot be a trace is the key's fault: refused where the key is, before a line is read.
+  if (traced) {
+    const std::string problem = trace_file_problem(spec.trace_file);
+    if (!problem.empty()) config.fail("serving.trace_file", spec.trace_file + ": " + problem);
+  }
   for (size_t c = 0; c < kRequestClasses; ++c) {
     const std::string p = std::string("serving.") + class_names()[c];
     ClassSpec& s = spec.classes[c];

@@ -93,7 +93,8 @@ void declare_serving_params(config::Schema& schema);  // serving.*
 // workload.prefill_chunk_tokens.
 WorkloadSpec serving_plan_workload(const WorkloadSpec& workload);
 // Reads and checks serving.* (rates > 0, histogram shapes, lengths within the
-// model's max_positions); errors are ConfigErrors at the value at fault.
+// model's max_positions, a trace_file that can be read as one); errors are
+// ConfigErrors at the value at fault. The trace's lines are read by request_stream.
 ServingSpec serving_from_config(const config::Config& config, const ModelSpec& model);
 
 }  // namespace workloads
