@@ -20,6 +20,7 @@
 #include "sim/experiment/version.h"
 #include "sim/reports/command_error.h"
 #include "sim/reports/compile.h"
+#include "sim/reports/functional_check.h"
 #include "sim/reports/reports.h"
 #include "sim/reports/serve_report.h"
 
@@ -53,6 +54,7 @@ mapping::Plan compile_for(const Experiment& experiment) {
 std::string decode(const config::Config& config, const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = experiment_from_config(config);
+  reports::refuse_impossible_functional_check(experiment);  // before compiling, as the CLI and validate
   const mapping::Plan plan = compile_for(experiment);
   return reports::decode_report(experiment, plan, backend_name, {}, begin).document.dump();
 }
@@ -81,7 +83,7 @@ std::string serve(const config::Config& config) {
 }
 
 std::string validate(const config::Config& config, const std::string& name) {
-  experiment_from_config(config);  // the cross-field checks
+  reports::check_experiment(config);  // what `wafersim validate` checks
   return reports::validate_document(config, name).dump();
 }
 

@@ -56,6 +56,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
                      const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
   const Experiment experiment = load_experiment(options.file, options.common.sets);
+  refuse_impossible_functional_check(experiment);  // input first, as validate checks it
   check_outputs(options, trace, folders);
   const mapping::Plan plan = compile_or_record_refusal(experiment, options.common.json_path);
 

@@ -58,8 +58,8 @@ void validate_sweep(const ValidateOptions& options) {
 void validate(const ValidateOptions& options) {
   if (is_sweep_file(options.file)) return validate_sweep(options);
   const config::Config config = load_experiment_config(options.file, options.common.sets);
-  // Building the typed specs runs the cross-field checks.
-  experiment_from_config(config);
+  // The typed specs' cross-field checks and every other check run, analytic and serve make before compiling.
+  check_experiment(config);
 
   const std::string name = options.file == "-" ? kStdinName : options.file;
   const std::string verdict = name + ": ok (config hash " + config.hash() + ")";
@@ -75,7 +75,9 @@ void validate(const ValidateOptions& options) {
 void add_validate_command(CLI::App& app) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* command =
-      app.add_subcommand("validate", "Check an experiment file; --print shows the resolved configuration");
+      app.add_subcommand("validate",
+                         "Check an experiment file as run, analytic and serve check their input before compiling; "
+                         "--print shows the resolved configuration");
   command->add_option("FILE", options->file, "Experiment YAML file ('-' = standard input)")->required();
   command->add_flag("--print", options->print, "Print the resolved configuration as YAML");
   add_common_options(*command, options->common);

@@ -54,8 +54,7 @@ const char* reference_name(const char* label, bool learned_positions) {
 
 }  // namespace
 
-std::string unsupported_reason(const mapping::Plan& plan) {
-  const ModelSpec& m = plan.model;
+std::string unsupported_reason(const workloads::ModelSpec& m) {
   for (Dtype dtype : {m.kv_dtype, m.activation_dtype})
     if (!supported_dtype(dtype))
       return fmt::format("{} activations or KV entries are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));
@@ -64,6 +63,8 @@ std::string unsupported_reason(const mapping::Plan& plan) {
       return fmt::format("{} weights are not emulated (fp32, fp16, bf16 and mxfp4 are)", to_string(dtype));
   return "";
 }
+
+std::string unsupported_reason(const mapping::Plan& plan) { return unsupported_reason(plan.model); }
 
 void Evaluator::State::swap_token(TokenState& t) {
   std::swap(sequence, t.sequence);

@@ -87,5 +87,8 @@ class Evaluator {
 
 // Why the evaluator cannot run this plan, or "" when it can.
 std::string unsupported_reason(const mapping::Plan& plan);
+// The same from the model alone (its formats are what the evaluator may not
+// emulate): what a check before any plan is compiled can tell.
+std::string unsupported_reason(const workloads::ModelSpec& model);
 
 }  // namespace wafersim::functional

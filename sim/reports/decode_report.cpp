@@ -47,7 +47,7 @@ std::string decode_table(const Experiment& experiment, const mapping::Plan& plan
 Report decode_report(const Experiment& experiment, const mapping::Plan& plan, const std::string& backend_name,
                      const backend::ProgressFn& progress, std::chrono::steady_clock::time_point begin,
                      const TraceWindow* trace, bool tile_figures) {
-  refuse_impossible_functional_check(experiment, plan);
+  refuse_impossible_functional_check(experiment);  // the commands refuse it before compiling; a library call too
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(backend_name);
   SimOptions decode_options = experiment.sim;
   decode_options.tile_figures = tile_figures;

@@ -16,9 +16,9 @@ nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nloh
 
 }  // namespace
 
-void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan) {
+void refuse_impossible_functional_check(const Experiment& experiment) {
   if (!experiment.sim.functional) return;
-  const std::string why = functional::unsupported_reason(plan);
+  const std::string why = functional::unsupported_reason(experiment.model);
   if (!why.empty()) experiment.config.fail("sim.functional", "the functional check cannot run: " + why);
   // Refused before it starts rather than killed halfway: every weight as a float on its tile and as a double in
   // the reference (12 bytes a parameter, docs/VALIDATION.md), the KV cache the same way.

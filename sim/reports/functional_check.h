@@ -7,10 +7,11 @@
 
 namespace wafersim::reports {
 
-// Refuses, as bad input at sim.functional, a check that cannot run (a plan it
-// does not cover, more memory than the process can have): called before the
-// timing so that a long simulation is not wasted.
-void refuse_impossible_functional_check(const Experiment& experiment, const mapping::Plan& plan);
+// Refuses, as bad input at sim.functional, a check that cannot run (formats
+// it does not emulate, more memory than the process can have): called before
+// the plan is compiled, so that no simulation is wasted and `validate` can
+// give the same verdict.
+void refuse_impossible_functional_check(const Experiment& experiment);
 
 // Runs the check when the experiment asks for it and adds its figures to
 // `report` (the "functional" object and one table line); `prefill` is the

@@ -39,6 +39,17 @@ Report map_report(const Experiment& experiment, const mapping::Plan& plan, doubl
 // `validate`: `name` is the file the configuration came from.
 nlohmann::json validate_document(const config::Config& config, const std::string& name);
 
+// What `validate` checks: every check run, analytic and serve make on their
+// input before they compile a plan, through the same functions, so that a
+// file validate passes fails in none of them on its input (whether the model
+// fits is the compiler's answer: map, exit 3). The typed specs' cross-field
+// checks, the functional check's refusal (sim.functional) and, when the
+// configuration gives any serving.* value, the serving section and the
+// requests it describes (serving_requests: a trace file is read through).
+// Throws what those commands would: a ConfigError at the key, or at the
+// trace's file and line.
+Experiment check_experiment(const config::Config& config);
+
 // `describe model NAME` (context 0: 4096 or the model's limit) and `describe model` (the zoo).
 Report describe_model_report(const std::string& name, uint64_t context, uint32_t batch,
                              const std::vector<std::string>& overrides);

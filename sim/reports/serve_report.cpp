@@ -145,23 +145,30 @@ void apply_step_times(const std::string& source, const MeasuredSteps& measured, 
 
 }  // namespace
 
-ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping::Plan(const Experiment&)>& compile,
-                       const backend::Backend& backend, const std::string& step_times_path) {
-  const workloads::ServingSpec spec = workloads::serving_from_config(experiment.config, experiment.model);
-  const workloads::RequestStream stream = workloads::request_stream(spec, experiment.model.max_positions);
+ServingRequests serving_requests(const Experiment& experiment) {
+  ServingRequests requests;
+  requests.spec = workloads::serving_from_config(experiment.config, experiment.model);
+  requests.stream = workloads::request_stream(requests.spec, experiment.model.max_positions);
   // A window that no request arrives in would report zeros as if something had been served.
-  if (spec.duration_s > 0) {
+  if (const double duration_s = requests.spec.duration_s; duration_s > 0) {
     double first_s = INFINITY;
-    for (const workloads::Session& session : stream.sessions) first_s = std::min(first_s, session.turns[0].arrival_s);
-    if (first_s >= spec.duration_s)
+    for (const workloads::Session& session : requests.stream.sessions)
+      first_s = std::min(first_s, session.turns[0].arrival_s);
+    if (first_s >= duration_s)
       throw config::ConfigError(experiment.config.where("serving.duration_s"), "serving.duration_s",
                                 fmt::format("serving.duration_s: no request arrives in the first {} s (the first at "
                                             "{:.6g} s); lengthen it or raise a class's rate_per_s",
-                                            spec.duration_s, first_s));
+                                            duration_s, first_s));
   }
+  return requests;
+}
+
+ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping::Plan(const Experiment&)>& compile,
+                       const backend::Backend& backend, const std::string& step_times_path) {
+  const ServingRequests requests = serving_requests(experiment);
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
-  return serve_experiment(experiment, compile(compiled), spec, stream, backend, step_times_path);
+  return serve_experiment(experiment, compile(compiled), requests.spec, requests.stream, backend, step_times_path);
 }
 
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,

@@ -50,9 +50,19 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
                               const workloads::ServingSpec& spec, const workloads::RequestStream& stream,
                               const backend::Backend& backend, const std::string& step_times_path = "");
 
-// What `wafersim serve` runs, before its output: the serving section and its
-// requests (bad input refused before anything is compiled), the plan
-// `compile` makes for the serving workload, and serve_experiment over them.
+// The serving section and the requests it describes (a trace file read
+// through, or the synthetic streams drawn), with every check serve makes on
+// them: bad input is a ConfigError at the key or at the trace's file and line.
+// Compiles nothing; what `validate` runs of serve.
+struct ServingRequests {
+  workloads::ServingSpec spec;
+  workloads::RequestStream stream;
+};
+ServingRequests serving_requests(const Experiment& experiment);
+
+// What `wafersim serve` runs, before its output: serving_requests (bad input
+// refused before anything is compiled), the plan `compile` makes for the
+// serving workload, and serve_experiment over them.
 ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping::Plan(const Experiment&)>& compile,
                        const backend::Backend& backend, const std::string& step_times_path = "");
 

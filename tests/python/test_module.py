@@ -143,6 +143,19 @@ class Errors(unittest.TestCase):
             self.assertFalse(caught.exception.record["fits"])
             self.assertEqual(caught.exception.record["config_hash"], cfg.hash)
 
+    def test_validate_raises_what_serve_and_analytic_raise(self):
+        # A trace file serve cannot read, and a functional check analytic cannot make: validate's ConfigError too.
+        cases = [({"serving.trace_file": "missing.csv"}, wafersim.serve),
+                 ({"sim.functional": True, "model.weight_dtype": "int4"}, wafersim.analytic)]
+        for overrides, evaluate in cases:
+            with self.subTest(overrides=overrides):
+                cfg = wafersim.config(TINY_DENSE, **overrides)
+                with self.assertRaises(wafersim.ConfigError) as evaluated:
+                    evaluate(cfg)
+                with self.assertRaises(wafersim.ConfigError) as validated:
+                    wafersim.validate(cfg)
+                self.assertEqual(str(validated.exception), str(evaluated.exception))
+
     def test_other_errors_raise_error(self):
         with self.assertRaises(wafersim.Error):
             wafersim.describe_model("no-such-model")
