@@ -111,16 +111,46 @@ std::string outcome_of_run(const config::Config& config) {
   }
 }
 
+// Asked by the waiting parent a few times a second: runs the interpreter's
+// signal handlers (in the main thread; elsewhere this does nothing), true when
+// one raised, as SIGINT's KeyboardInterrupt does. The exception stays set.
+bool python_signal_raised() {
+  py::gil_scoped_acquire acquire;
+  return PyErr_CheckSignals() != 0;
+}
+
+// In the child, a signal that a Python handler of the parent's catches (SIGINT
+// by default) is the parent's to act on: the handler's C part would set flags
+// no one reads and write to the parent's wakeup fd. Ignored; the parent kills
+// the child when its handler raises.
+void leave_python_signals_to_the_parent() {
+  for (int number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {
+    struct sigaction action {};
+    if (::sigaction(number, nullptr, &action) != 0) continue;
+    const bool handled = (action.sa_flags & SA_SIGINFO) ? action.sa_sigaction != nullptr
+                                                        : action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+    if (handled) std::signal(number, SIG_IGN);
+  }
+}
+
 // SystemC elaborates one design per process, so each simulation runs in a
 // child process of its own (fork: the configuration is already in memory)
 // and sends its outcome back through a pipe. Returns the outcome's JSON text.
+// A Python signal handler that raises while it runs (Ctrl-C: KeyboardInterrupt)
+// kills the child, and its prefill child with it, and the exception propagates.
 std::string run_in_child(const config::Config& config) {
   backend::ChildOutput output;
   {
     // The child touches no Python object and leaves with _exit: no interpreter clean-up runs twice.
     py::gil_scoped_release release;
-    output = backend::run_in_forked_child([&] { return std::make_pair(outcome_of_run(config), 0); });
+    output = backend::run_in_forked_child(
+        [&] {
+          leave_python_signals_to_the_parent();
+          return std::make_pair(outcome_of_run(config), 0);
+        },
+        python_signal_raised);
   }
+  if (output.stopped) throw py::error_already_set();
   if (output.signal != 0)
     throw std::runtime_error("the simulation process was killed by signal " + std::to_string(output.signal) + " (" +
                              strsignal(output.signal) + ")");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,7 +72,8 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work) {
+ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work,
+                                const std::function<bool()>& stop) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();
@@ -99,12 +101,26 @@ ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>(
   ChildOutput output;
   char buffer[1 << 16];
   for (;;) {
+    if (stop) {
+      // Wait for the child's text a moment at a time, asking `stop` in between.
+      pollfd readable{pipe_fds[0], POLLIN, 0};
+      const int ready = ::poll(&readable, 1, kStopPollMilliseconds);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) {
+        if (stop()) {
+          output.stopped = true;
+          break;
+        }
+        continue;
+      }
+    }
     const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     output.text.append(buffer, size_t(n));
   }
   ::close(pipe_fds[0]);
+  if (output.stopped) ::kill(child, SIGKILL);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }

@@ -10,15 +10,25 @@ namespace wafersim::backend {
 
 // What a forked child sent back and how it ended.
 struct ChildOutput {
-  std::string text;     // everything the child wrote before it ended
-  int exit_status = 0;  // when it exited
-  int signal = 0;       // when a signal ended it (0: it exited)
+  std::string text;      // everything the child wrote before it ended
+  int exit_status = 0;   // when it exited
+  int signal = 0;        // when a signal ended it (0: it exited)
+  bool stopped = false;  // `stop` said so: the child was killed and reaped, `text` is partial
 };
 
 // Forks; the child runs `work`, writes the text it returns to the parent and
 // leaves with _exit(its exit status), running no destructor or atexit handler
-// of the parent's. Throws std::runtime_error when no child can be started.
-ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work);
+// of the parent's. The child dies with its parent however the parent dies
+// (PR_SET_PDEATHSIG). Throws std::runtime_error when no child can be started.
+//
+// While it waits, the parent asks `stop` (when given) every kStopPollMilliseconds
+// and whenever a signal interrupts the wait; when it returns true, the child
+// is killed with SIGKILL (its own children die with it) and reaped before
+// this returns, with ChildOutput::stopped set. How a caller that runs
+// signal handlers of its own (Python's) stops a run within a fraction of a second.
+inline constexpr int kStopPollMilliseconds = 100;
+ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work,
+                                const std::function<bool()>& stop = {});
 
 // Forks, calls `evaluate` in the child and returns what it returned. An
 // exception in the child is rethrown here with its message: as CycleLimitError
