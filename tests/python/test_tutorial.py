@@ -8,11 +8,19 @@ import pathlib
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 SOURCE = pathlib.Path(os.environ["WAFERSIM_SOURCE_DIR"])
 BINARY = pathlib.Path(os.environ["WAFERSIM"])
-SCRATCH = pathlib.Path("/tmp/tutorial")  # where the tutorial's commands write
+BUILD = pathlib.Path(os.environ["WAFERSIM_BUILD_DIR"])
+PAGE_SCRATCH = "/tmp/tutorial"  # where the page's commands write
+
+
+def localized(text, scratch):
+    """A line of the page with its scratch folder and build folder this run's: two suites running at once
+    (other checkouts, other build trees) must not write into each other's files or load each other's module."""
+    return text.replace(PAGE_SCRATCH, str(scratch)).replace("PYTHONPATH=build/python", f"PYTHONPATH={BUILD}/python")
 
 
 def blocks():
@@ -34,10 +42,13 @@ def loose(line):
 
 class Tutorial(unittest.TestCase):
     def test_every_command_runs_and_prints_what_the_page_shows(self):
-        shutil.rmtree(SCRATCH, ignore_errors=True)
+        scratch = pathlib.Path(tempfile.mkdtemp(prefix="wafersim-tutorial-"))
+        self.addCleanup(shutil.rmtree, scratch, ignore_errors=True)
         env = dict(os.environ, PATH=f"{BINARY.parent}:{os.environ['PATH']}")
-        steps = blocks()
+        steps = [(localized(command, scratch), [localized(line, scratch) for line in expected])
+                 for command, expected in blocks()]
         self.assertGreaterEqual(len(steps), 8)
+        self.assertTrue(any(str(scratch) in command for command, _ in steps))
         for command, expected in steps:
             with self.subTest(command=command):
                 done = subprocess.run(["bash", "-c", command], cwd=SOURCE, env=env, capture_output=True, text=True,
@@ -52,7 +63,6 @@ class Tutorial(unittest.TestCase):
                         self.assertTrue(any(p.startswith(prefix) for p in printed), f"no line starts with: {prefix}")
                     else:
                         self.assertIn(loose(line), printed)
-        shutil.rmtree(SCRATCH, ignore_errors=True)
 
 
 if __name__ == "__main__":
