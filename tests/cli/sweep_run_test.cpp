@@ -82,7 +82,7 @@ TEST_CASE("a sweep killed mid-run leaves only whole point files and --resume com
   const std::filesystem::path out = scratch.path() / "out";
   {
     Background sweep({"sweep", sweep_data("slow_sim.yaml"), "--out", out.string(), "--jobs", "1"});
-    REQUIRE(wait_for([&] { return std::filesystem::exists(out / "points") && !point_records(out).empty(); }, 60));
+    REQUIRE(sweep.wait_until([&] { return std::filesystem::exists(out / "points") && !point_records(out).empty(); }));
     sweep.signal(SIGKILL);
     CHECK(sweep.wait() == 128 + SIGKILL);
   }
@@ -107,7 +107,7 @@ TEST_CASE("SIGINT stops a sweep cleanly: exit 130, finished rows kept, no tempor
   Scratch scratch;
   const std::filesystem::path out = scratch.path() / "out";
   Background sweep({"sweep", sweep_data("slow_sim.yaml"), "--out", out.string(), "--jobs", "2"});
-  REQUIRE(wait_for([&] { return std::filesystem::exists(out / "points") && !point_records(out).empty(); }, 60));
+  REQUIRE(sweep.wait_until([&] { return std::filesystem::exists(out / "points") && !point_records(out).empty(); }));
   sweep.signal(SIGINT);
   CHECK(sweep.wait() == 130);
   const std::map<std::string, std::string> kept = point_records(out);

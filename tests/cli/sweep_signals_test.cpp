@@ -26,7 +26,7 @@ TEST_CASE("a stop signal while a sweep starts ends it with exit 130 and the resu
   const std::filesystem::path out = scratch.path() / "out";
   Background sweep({"sweep", file, "--out", out.string(), "--jobs", "1"});
   // The points folder appears before the sweep writes its 400 point files and starts a run.
-  REQUIRE(wait_for([&] { return std::filesystem::exists(out / "points"); }, 60));
+  REQUIRE(sweep.wait_until([&] { return std::filesystem::exists(out / "points"); }));
   sweep.signal(SIGTERM);
   CHECK(sweep.wait() == 130);
 }

@@ -122,26 +122,44 @@ class Background {
   void signal(int number) const { ::kill(pid_, number); }
   // The exit code, or 128 + the signal that ended it.
   int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!reaped_) {
+      ::waitpid(pid_, &status_, 0);
+      reaped_ = true;
+    }
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  }
+  // Whether it has ended (reaped then; wait() gives how).
+  bool ended() {
+    if (!reaped_ && ::waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+    return reaped_;
+  }
+  // Waits until `ready` holds or the process ends, however long that takes
+  // (a loaded machine is slow, not wrong; ctest's timeout catches a hang);
+  // returns whether it held.
+  template <typename Condition>
+  bool wait_until(Condition ready) {
+    while (!ready()) {
+      if (ended()) return ready();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
   }
 
  private:
   pid_t pid_ = -1;
+  int status_ = 0;
   bool reaped_ = false;
 };
 
-// Waits until `ready` holds or `seconds` pass; returns whether it held.
-template <typename Condition>
-bool wait_for(Condition ready, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ready()) return true;
+// Waits until `ready` holds or `gone` does (what would make it never hold),
+// with no bound on the time; returns whether `ready` held.
+template <typename Condition, typename Gone>
+bool wait_until(Condition ready, Gone gone) {
+  while (!ready()) {
+    if (gone()) return ready();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return ready();
+  return true;
 }
 
 }  // namespace wafersim::testing

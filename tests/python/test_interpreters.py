@@ -38,7 +38,7 @@ class EveryInterpreter(unittest.TestCase):
             with self.subTest(interpreter=path):
                 result = subprocess.run([path, "-c", "import wafersim; print(wafersim.__version__)"],
                                         env=dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python")),
-                                        capture_output=True, text=True, timeout=120)
+                                        capture_output=True, text=True, timeout=600)
                 if result.returncode == 0:
                     self.assertTrue(result.stdout.strip())
                     continue
