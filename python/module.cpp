@@ -111,12 +111,23 @@ std::string outcome_of_run(const config::Config& config) {
   }
 }
 
-// Asked by the waiting parent a few times a second: runs the interpreter's
-// signal handlers (in the main thread; elsewhere this does nothing), true when
-// one raised, as SIGINT's KeyboardInterrupt does. The exception stays set.
-bool python_signal_raised() {
+// Asked by the waiting parent ten times a second: true when the run must stop,
+// with the exception to raise set. One a signal handler raised (Ctrl-C:
+// KeyboardInterrupt; Python runs its handlers in the main thread only, so
+// elsewhere this finds none), or, once `cancel` (a threading.Event, or None)
+// is set, wafersim.Error: how a sweep stops the runs of its other threads.
+bool run_must_stop(const py::object& cancel) {
   py::gil_scoped_acquire acquire;
-  return PyErr_CheckSignals() != 0;
+  if (PyErr_CheckSignals() != 0) return true;
+  if (cancel.is_none()) return false;
+  try {
+    if (!cancel.attr("is_set")().cast<bool>()) return false;
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return true;
+  }
+  PyErr_SetString(error_types->error.ptr(), "the run was cancelled");
+  return true;
 }
 
 // In the child, a signal that a Python handler of the parent's catches (SIGINT
@@ -136,9 +147,10 @@ void leave_python_signals_to_the_parent() {
 // SystemC elaborates one design per process, so each simulation runs in a
 // child process of its own (fork: the configuration is already in memory)
 // and sends its outcome back through a pipe. Returns the outcome's JSON text.
-// A Python signal handler that raises while it runs (Ctrl-C: KeyboardInterrupt)
-// kills the child, and its prefill child with it, and the exception propagates.
-std::string run_in_child(const config::Config& config) {
+// A Python signal handler that raises while it runs (Ctrl-C: KeyboardInterrupt),
+// or `cancel` set, kills the child, and its prefill child with it, and the
+// exception propagates.
+std::string run_in_child(const config::Config& config, const py::object& cancel) {
   backend::ChildOutput output;
   {
     // The child touches no Python object and leaves with _exit: no interpreter clean-up runs twice.
@@ -148,7 +160,7 @@ std::string run_in_child(const config::Config& config) {
           leave_python_signals_to_the_parent();
           return std::make_pair(outcome_of_run(config), 0);
         },
-        python_signal_raised);
+        [&] { return run_must_stop(cancel); });
   }
   if (output.stopped) throw py::error_already_set();
   if (output.signal != 0)
@@ -200,6 +212,6 @@ PYBIND11_MODULE(_core, m) {
   m.def("validate", &validate);
   m.def("serve", &serve);
   m.def("describe_model", &describe_model);
-  m.def("run", &run_in_child);
+  m.def("run", &run_in_child, py::arg("config"), py::arg("cancel") = py::none());
   m.def("version", &version);
 }

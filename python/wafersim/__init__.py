@@ -12,6 +12,7 @@ import itertools as _itertools
 import json as _json
 import os as _os
 import sys as _sys
+import threading as _threading
 import time as _time
 
 from . import _sweep_folder
@@ -142,7 +143,8 @@ def map(cfg):  # noqa: A001 - named after the command
 
 
 def validate(cfg):
-    """`wafersim validate`: runs the cross-field checks too; raises ConfigError when they fail."""
+    """`wafersim validate`: the checks run, analytic and serve make on their input before compiling;
+    raises the ConfigError they would."""
     cfg = _as_config(cfg)
     return _json.loads(_core.validate(cfg._core, cfg.name))
 
@@ -154,8 +156,14 @@ def describe_model(name=None, context=0, batch=1):
 
 def run(cfg):
     """`wafersim run`: the SystemC simulation. SystemC elaborates one design per
-    process, so each call runs in a child process; returns the same dict as the CLI."""
-    outcome = _json.loads(_core.run(_as_config(cfg)._core))
+    process, so each call runs in a child process; returns the same dict as the CLI.
+    Ctrl-C raises KeyboardInterrupt at once and ends the child."""
+    return _run(cfg, None)
+
+
+def _run(cfg, cancel):
+    """run(cfg); once `cancel` (a threading.Event) is set, the child is killed and Error raised."""
+    outcome = _json.loads(_core.run(_as_config(cfg)._core, cancel))
     if "result" in outcome:
         return outcome["result"]
     if "config_error" in outcome:
@@ -270,17 +278,19 @@ def sweep(base, axes, engine="analytic", jobs=1, mode="grid", out=None, progress
         raise Error(f"unknown sweep mode {mode!r} (modes: grid, zip)")
     points = [dict(zip(paths, combo)) for combo in combos]
     configs = [config(base, **point) for point in points]
-    evaluate = ENGINES[engine]
+    # Set when the sweep stops early (Ctrl-C, a point's error): no point starts, running simulations end.
+    cancel = _threading.Event()
+    evaluate = (lambda cfg: _run(cfg, cancel)) if engine == "sim" else ENGINES[engine]
     report = _progress_reporter(progress, len(points))
     folder = _sweep_folder.Folder(out) if out is not None else None
     try:
-        return _sweep_points(points, configs, engine, evaluate, max(1, int(jobs)), folder, report)
+        return _sweep_points(points, configs, engine, evaluate, max(1, int(jobs)), folder, report, cancel)
     finally:
         if folder is not None:
             folder.close()
 
 
-def _sweep_points(points, configs, engine, evaluate, jobs, folder, report):
+def _sweep_points(points, configs, engine, evaluate, jobs, folder, report, cancel):
     total = len(points)
     documents = [None] * total
     done = 0
@@ -303,6 +313,8 @@ def _sweep_points(points, configs, engine, evaluate, jobs, folder, report):
             runs.setdefault(cfg.hash if folder else index, []).append(index)
 
     def one(index):
+        if cancel.is_set():
+            raise Error("the sweep stopped before this point")
         start = _time.monotonic()
         try:
             document, fits = evaluate(configs[index]), True
@@ -322,7 +334,8 @@ def _sweep_points(points, configs, engine, evaluate, jobs, folder, report):
                     documents[index] = document if k == 0 else _json.loads(_json.dumps(document))  # its own dict
                     finished(index, "ok" if fits else "does_not_fit", False, seconds)
         except BaseException:
-            for future in pending:  # what has not started does not start; what has finishes and is kept
+            cancel.set()  # running simulations end; what has not started does not start
+            for future in pending:
                 future.cancel()
             raise
     result = SweepResult()

@@ -1,10 +1,11 @@
-"""A signal to a Python process inside wafersim.run: SIGINT raises
-KeyboardInterrupt at once (the run is not waited for), and however the process
-ends (SIGINT, SIGTERM, SIGKILL) the simulation's processes end with it.
+"""A signal to a Python process inside wafersim.run (or a simulated
+wafersim.sweep): SIGINT raises KeyboardInterrupt at once (the run is not
+waited for), and however the process ends (SIGINT, SIGTERM, SIGKILL) the
+simulation's processes end with it.
 
 The run is the quickstart's with 2,000 decoded tokens: its prefill alone is
-tens of seconds in a child of the simulation's process, the decode some
-twenty minutes. The signal is sent while that prefill child runs, so the
+tens of seconds in a child of the simulation's process, the decode about
+half an hour. The signal is sent while that prefill child runs, so the
 bound on the exit (a minute, DEADLINE_S) is a small part of what the run would
 take even on a quiet machine, and far more than stopping takes under load."""
 import os
@@ -26,6 +27,20 @@ SCRIPT = textwrap.dedent("""
     cfg = wafersim.config(sys.argv[1], workload__decode_tokens=2000)
     try:
         wafersim.run(cfg)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        sys.exit(130)
+    print("finished", flush=True)
+""")
+
+
+# Two such runs at once, as points of a simulated sweep.
+SWEEP_SCRIPT = textwrap.dedent("""
+    import sys
+    import wafersim
+    base = wafersim.config(sys.argv[1], workload__decode_tokens=2000)
+    try:
+        wafersim.sweep(base, {"workload.seed": [1, 2, 3]}, engine="sim", jobs=2)
     except KeyboardInterrupt:
         print("KeyboardInterrupt", flush=True)
         sys.exit(130)
@@ -69,14 +84,15 @@ def alive(processes_found):
 
 
 class SignalDuringRun(unittest.TestCase):
-    def start(self):
-        """The Python process, once the simulation's prefill child runs; and the processes below it."""
+    def start(self, script=SCRIPT, below=2):
+        """The Python process, once `below` processes run under it (a simulation's process and its prefill
+        child each); and those processes."""
         # A session of its own: Ctrl-C at a terminal signals the whole group, this test's runner left out.
-        process = subprocess.Popen([sys.executable, "-c", SCRIPT, str(QUICKSTART)], stdout=subprocess.PIPE,
+        process = subprocess.Popen([sys.executable, "-c", script, str(QUICKSTART)], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.addCleanup(self.stop, process)
-        # The simulation's process and its prefill child: no wall-clock bound, only the run ending first fails.
-        while len(descendants(process.pid)) < 2:
+        # No wall-clock bound: only the run ending first fails.
+        while len(descendants(process.pid)) < below:
             if process.poll() is not None:
                 self.fail(f"the run ended before its prefill child was seen: {process.communicate()}")
             time.sleep(0.05)
@@ -114,6 +130,13 @@ class SignalDuringRun(unittest.TestCase):
     def test_ctrl_c_raises_keyboard_interrupt_and_ends_the_simulation(self):
         # The terminal's SIGINT reaches the simulation's processes too: the Python process decides.
         process, below = self.start()
+        out, err = self.ends(process, below, signal.SIGINT, group=True)
+        self.assertEqual(process.returncode, 130, err)
+        self.assertEqual(out, "KeyboardInterrupt\n")
+
+    def test_ctrl_c_stops_a_simulated_sweep_and_every_run_of_it(self):
+        # Its runs wait in worker threads, where Python runs no signal handler: the sweep stops them.
+        process, below = self.start(SWEEP_SCRIPT, below=4)
         out, err = self.ends(process, below, signal.SIGINT, group=True)
         self.assertEqual(process.returncode, 130, err)
         self.assertEqual(out, "KeyboardInterrupt\n")
