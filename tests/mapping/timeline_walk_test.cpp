@@ -21,8 +21,7 @@ namespace {
 // Returns the full passes the shortcut walk needed, its tables' included.
 uint64_t require_walks_agree(const mapping::Plan& plan, const IterationInputs& inputs) {
   const mapping::DecodeTimeline fast = mapping::analytic_timeline(plan, inputs, mapping::TimelineWalk::Shortcuts);
-  const mapping::DecodeTimeline every =
-      mapping::analytic_timeline(plan, inputs, mapping::TimelineWalk::EveryIteration);
+  const mapping::DecodeTimeline every = mapping::analytic_timeline(plan, inputs, mapping::TimelineWalk::EveryIteration);
   REQUIRE(every.full_passes == plan.programs.iterations);
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     INFO(plan.regions[r].name);
@@ -71,9 +70,8 @@ TEST_CASE("on a full WSE-3 the shortcuts pass far fewer iterations", "[mapping][
   for (const std::string batch : {"1", "100"}) {
     INFO("batch " << batch);
     const uint64_t tokens = batch == "1" ? 3000 : 40;
-    const Experiment experiment =
-        load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 500, tokens), "walk.yaml",
-                             {"workload.prefill=false", "workload.batch=" + batch});
+    const Experiment experiment = load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 500, tokens), "walk.yaml",
+                                                       {"workload.prefill=false", "workload.batch=" + batch});
     const mapping::Plan plan = compile(experiment);
     const uint64_t full_passes =
         require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
