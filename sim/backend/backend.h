@@ -66,6 +66,24 @@ struct Evaluation {
   RunFigures figures;
 };
 
+// An evaluation started and not yet collected.
+class PendingEvaluation {
+ public:
+  virtual ~PendingEvaluation() = default;
+  // Waits for it; rethrows what it threw. Once only.
+  virtual Evaluation collect() = 0;
+};
+
+// One that was done when it started.
+class ReadyEvaluation : public PendingEvaluation {
+ public:
+  explicit ReadyEvaluation(Evaluation evaluation) : evaluation_(std::move(evaluation)) {}
+  Evaluation collect() override { return std::move(evaluation_); }
+
+ private:
+  Evaluation evaluation_;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -82,6 +100,15 @@ class Backend {
   virtual Evaluation evaluate_in_child(const mapping::Plan& plan, const IterationInputs& inputs,
                                        const SimOptions& options, const ProgressFn& progress) const {
     return evaluate(plan, inputs, options, progress);
+  }
+  // The same, started now and collected later: the engine's child runs while
+  // this process does its own evaluate() (the prefill beside the decode: their
+  // programs are independent), so the machine's second core is used. The
+  // child shows no progress of its own (two progress lines would overwrite
+  // each other); the closed form evaluates at once.
+  virtual std::unique_ptr<PendingEvaluation> start_in_child(const mapping::Plan& plan, const IterationInputs& inputs,
+                                                            const SimOptions& options) const {
+    return std::make_unique<ReadyEvaluation>(evaluate(plan, inputs, options, {}));
   }
 };
 

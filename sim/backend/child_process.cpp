@@ -72,8 +72,7 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work,
-                                const std::function<bool()>& stop) {
+ForkedChild::ForkedChild(const std::function<std::pair<std::string, int>()>& work) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();
@@ -98,12 +97,27 @@ ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>(
     ::_exit(status);  // no destructors or atexit handlers: they belong to the parent
   }
   ::close(pipe_fds[1]);
+  pid_ = child;
+  read_fd_ = pipe_fds[0];
+}
+
+ForkedChild::~ForkedChild() {
+  if (pid_ < 0) return;
+  ::close(read_fd_);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+ChildOutput ForkedChild::wait(const std::function<bool()>& stop) {
+  if (pid_ < 0) throw std::logic_error("ForkedChild::wait: waited for already");
   ChildOutput output;
   char buffer[1 << 16];
   for (;;) {
     if (stop) {
       // Wait for the child's text a moment at a time, asking `stop` in between.
-      pollfd readable{pipe_fds[0], POLLIN, 0};
+      pollfd readable{read_fd_, POLLIN, 0};
       const int ready = ::poll(&readable, 1, kStopPollMilliseconds);
       if (ready < 0 && errno != EINTR) break;
       if (ready <= 0) {
@@ -114,44 +128,53 @@ ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>(
         continue;
       }
     }
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    const ssize_t n = ::read(read_fd_, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     output.text.append(buffer, size_t(n));
   }
-  ::close(pipe_fds[0]);
-  if (output.stopped) ::kill(child, SIGKILL);
+  ::close(read_fd_);
+  if (output.stopped) ::kill(pid_, SIGKILL);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  pid_ = -1;
   if (WIFSIGNALED(status)) output.signal = WTERMSIG(status);
   if (WIFEXITED(status)) output.exit_status = WEXITSTATUS(status);
   return output;
 }
 
-Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate) {
-  const ChildOutput output = run_in_forked_child([&] {
-    json reply;
-    try {
-      reply = {{"evaluation", to_json(evaluate())}};
-    } catch (const CycleLimitError& error) {
-      reply = {{"error", error.what()}, {"kind", "cycle_limit"}};
-    } catch (const mapping::DoesNotFitError& error) {
-      reply = {{"error", error.what()}, {"kind", "does_not_fit"}};
-    } catch (const std::bad_alloc& error) {
-      reply = {{"error", error.what()}, {"kind", "out_of_memory"}};
-    } catch (const std::exception& error) {
-      reply = {{"error", error.what()}};
-    }
-    return std::make_pair(reply.dump(), reply.contains("error") ? 1 : 0);
-  });
+ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work,
+                                const std::function<bool()>& stop) {
+  return ForkedChild(work).wait(stop);
+}
+
+namespace {
+
+// The child's side: the evaluation, or what it threw, as text.
+std::pair<std::string, int> evaluation_reply(const std::function<Evaluation()>& evaluate) {
+  json reply;
+  try {
+    reply = {{"evaluation", to_json(evaluate())}};
+  } catch (const CycleLimitError& error) {
+    reply = {{"error", error.what()}, {"kind", "cycle_limit"}};
+  } catch (const mapping::DoesNotFitError& error) {
+    reply = {{"error", error.what()}, {"kind", "does_not_fit"}};
+  } catch (const std::bad_alloc& error) {
+    reply = {{"error", error.what()}, {"kind", "out_of_memory"}};
+  } catch (const std::exception& error) {
+    reply = {{"error", error.what()}};
+  }
+  return std::make_pair(reply.dump(), reply.contains("error") ? 1 : 0);
+}
+
+// The parent's side: the evaluation, or the child's exception rethrown, so each keeps its exit code.
+Evaluation evaluation_of(const ChildOutput& output) {
   if (output.signal != 0)
     throw std::runtime_error("the child process simulating the prefill was killed by signal " +
                              std::to_string(output.signal));
-  const std::string& text = output.text;
-  const json reply = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json reply = json::parse(output.text, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) throw std::runtime_error("the child process simulating the prefill sent no result");
-  // The parent rethrows what the child caught, so each keeps its exit code.
   if (reply.contains("error")) {
     const std::string kind = reply.value("kind", ""), error = reply.at("error").get<std::string>();
     if (kind == "cycle_limit") throw CycleLimitError(error);
@@ -160,6 +183,26 @@ Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate)
     throw std::runtime_error(error);
   }
   return from_json(reply.at("evaluation"));
+}
+
+class ChildEvaluation : public PendingEvaluation {
+ public:
+  explicit ChildEvaluation(const std::function<Evaluation()>& evaluate)
+      : child_([&evaluate] { return evaluation_reply(evaluate); }) {}
+  Evaluation collect() override { return evaluation_of(child_.wait()); }
+
+ private:
+  ForkedChild child_;
+};
+
+}  // namespace
+
+Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate) {
+  return start_in_forked_child(evaluate)->collect();
+}
+
+std::unique_ptr<PendingEvaluation> start_in_forked_child(const std::function<Evaluation()>& evaluate) {
+  return std::make_unique<ChildEvaluation>(evaluate);
 }
 
 }  // namespace wafersim::backend

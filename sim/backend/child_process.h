@@ -2,6 +2,7 @@
 // Runs an evaluation in a forked child process and reads its result back: how
 // a command runs a second SystemC simulation (SystemC elaborates once per process).
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "sim/backend/backend.h"
@@ -30,10 +31,28 @@ inline constexpr int kStopPollMilliseconds = 100;
 ChildOutput run_in_forked_child(const std::function<std::pair<std::string, int>()>& work,
                                 const std::function<bool()>& stop = {});
 
+// The same in two halves: the constructor forks (the child runs `work`), and
+// the parent goes on with its own work until wait(). A child never waited for
+// (the parent's work threw) is killed and reaped by the destructor.
+class ForkedChild {
+ public:
+  explicit ForkedChild(const std::function<std::pair<std::string, int>()>& work);
+  ~ForkedChild();
+  ForkedChild(const ForkedChild&) = delete;
+  ForkedChild& operator=(const ForkedChild&) = delete;
+  ChildOutput wait(const std::function<bool()>& stop = {});
+
+ private:
+  int pid_ = -1;
+  int read_fd_ = -1;  // the pipe the child writes its text into
+};
+
 // Forks, calls `evaluate` in the child and returns what it returned. An
 // exception in the child is rethrown here with its message: as CycleLimitError
 // when it was one, else as std::runtime_error; a child killed by a signal is
 // reported as such.
 Evaluation evaluate_in_forked_child(const std::function<Evaluation()>& evaluate);
+// The same, collected later (Backend::start_in_child).
+std::unique_ptr<PendingEvaluation> start_in_forked_child(const std::function<Evaluation()>& evaluate);
 
 }  // namespace wafersim::backend

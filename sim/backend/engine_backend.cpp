@@ -103,11 +103,17 @@ class EngineBackend : public Backend {
   }
   Evaluation evaluate_in_child(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options,
                                const ProgressFn& progress) const override {
-    return evaluate_in_forked_child([&] {
-      Evaluation evaluation = evaluate(plan, inputs, options, progress);
-      evaluation.figures.peak_rss_bytes = peak_rss_bytes();  // the child's own: the parent cannot see it
-      return evaluation;
-    });
+    return evaluate_in_forked_child([&] { return with_peak_rss(evaluate(plan, inputs, options, progress)); });
+  }
+  std::unique_ptr<PendingEvaluation> start_in_child(const mapping::Plan& plan, const IterationInputs& inputs,
+                                                    const SimOptions& options) const override {
+    return start_in_forked_child([&] { return with_peak_rss(evaluate(plan, inputs, options, {})); });
+  }
+
+ private:
+  static Evaluation with_peak_rss(Evaluation evaluation) {
+    evaluation.figures.peak_rss_bytes = peak_rss_bytes();  // the child's own: the parent cannot see it
+    return evaluation;
   }
 };
 

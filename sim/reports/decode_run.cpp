@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "workloads/decode_inputs.h"
 #include "workloads/prefill_inputs.h"
@@ -10,33 +11,41 @@ namespace wafersim::reports {
 
 namespace {
 
-// The prefill of `plan`, when the workload asks for one; the engine runs it in a child process.
-std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(const Experiment& experiment,
-                                                                              const mapping::Plan& plan,
-                                                                              const backend::Backend& backend,
-                                                                              const backend::ProgressFn& progress) {
+// A prefill started beside the decode: its plan and its evaluation, pending.
+struct StartedPrefill {
+  mapping::Plan plan;
+  std::unique_ptr<backend::PendingEvaluation> evaluation;
+  std::chrono::steady_clock::time_point begin;
+};
+
+// The prefill of `plan`, when the workload asks for one. The engine simulates
+// it in a child process while this one simulates the decode: the two programs
+// are independent (the decode does not start from the prefill's simulated state).
+std::optional<StartedPrefill> start_prefill(const Experiment& experiment, const mapping::Plan& plan,
+                                            const backend::Backend& backend) {
   if (!experiment.workload.prefill) return std::nullopt;
-  mapping::Plan prefill_plan = mapping::compile_prefill_plan(plan);
-  backend::ProgressFn chunks;
-  if (progress)
-    chunks = [&progress](backend::Progress p) {
-      p.unit = "prefill chunks";
-      progress(p);
-    };
-  const auto begin = std::chrono::steady_clock::now();
+  StartedPrefill started{mapping::compile_prefill_plan(plan), nullptr, std::chrono::steady_clock::now()};
   const workloads::PrefillInputs inputs(experiment.workload);
-  backend::Evaluation evaluation = backend.evaluate_in_child(prefill_plan, inputs, experiment.sim, chunks);
-  // The child's progress lines were its own: show where the prefill ended from here.
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  if (chunks && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
-    const uint64_t total = prefill_plan.programs.iterations;
+  started.evaluation = backend.start_in_child(started.plan, inputs, experiment.sim);
+  return started;
+}
+
+std::pair<mapping::Plan, backend::Evaluation> finish_prefill(const Experiment& experiment, StartedPrefill started,
+                                                             const backend::ProgressFn& progress) {
+  backend::Evaluation evaluation = started.evaluation->collect();
+  // The child shows no progress of its own: say here where the prefill ended.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started.begin).count();
+  if (progress && evaluation.figures.measured && seconds >= experiment.sim.progress_seconds) {
+    const uint64_t total = started.plan.programs.iterations;
     uint64_t end_cycle = 0;
     for (const std::vector<uint64_t>& region : evaluation.timeline.finish)
       if (!region.empty()) end_cycle = std::max(end_cycle, region.back());
-    chunks({total, total, prefill_plan.hw.cycles_to_us(double(end_cycle)), double(evaluation.figures.events) / seconds,
-            seconds});
+    backend::Progress done{total, total, started.plan.hw.cycles_to_us(double(end_cycle)),
+                           double(evaluation.figures.events) / seconds, seconds};
+    done.unit = "prefill chunks";
+    progress(done);
   }
-  return std::make_pair(std::move(prefill_plan), std::move(evaluation));
+  return std::make_pair(std::move(started.plan), std::move(evaluation));
 }
 
 }  // namespace
@@ -44,7 +53,7 @@ std::optional<std::pair<mapping::Plan, backend::Evaluation>> evaluate_prefill(co
 DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
                      const SimOptions& options, const backend::ProgressFn& progress) {
   DecodeRun out;
-  out.prefill = evaluate_prefill(experiment, plan, backend, progress);
+  std::optional<StartedPrefill> prefill = start_prefill(experiment, plan, backend);
   if (experiment.speculative) {
     out.speculative = evaluate_speculative(experiment, plan, backend, options, progress);
     out.evaluation = out.speculative->verify_run;
@@ -54,6 +63,7 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
     out.evaluation = backend.evaluate(plan, inputs, options, progress);
     out.metrics = decode_metrics(plan, out.evaluation.timeline);
   }
+  if (prefill) out.prefill = finish_prefill(experiment, std::move(*prefill), progress);
   if (out.prefill) {
     const auto& [prefill_plan, prefill_evaluation] = *out.prefill;
     backend::RunFigures& figures = out.evaluation.figures;
