@@ -1,8 +1,6 @@
 // A forked child runs beside its parent: the prefill's simulation goes on
 // while the parent simulates the decode (sim/reports/decode_run.cpp), and a
 // child the parent never waits for does not outlive it.
-#include "sim/backend/child_process.h"
-
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -13,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 #include <unistd.h>
+
+#include "sim/backend/child_process.h"
 
 using namespace wafersim;
 
@@ -68,7 +68,7 @@ TEST_CASE("a forked child never waited for is killed and reaped", "[backend][chi
     std::ifstream(pid_file) >> child_pid;
     REQUIRE(child_pid > 0);
     REQUIRE(::kill(child_pid, 0) == 0);  // alive
-  }  // the parent's own work threw, say: the child goes with it
+  }                                      // the parent's own work threw, say: the child goes with it
   errno = 0;
   CHECK(::kill(child_pid, 0) == -1);
   CHECK(errno == ESRCH);  // not even a zombie: reaped
