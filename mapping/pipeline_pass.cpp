@@ -81,6 +81,24 @@ Front shifted(Front front, const Timed& by) {
   return front;
 }
 
+// The iteration's inputs, noting whether the context was asked for.
+class ContextWatch : public IterationInputs {
+ public:
+  explicit ContextWatch(const IterationInputs& inputs) : inputs_(inputs) {}
+  uint64_t context(uint64_t iteration) const override {
+    read_ = true;
+    return inputs_.context(iteration);
+  }
+  bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override {
+    return inputs_.expert_routed(iteration, moe_layer, expert);
+  }
+  bool read() const { return read_; }
+
+ private:
+  const IterationInputs& inputs_;
+  mutable bool read_ = false;
+};
+
 }  // namespace
 
 Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration) {
@@ -90,10 +108,13 @@ Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInp
   for (size_t i = 0; i < in.at.size(); ++i) relative[i] = time_between(base, in.at[i]);
   const uint64_t context = inputs.context(iteration);
   Entry& entry = last_[r];
-  if (entry.valid && entry.context == context && entry.in == relative) return shifted(entry.out, base);
-  Front out = region.run(std::move(in), 0, region.head_steps(), inputs, iteration);
+  if (entry.valid && (!entry.read_context || entry.context == context) && entry.in == relative)
+    return shifted(entry.out, base);
+  const ContextWatch watched(inputs);
+  Front out = region.run(std::move(in), 0, region.head_steps(), watched, iteration);
   Front out_relative = out;
   entry.valid = shift_back(out_relative, base);
+  entry.read_context = watched.read();
   entry.context = context;
   entry.in = std::move(relative);
   entry.out = std::move(out_relative);

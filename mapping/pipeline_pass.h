@@ -41,7 +41,8 @@ struct Pass {
 
 // The head steps (Region::head_steps) of each region that takes slices in, as
 // they ran last: slices that arrive in the same pattern (relative to the
-// earliest) at the same context give the same front, shifted.
+// earliest) give the same front, shifted, at the same context or at any
+// context when the steps did not read it (an input norm's reduce does not).
 class HeadMemo {
  public:
   explicit HeadMemo(const Plan& plan) : last_(plan.regions.size()) {}
@@ -50,6 +51,7 @@ class HeadMemo {
  private:
   struct Entry {
     bool valid = false;
+    bool read_context = false;  // the steps asked the context: it is part of the key
     uint64_t context = 0;
     std::vector<Timed> in;  // from the earliest slice
     Front out;              // from the earliest slice

@@ -56,8 +56,9 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   const bool shortcuts = walk == TimelineWalk::Shortcuts && !has_routed_experts(plan);
   // One sequence decoding: each token finds every server done with the one
   // before, so its pass depends on its context alone, shifted to its arrival.
+  HeadMemo heads(plan);
   auto idle_pass = [&](uint64_t context) {
-    return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan));
+    return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads);
   };
   // Only the figures a token's pass reports are kept per piece: the servers it
   // leaves are rebuilt when a full pass needs them (rarely: when the next token
@@ -69,7 +70,6 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       pass.after = Servers{};
       return pass;
     });
-  HeadMemo heads(plan);
   std::optional<RepeatingPass> repeating;
 
   // The servers before the next iteration: `servers`, or, after a shortcut,
