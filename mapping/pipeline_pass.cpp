@@ -29,18 +29,6 @@ uint64_t Servers::latest_cycle() const {
   return latest;
 }
 
-Pass Pass::shifted(const Timed& by) const {
-  Pass pass;
-  pass.start = start;
-  pass.finish = finish;
-  for (uint64_t& cycle : pass.start) cycle = add_cycles(cycle, by.cycle);
-  for (uint64_t& cycle : pass.finish) cycle = add_cycles(cycle, by.cycle);
-  pass.exit = by.then(exit);
-  pass.after = after.shifted(by);
-  pass.after_latest_cycle = add_cycles(after_latest_cycle, by.cycle);
-  return pass;
-}
-
 Timed time_between(const Timed& earlier, const Timed& later) {
   if (later.cycle < earlier.cycle) throw std::logic_error("time_between: the later time is earlier");
   Timed between;

@@ -31,8 +31,6 @@ struct Pass {
   Servers after;                        // the servers once it has passed
   uint64_t after_latest_cycle = 0;      // after.latest_cycle()
 
-  // The same pass with every time `by` later (starts and finishes by its cycles).
-  Pass shifted(const Timed& by) const;
   bool operator==(const Pass& other) const {
     return start == other.start && finish == other.finish && exit == other.exit && after == other.after &&
            after_latest_cycle == other.after_latest_cycle;
