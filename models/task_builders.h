@@ -67,6 +67,8 @@ class SendTask : public MessageBuilder<SendTask> {
   SendTask& dwafer(int32_t dwafer) { return set(task_.dwafer, dwafer); }
   // The message belongs to iteration (current + delta).
   SendTask& iteration_delta(uint32_t delta) { return set(task_.iteration_delta, delta); }
+  // The y leg of the route before its x leg.
+  SendTask& y_first(bool first = true) { return set(task_.y_first, first); }
   // A stream that combines `work` (in `dtype`) with the streams the tile's
   // streamed Waits took in, as their wavelets pass (models/cost.h,
   // stream_tail_departure).

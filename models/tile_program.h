@@ -69,13 +69,17 @@ struct Task {
   // finishes no earlier than those tails plus one add, nor before the core's
   // input ramp has taken in all the bytes.
   bool stream = false;
+  // Send: the route takes its y leg before its x leg (routes are x first
+  // otherwise; the path is the router's configuration, so either is free).
+  bool y_first = false;
 
   // Every field, once: equality and the compiler's program deduplication
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
     return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
-                    experts, mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream);
+                    experts, mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream,
+                    y_first);
   }
   bool operator==(const Task& other) const;
 };

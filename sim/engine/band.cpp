@@ -309,7 +309,8 @@ uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compile
       w.link_hops += 1;
     }
   } else if (w.options.contention) {
-    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle);
+    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
+                            /*stream=*/false, task.y_first);
   } else {
     transit.arrival = cycle + compiled.cycles;
     w.link_hops +=
@@ -340,7 +341,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
   Transit transit;
   if (w.options.contention) {
     transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
-                            /*stream=*/true);
+                            /*stream=*/true, task.y_first);
   } else {
     transit.arrival = cycle + compiled.cycles;
     w.link_hops +=

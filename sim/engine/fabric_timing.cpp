@@ -49,7 +49,7 @@ inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t s
 }  // namespace
 
 Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
-                      uint64_t serialization, uint64_t sent, bool stream) {
+                      uint64_t serialization, uint64_t sent, bool stream, bool y_first) {
   const FabricParams& fabric = world.hw.fabric;
   Transit transit;
   uint64_t& injection = world.injection[source];
@@ -59,20 +59,30 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
   const uint64_t x = world.state[source].x, row = world.state[source].row;
   const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
-  if (dx > 0)
-    head = walk_leg(world.east, int64_t(row * world.width + x), 1, xhops, head, serialization,
-                    fabric.hop_latency_cycles, 0, stream, &transit.wait);
-  else if (dx < 0)
-    head = walk_leg(world.west, int64_t(row * world.width + x), -1, xhops, head, serialization,
-                    fabric.hop_latency_cycles, 0, stream, &transit.wait);
-  const uint64_t turn = dx != 0 ? fabric.turn_latency_cycles : 0;
-  const uint64_t column = uint64_t(int64_t(x) + dx);
-  if (dy > 0)
-    head = walk_leg(world.south, int64_t(column * world.rows + row), 1, yhops, head, serialization,
-                    fabric.hop_latency_cycles, turn, stream, &transit.wait);
-  else if (dy < 0)
-    head = walk_leg(world.north, int64_t(column * world.rows + row), -1, yhops, head, serialization,
-                    fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  // The x leg along `at_row`, the y leg along `at_column`; the second leg's first hop pays the turn.
+  auto x_leg = [&](uint64_t at_row, uint64_t turn) {
+    if (dx > 0)
+      head = walk_leg(world.east, int64_t(at_row * world.width + x), 1, xhops, head, serialization,
+                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+    else if (dx < 0)
+      head = walk_leg(world.west, int64_t(at_row * world.width + x), -1, xhops, head, serialization,
+                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  };
+  auto y_leg = [&](uint64_t at_column, uint64_t turn) {
+    if (dy > 0)
+      head = walk_leg(world.south, int64_t(at_column * world.rows + row), 1, yhops, head, serialization,
+                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+    else if (dy < 0)
+      head = walk_leg(world.north, int64_t(at_column * world.rows + row), -1, yhops, head, serialization,
+                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  };
+  if (y_first) {
+    y_leg(x, 0);
+    x_leg(uint64_t(int64_t(row) + dy), dy != 0 ? fabric.turn_latency_cycles : 0);
+  } else {
+    x_leg(row, 0);
+    y_leg(uint64_t(int64_t(x) + dx), dx != 0 ? fabric.turn_latency_cycles : 0);
+  }
   const uint64_t delivered =
       stream ? head : cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
   transit.arrival = delivered + serialization + fabric.ramp_off_cycles;

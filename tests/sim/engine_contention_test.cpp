@@ -53,6 +53,37 @@ TEST_CASE("two flows sharing links take exactly the serialised time", "[engine][
   CHECK(result.link_busy_peak > 0);
 }
 
+// Two pieces from one row to one column, each to its own row: along x first
+// both cross the column's links; along y first (Task::y_first) they share none.
+// Returns the two arrivals and what each would take alone.
+struct TwoPieces {
+  uint64_t arrival[2], alone[2];
+};
+TwoPieces two_pieces(bool y_first) {
+  const HardwareSpec hw = wse3_like(8, 8);
+  ProgramSet set = empty_set(8, 8);
+  Task to_row_1 = send(-1, -4, 64), to_row_0 = send(-2, -5, 64);
+  to_row_1.y_first = to_row_0.y_first = y_first;
+  place(set, 1, 5, {to_row_1});
+  place(set, 2, 5, {to_row_0});
+  place(set, 0, 1, {wait(1), mark(0)});
+  place(set, 0, 0, {wait(1), mark(1)});
+  set.marks = 2;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
+  return {{result.marks[0][0].cycle, result.marks[1][0].cycle},
+          {oracles::point_to_point_cycles(hw.fabric, -1, -4, 0, 64),
+           oracles::point_to_point_cycles(hw.fabric, -2, -5, 0, 64)}};
+}
+TEST_CASE("routes with the y leg first share no link where x first would", "[engine][contention]") {
+  const TwoPieces pieces = two_pieces(true);
+  CHECK(pieces.arrival[0] == pieces.alone[0]);
+  CHECK(pieces.arrival[1] == pieces.alone[1]);
+}
+TEST_CASE("routes along x first from one row to one column wait for each other", "[engine][contention]") {
+  const TwoPieces pieces = two_pieces(false);
+  CHECK(pieces.arrival[0] + pieces.arrival[1] > pieces.alone[0] + pieces.alone[1]);
+}
+
 TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine][contention][offwafer]") {
   const HardwareSpec hw = wse3_like(8, 8, 2);
   ProgramSet set = empty_set(8, 8, 2);
