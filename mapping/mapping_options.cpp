@@ -12,7 +12,14 @@ const char* reduction_name(Reduction reduction) { return reduction == Reduction:
 
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
-const char* moe_combine_name(MoeCombine combine) { return combine == MoeCombine::Tree ? "tree" : "root"; }
+const char* moe_combine_name(MoeCombine combine) {
+  switch (combine) {
+    case MoeCombine::Root: return "root";
+    case MoeCombine::Tree: return "tree";
+    case MoeCombine::Columns: break;
+  }
+  return "columns";
+}
 const char* handoff_name(Handoff handoff) { return handoff == Handoff::Slices ? "slices" : "root"; }
 const char* attention_layout_name(AttentionLayout layout) {
   return layout == AttentionLayout::Grid ? "grid" : "groups";
@@ -25,6 +32,7 @@ constexpr const char* kLayerColumns = "mapping.layer_grid.columns";
 constexpr const char* kLayerRows = "mapping.layer_grid.rows";
 constexpr const char* kHandoff = "mapping.handoff";
 constexpr const char* kAttention = "mapping.attention";
+constexpr const char* kMoeCombine = "mapping.moe_combine";
 
 // A choice of two values or auto: `root_word` gives `root`, the other word
 // `distributed`, and auto the one that goes with mapping.dataflow (read before).
@@ -133,13 +141,24 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "along both axes (root-dataflow and MoE regions always use chunked_gemv)",
               &MappingOptions::prefill_gemm)
           .add_converted(
-              enum_param("mapping.moe_combine", {"auto", "root", "tree"}, "auto",
+              enum_param(kMoeCombine, {"auto", "root", "tree", "columns"}, "auto",
                          "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
                          "its result to the layer root, which takes them in one after the other; tree = the results "
                          "stream as fp32 sums along each expert row and up the first column, every routed expert "
-                         "adding its own as they pass, so the layer root takes in one vector; auto = tree with the "
+                         "adding its own as they pass, so the layer root takes in one vector; columns = each "
+                         "expert's result stays as slices on its root row and the slices stream as fp32 sums up the "
+                         "columns of the experts stacked above it, each column's sum going to the root-column tiles "
+                         "that hold its elements (needs mapping.dataflow: distributed); auto = columns with the "
                          "distributed dataflow, root with root"),
-              auto_by_dataflow(&MappingOptions::moe_combine, "root", MoeCombine::Root, MoeCombine::Tree))
+              [](const config::Config& config, const std::string& path, MappingOptions& options) {
+                const std::string& word = config.get_string(path);
+                if (word == "auto")
+                  options.moe_combine = options.dataflow == Dataflow::Root ? MoeCombine::Root : MoeCombine::Columns;
+                else
+                  options.moe_combine = word == "root"   ? MoeCombine::Root
+                                        : word == "tree" ? MoeCombine::Tree
+                                                         : MoeCombine::Columns;
+              })
           .add_enum<Dtype>("mapping.partial_sum_dtype",
                            {{"fp32", Dtype::FP32}, {"fp16", Dtype::FP16}, {"bf16", Dtype::BF16}}, "fp32",
                            "Format in which a GEMV's partial sums are written, sent through the reduction tree and "
@@ -162,6 +181,9 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   if (options.handoff == Handoff::Slices && options.dataflow == Dataflow::Root)
     config.fail(kHandoff,
                 "slices needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
+  if (options.moe_combine == MoeCombine::Columns && options.dataflow == Dataflow::Root)
+    config.fail(kMoeCombine,
+                "columns needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
   if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
     config.fail(kAttention,
                 "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");

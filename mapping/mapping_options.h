@@ -42,7 +42,12 @@ enum class PrefillGemm { ChunkedGemv, MeshGemm };
 //     block and up the first column to the layer root; the experts of the
 //     iteration's routing (and the shared ones) add theirs in as they pass,
 //     and the layer root takes in one vector (docs/MAPPING.md, "MoE").
-enum class MoeCombine { Root, Tree };
+//   Columns: each expert's result stays as slices on its block's root row; the
+//     slices stream, as fp32 sums, up the columns of the experts stacked in
+//     the same place of every expert row, and the top of each column's chain
+//     sends its sum to the root-column tiles that hold the matching elements
+//     of the residual stream (mapping.dataflow: distributed only).
+enum class MoeCombine { Root, Tree, Columns };
 
 // How the activation vector passes from one region to the next (mapping.handoff).
 //   Root: the previous region's root sends the whole vector to the next one's root.
@@ -82,7 +87,7 @@ struct MappingOptions {
   Reduction reduction = Reduction::KTree;     // of every region's trees
   uint32_t ktree_levels = 2;
   PrefillGemm prefill_gemm = PrefillGemm::ChunkedGemv;
-  MoeCombine moe_combine = MoeCombine::Tree;
+  MoeCombine moe_combine = MoeCombine::Columns;
   // Format of a GEMV's partial sums as they are written, sent up the
   // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
   Dtype partial_sum = Dtype::FP32;
@@ -95,7 +100,7 @@ struct MappingOptions {
 const char* dataflow_name(Dataflow dataflow);               // "root", "distributed"
 const char* reduction_name(Reduction reduction);            // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);            // "chunked_gemv", "meshgemm"
-const char* moe_combine_name(MoeCombine combine);           // "root", "tree"
+const char* moe_combine_name(MoeCombine combine);           // "root", "tree", "columns"
 const char* handoff_name(Handoff handoff);                  // "root", "slices"
 const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"
 

@@ -102,7 +102,102 @@ class Dispatch final : public DispatchStep {
   uint64_t stream_bytes_;
 };
 
+// mapping.moe_combine: columns (ColumnCombine, moe_dispatch.h).
+class ColumnsDispatch final : public DispatchStep {
+ public:
+  ColumnsDispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing, ColumnCombine combine,
+                  uint32_t moe_layer)
+      : DispatchStep(env),
+        head_sends_(std::move(head_sends)),
+        passing_(std::move(passing)),
+        combine_(std::move(combine)),
+        moe_layer_(moe_layer) {
+    if (combine_.pieces.size() != env.geo.rows || combine_.sum.size() != env.geo.rows ||
+        combine_.passing_arrival.size() != env.geo.rows)
+      throw std::logic_error("an MoE column combine for another root column");
+  }
+  FrontKind input() const override { return FrontKind::Root; }
+  FrontKind output() const override { return FrontKind::Column; }
+  void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (j != 0) return;
+    const std::vector<Task>& first = i == 0 ? head_sends_ : passing_;
+    out.insert(out.end(), first.begin(), first.end());
+    if (combine_.pieces[i].empty()) return;
+    out.push_back(wait().tag(env_.tag).messages(uint32_t(combine_.pieces[i].size())));
+    out.push_back(compute().work(combine_.sum[i]).dtype(env_.activation).category(Category::Reduce));
+  }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == 0);
+    if (!row) return;
+    const Work& sum = combine_.sum[index];
+    out.insert(out.end(), {combine_.pieces[index].size(), sum.flops, sum.read_bytes, sum.write_bytes});
+  }
+  Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
+    const std::vector<ColumnCombine::Node>& nodes = combine_.nodes;
+    const size_t n = nodes.size();
+    // Per node and column j: when its stream's head leaves (a top: when its sum is written out) and when the tail does.
+    std::vector<std::vector<Timed>> head(n);
+    std::vector<std::vector<uint64_t>> tail(n);
+    std::vector<char> streams(n, 0);
+    for (size_t k = n; k-- > 0;) {  // a child always comes after its parent
+      const ColumnCombine::Node& node = nodes[k];
+      const bool own =
+          node.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(node.routed_index));
+      const bool child = node.child >= 0 && streams[size_t(node.child)];
+      if (!node.top && !own && !child) continue;
+      streams[k] = 1;
+      const size_t columns = node.arrival.size();
+      head[k].resize(columns);
+      tail[k].assign(columns, 0);
+      for (size_t j = 0; j < columns; ++j) {
+        Timed start = in.root.then(own ? node.ready[j] : node.arrival[j]);
+        uint64_t inputs_tail = 0, ingest = 0;
+        if (child) {
+          const ColumnCombine::Node& below = nodes[size_t(node.child)];
+          start = later(start, head[size_t(node.child)][j].after(below.latency[j], Category::Reduce));
+          inputs_tail = tail[size_t(node.child)][j] + below.latency[j];
+          ingest = below.serialization[j];
+        }
+        if (node.top) {
+          const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
+          const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
+          head[k][j] = start.after(done - start.cycle, Category::Reduce);
+        } else {
+          head[k][j] = start;
+          tail[k][j] = stream_tail_departure(
+              start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
+        }
+      }
+    }
+    Front out;
+    out.kind = FrontKind::Column;
+    out.at.resize(combine_.pieces.size());
+    for (size_t i = 0; i < out.at.size(); ++i) {
+      Timed at = i == 0 ? in.root : in.root.after(combine_.passing_arrival[i], Category::Fabric);
+      for (const ColumnCombine::Piece& piece : combine_.pieces[i])
+        at = later(at, head[piece.node][piece.column].after(piece.cycles, Category::Fabric));
+      if (!combine_.pieces[i].empty()) at = at.after(cycles(env_.activation, combine_.sum[i]), Category::Reduce);
+      out.at[i] = at;
+    }
+    return out;
+  }
+  // The dispatch's two multicasts, two alternating colours for the chains, one for the pieces.
+  uint32_t patterns() const override { return 5; }
+  uint16_t tags_used() const override { return 2; }
+
+ private:
+  std::vector<Task> head_sends_, passing_;
+  ColumnCombine combine_;
+  uint32_t moe_layer_;
+};
+
 }  // namespace
+
+std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
+                                                std::vector<Task> passing, ColumnCombine combine, uint32_t moe_layer) {
+  return std::make_unique<ColumnsDispatch>(env, std::move(head_sends), std::move(passing), std::move(combine),
+                                           moe_layer);
+}
 
 std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,

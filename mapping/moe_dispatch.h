@@ -33,6 +33,39 @@ class DispatchStep : public Step {
 // other tiles (the waits of a dispatch multicast that passes them). Root:
 // `results` messages and the root's `combine`. Tree: one stream of
 // `stream_bytes` per token, written out as activations by `combine`.
+// mapping.moe_combine: columns. The experts' results stay as slices on their
+// blocks' root rows. Each place of an expert row holds a chain of blocks, one
+// per expert row, whose root-row tiles stream their slices' fp32 sums up to
+// the chain's top block; its root-row tiles write the sums out as activations
+// and send each piece to the layer's root-column tile holding those elements
+// of the residual stream, which adds the pieces of every chain.
+struct ColumnCombine {
+  // One expert block, as the combine times it: per column j of its root row.
+  struct Node {
+    int32_t routed_index = -1;   // -1 for a shared expert
+    int32_t child = -1;          // the block below it in its chain (index into nodes), -1 for none
+    bool top = false;            // sends to the root column instead of streaming up
+    std::vector<Timed> arrival;  // from dispatch to the vector at (0, j)
+    std::vector<Timed> ready;    // from dispatch to its own scaled slice at (0, j)
+    // Not top: its stream to the block above, contention-free.
+    std::vector<uint64_t> latency, serialization, add_cycles;
+    // Top: writing out the sum, with its own slice added or without.
+    std::vector<uint64_t> finish_own_cycles, finish_passing_cycles;
+  };
+  // A top node's piece of column j's sum for root-column tile i.
+  struct Piece {
+    uint32_t node, column;
+    uint64_t cycles;  // contention-free, from the top tile to the root-column tile
+  };
+  std::vector<Node> nodes;                 // by expert, shared ones last
+  std::vector<std::vector<Piece>> pieces;  // per root-column tile
+  std::vector<uint64_t> passing_arrival;   // per root-column tile: the dispatch multicast passing it
+  std::vector<Work> sum;                   // per root-column tile: adding its pieces, one token's
+};
+
+std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
+                                                std::vector<Task> passing, ColumnCombine combine, uint32_t moe_layer);
+
 std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,
                                         const Work& combine, bool tree, uint64_t stream_bytes);

@@ -39,9 +39,12 @@ struct Block {
   uint32_t dispatch_column_tiles = 0;  // the first head: tiles below it on the first column
   bool on_dispatch_column = false;     // the block's first column carries the column multicast
   // mapping.moe_combine: tree. The block root's part of the combining tree,
-  // run whether or not the expert is routed (it may pass others' sums on), and
-  // the blocks whose streams it takes in, in the order it adds them (region block indices).
+  // run whether or not the expert is routed (it may pass others' sums on).
   std::vector<Task> root_combine;
+  // mapping.moe_combine: columns. Per column j of the root row, that tile's
+  // part of its column's chain, run whether or not the expert is routed.
+  std::vector<std::vector<Task>> row_combine;
+  // Tree or columns: the blocks whose streams it takes in, in the order it adds them (region block indices).
   std::vector<uint32_t> combine_children;
 
   // Tasks of tile (i, j), guard and forwarding included.

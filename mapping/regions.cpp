@@ -494,6 +494,163 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
   }
 }
 
+// mapping.moe_combine: columns. The experts in the same place of every expert
+// row form a chain down the region (expert e in row e % rows, place e / rows,
+// so a chain holds a range of experts). Column j of each block's root row
+// streams the fp32 sum of its slice up to the same column of the block above,
+// adding its own scaled slice if its expert is routed (or shared) and
+// passing the sum on if a block below it streams, as the tree does; the top
+// block writes the sum out as activations and sends each piece to the layer's
+// root-column tile holding those elements. Every top sends, whatever the
+// routing, so each root-column tile awaits a fixed number of pieces.
+ColumnCombine add_column_combine(const RegionContext& context, Region& region, uint32_t layer, uint32_t chain_rows,
+                                 const std::vector<uint32_t>& tokens, uint16_t piece_tag, uint16_t chain_tag,
+                                 std::vector<ColumnCombine::Node> nodes) {
+  const ModelSpec& m = *context.model;
+  const HardwareSpec& hw = *context.hw;
+  const BlockGeometry& main = region.blocks[0].geo;
+  const uint32_t total = uint32_t(nodes.size()), routed = m.moe.n_experts;
+  const uint16_t tag_layer = uint16_t(layer);
+  const Dtype act = m.activation_dtype;
+  const uint64_t chunk = context.tokens;
+  // A stream of `elements` carries the sums of the chunk's tokens that its experts [first, end) took.
+  auto stream_bytes = [&](uint32_t first, uint32_t end, uint64_t elements) {
+    uint64_t covered = 0;
+    for (uint32_t e = first; e < end; ++e) covered += tokens[e];
+    const uint64_t bytes = sum_bytes(elements) * std::min<uint64_t>(covered, chunk);
+    if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
+    return uint32_t(bytes);
+  };
+  auto unless_routed = [&](uint32_t first, uint32_t end, std::vector<Task>& out) {
+    if (end <= routed)
+      out.push_back(
+          SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
+  };
+  // The top's write-out: with its own slice added if its expert is routed (or shared), without if not.
+  auto own_or_not = [&](uint32_t e, const Task& own, const Task& other, std::vector<Task>& out) {
+    if (e >= routed) {
+      out.push_back(own);
+      return;
+    }
+    out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+    out.push_back(own);
+    out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+    out.push_back(other);
+  };
+  ColumnCombine combine;
+  combine.pieces.assign(main.rows, {});
+  combine.sum.assign(main.rows, Work{});
+  combine.passing_arrival.assign(main.rows, 0);
+  uint32_t chains = 0;
+  for (uint32_t e = 0; e < total; ++e) {
+    const uint32_t row = e % chain_rows, end = std::min(total, (e / chain_rows + 1) * chain_rows);
+    Block& block = region.blocks[1 + e];
+    const BlockGeometry& g = block.geo;
+    ColumnCombine::Node& node = nodes[e];
+    node.top = row == 0;
+    chains += node.top ? 1 : 0;
+    if (e + 1 < end) {
+      node.child = int32_t(e + 1);
+      block.combine_children.push_back(1 + e + 1);
+    }
+    block.row_combine.assign(g.cols, {});
+    node.latency.assign(g.cols, 0);
+    node.serialization.assign(g.cols, 0);
+    node.add_cycles.assign(g.cols, 0);
+    node.finish_own_cycles.assign(g.cols, 0);
+    node.finish_passing_cycles.assign(g.cols, 0);
+    uint64_t first_element = 0;  // of column j's slice of the down projection
+    for (uint32_t j = 0; j < g.cols; ++j) {
+      std::vector<Task>& out = block.row_combine[j];
+      const uint64_t slice = g.column_share(m.d_model, j);
+      if (node.child >= 0) {
+        unless_routed(e + 1, end, out);
+        out.push_back(
+            WaitTask().tag(chain_tag).messages(1).heads_only(stream_bytes(e + 1, end, slice)).layer(tag_layer));
+      }
+      const uint64_t own_bytes = sum_bytes(slice * tokens[e]);
+      const Work add{slice * tokens[e] * ElementwiseFlops::kAdd, 2 * own_bytes, own_bytes};
+      if (!node.top) {
+        // Chains alternate two colours (after the dispatch's two), so a router never both receives and forwards one.
+        const uint32_t pattern = 2 + row % 2;
+        const uint32_t bytes = stream_bytes(e, end, slice);
+        SendTask send = root_to_root(g, region.blocks[e].geo)
+                            .bytes(bytes)
+                            .tag(chain_tag)
+                            .relays(pattern >= context.colors_available ? 1 : 0)
+                            .category(Category::Reduce)
+                            .layer(tag_layer);
+        SendTask passing = send;
+        passing.streamed(Work{}, Dtype::FP32);
+        send.streamed(add, Dtype::FP32);
+        if (e >= routed) {
+          out.push_back(send);
+        } else {
+          out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+          out.push_back(send);
+          if (node.child >= 0) {  // not routed: it passes the sum of the experts below it on, if any is
+            out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(end <= routed ? 2 : 1).layer(tag_layer));
+            unless_routed(e + 1, end, out);
+            out.push_back(passing);
+          }
+        }
+        node.serialization[j] = serialization_cycles(hw.fabric, bytes);
+        node.latency[j] = send_cycles(hw, send) - node.serialization[j];
+        node.add_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, add);
+      } else {
+        // The sums of every token of the chunk, written out as activations (its own slice added if routed).
+        const uint64_t sums = sum_bytes(slice * chunk), written = dtype_bytes(act, slice * chunk);
+        const Work own{add.flops, sums + own_bytes, written}, passing{0, sums, written};
+        auto finish = [&](const Work& work) {
+          return ComputeTask()
+              .work(work)
+              .dtype(Dtype::FP32)
+              .category(Category::Reduce)
+              .after_streams()
+              .layer(tag_layer);
+        };
+        own_or_not(e, finish(own), finish(passing), out);
+        node.finish_own_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, own);
+        node.finish_passing_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, passing);
+        // Each piece to the root-column tile holding those elements of the residual stream.
+        uint64_t row_first = 0;
+        for (uint32_t i = 0; i < main.rows; ++i) {
+          const uint64_t row_elements = main.row_share(m.d_model, i);
+          const uint64_t lo = std::max(first_element, row_first),
+                         hi = std::min(first_element + slice, row_first + row_elements);
+          row_first += row_elements;
+          if (lo >= hi) continue;
+          const Task send = SendTask()
+                                .dx(int32_t(main.x(i, 0)) - int32_t(g.x(0, j)))
+                                .dy(int32_t(main.y(i, 0)) - int32_t(g.y(0, j)))
+                                .dwafer(int32_t(main.wafer) - int32_t(g.wafer))
+                                .bytes(uint32_t(dtype_bytes(act, (hi - lo) * chunk)))
+                                .tag(piece_tag)
+                                .relays(4 >= context.colors_available ? 1 : 0)
+                                // Up the column first, then along row i: the pieces for
+                                // different rows share no link (along the row, then up
+                                // the root column, they would all cross its links).
+                                .y_first(g.down() == Dir::South)
+                                .layer(tag_layer);
+          out.push_back(send);
+          combine.pieces[i].push_back({e, j, send_cycles(hw, send)});
+        }
+      }
+      first_element += slice;
+    }
+  }
+  // Each root-column tile adds the pieces of every chain; the dispatch's multicast passes it first.
+  for (uint32_t i = 0; i < main.rows; ++i) {
+    const uint64_t elements = main.row_share(m.d_model, i);
+    if (!combine.pieces[i].empty())
+      combine.sum[i] = Work{(chains - 1) * elements * ElementwiseFlops::kAdd, chains * dtype_bytes(act, elements),
+                            dtype_bytes(act, elements)};
+    if (i > 0) combine.passing_arrival[i] = message_cycles(hw.fabric, i, 0, 0, dtype_bytes(act, m.d_model) * chunk);
+  }
+  combine.nodes = std::move(nodes);
+  return combine;
+}
+
 // MoE layer: attention block on top, expert blocks in rows below it.
 void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const ModelSpec& m = *context.model;
@@ -549,10 +706,13 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
                              Category::Compute);
   });
   const bool tree = context.options->moe_combine == MoeCombine::Tree;
-  // The dispatch step's own tags: results (root), or the column chain and the row chains (tree).
+  const bool columns = context.options->moe_combine == MoeCombine::Columns;
+  if (columns && !distributed) throw std::logic_error("mapping.moe_combine: columns needs the distributed dataflow");
+  // The dispatch step's own tags: results (root), the column chain and the row
+  // chains (tree), or the pieces and the column chains (columns).
   const uint16_t return_tag = chain.next_tag();
   const uint16_t row_tag = uint16_t(return_tag + 1);
-  const uint16_t dispatch_tag = uint16_t(return_tag + (tree ? 2 : 1));
+  const uint16_t dispatch_tag = uint16_t(return_tag + (tree || columns ? 2 : 1));
   const uint16_t expert_first_tag = uint16_t(dispatch_tag + 1);
   uint16_t experts_end_tag = expert_first_tag;
   // A prefill chunk (context.tokens > 1) goes to every expert, each taking
@@ -580,89 +740,116 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     passing.push_back(WaitTask().tag(dispatch_tag).messages(1).layer(uint16_t(layer)));
   }
   std::vector<DispatchStep::Expert> experts;
+  std::vector<ColumnCombine::Node> column_nodes;
   std::vector<uint32_t> tokens;  // per expert block: tokens of the chunk it takes
   std::vector<TreePlace> rows;
   const FixedInputs fixed;
-  for (uint32_t row = 0, e = 0; row < expert_row_count; ++row) {
-    const uint32_t in_row = std::min(per_row, total - e);
+  for (uint32_t e = 0; e < total; ++e) {
+    // Tree and root: experts fill the rows in order, a short last row's blocks
+    // wider. Columns: they fill the places down the rows, every place as wide
+    // in every row, so each place's blocks form a chain of aligned columns.
+    const uint32_t row = columns ? e % expert_row_count : e / per_row;
+    const uint32_t b = columns ? e / expert_row_count : e % per_row;
+    const uint32_t in_row = columns ? std::min(per_row, (total - row + expert_row_count - 1) / expert_row_count)
+                                    : std::min(per_row, total - row * per_row);
+    const uint32_t places = columns ? per_row : in_row;
     const uint32_t top = attention_rows + row * expert_height;
-    for (uint32_t b = 0; b < in_row; ++b, ++e) {
-      const uint32_t left = uint32_t(uint64_t(b) * box.cols / in_row),
-                     right = uint32_t(uint64_t(b + 1) * box.cols / in_row);
-      Block expert;
-      expert.geo = box;
-      expert.geo.x0 = box.x(top, left);
-      expert.geo.y0 = box.y(top, left);
-      expert.geo.rows = expert_height;
-      expert.geo.cols = right - left;
-      expert.geo.row0_permille = 1000;  // experts split their weights evenly
-      expert.geo.column_prefix = nullptr;
-      expert.expert = e < routed ? int32_t(e) : -1;
-      expert.moe_layer = layer;
-      expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
-      expert.dispatch_tag = dispatch_tag;
-      expert.on_dispatch_column = b == 0;
-      expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;
-      expert.dispatch_column_tiles = !distributed && b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
-      RegionContext expert_context = context;
-      expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
-      const uint64_t result_bytes = vector_bytes * expert_context.tokens;
-      ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
-                                expert_first_tag);
-      add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
-      // A routed expert's result times its router weight (shared experts are
-      // unweighted): on the root row's slices with the distributed dataflow, at the root after the gather without.
-      const bool weighted = expert.expert >= 0;
-      if (weighted && distributed) {
-        const uint64_t slice = expert.geo.largest_column_share(m.d_model);
-        expert_chain.add("expert_scale", [&](const StepEnv& env) {
-          return column_compute_step(env,
-                                     Work{slice * ElementwiseFlops::kScale, expert_chain.gemv_sum_bytes(slice),
-                                          dtype_bytes(m.activation_dtype, slice)},
-                                     m.activation_dtype, /*along_row=*/true);
-        });
-      }
-      add_gather_down(expert_chain, m);
-      if (weighted && !distributed)
-        expert_chain.add("expert_scale", [&](const StepEnv& env) {
-          return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
-                                   m.activation_dtype, Category::Compute);
-        });
-      experts_end_tag = std::max(experts_end_tag, expert_chain.next_tag());
-      const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
-      if (!tree) expert.root_epilogue.push_back(back);
-      if (!distributed && b == 0 && row == 0)
-        head_sends.push_back(
-            root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
-      // head_sends carry one token's vector: the Dispatch step's emit scales them with the chunk.
-      uint64_t head_arrival = message_cycles(context.hw->fabric, top, 0, 0, chunk_bytes);
-      if (!distributed) {
-        const uint32_t column_hops = row * expert_height;
-        Task head_send = head_sends.front();
-        head_send.bytes = uint32_t(chunk_bytes);
-        head_arrival = send_cycles(*context.hw, head_send) +
-                       (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
-      }
-      // Contention-free time from dispatch to this expert's result at the layer root.
-      Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
-      for (uint32_t j = 0; j < expert.geo.cols; ++j) {
-        const uint32_t hops = left + j;
-        front.at[j] =
-            Timed{}
-                .after(head_arrival, Category::Fabric)
-                .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
-      }
+    const uint32_t left = uint32_t(uint64_t(b) * box.cols / places),
+                   right = uint32_t(uint64_t(b + 1) * box.cols / places);
+    Block expert;
+    expert.geo = box;
+    expert.geo.x0 = box.x(top, left);
+    expert.geo.y0 = box.y(top, left);
+    expert.geo.rows = expert_height;
+    expert.geo.cols = right - left;
+    expert.geo.row0_permille = 1000;  // experts split their weights evenly
+    expert.geo.column_prefix = nullptr;
+    expert.expert = e < routed ? int32_t(e) : -1;
+    expert.moe_layer = layer;
+    expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
+    expert.dispatch_tag = dispatch_tag;
+    expert.on_dispatch_column = b == 0;
+    // A row's head multicasts the vector along the row, to its last block's last column.
+    expert.dispatch_row_tiles = b == 0 ? uint32_t(uint64_t(in_row) * box.cols / places) - 1 : 0;
+    expert.dispatch_column_tiles = !distributed && b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
+    RegionContext expert_context = context;
+    expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
+    const uint64_t result_bytes = vector_bytes * expert_context.tokens;
+    ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
+                              expert_first_tag);
+    add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
+    // A routed expert's result times its router weight (shared experts are
+    // unweighted): on the root row's slices with the distributed dataflow, at the root after the gather without.
+    const bool weighted = expert.expert >= 0;
+    if (weighted && distributed) {
+      const uint64_t slice = expert.geo.largest_column_share(m.d_model);
+      expert_chain.add("expert_scale", [&](const StepEnv& env) {
+        return column_compute_step(env,
+                                   Work{slice * ElementwiseFlops::kScale, expert_chain.gemv_sum_bytes(slice),
+                                        dtype_bytes(m.activation_dtype, slice)},
+                                   m.activation_dtype, /*along_row=*/true);
+      });
+    }
+    if (!columns) add_gather_down(expert_chain, m);
+    if (weighted && !distributed)
+      expert_chain.add("expert_scale", [&](const StepEnv& env) {
+        return root_compute_step(env, Work{m.d_model * ElementwiseFlops::kScale, vector_bytes, vector_bytes},
+                                 m.activation_dtype, Category::Compute);
+      });
+    experts_end_tag = std::max(experts_end_tag, expert_chain.next_tag());
+    const Task back = root_to_root(expert.geo, main.geo).bytes(result_bytes).tag(return_tag).layer(uint16_t(layer));
+    if (!tree && !columns) expert.root_epilogue.push_back(back);
+    if (!distributed && b == 0 && row == 0)
+      head_sends.push_back(
+          root_to_root(main.geo, expert.geo).bytes(vector_bytes).tag(dispatch_tag).layer(uint16_t(layer)));
+    // head_sends carry one token's vector: the Dispatch step's emit scales them with the chunk.
+    uint64_t head_arrival = message_cycles(context.hw->fabric, top, 0, 0, chunk_bytes);
+    if (!distributed) {
+      const uint32_t column_hops = row * expert_height;
+      Task head_send = head_sends.front();
+      head_send.bytes = uint32_t(chunk_bytes);
+      head_arrival = send_cycles(*context.hw, head_send) +
+                     (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
+    }
+    // Contention-free time from dispatch to the vector on each column of the block's root row.
+    Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
+    for (uint32_t j = 0; j < expert.geo.cols; ++j) {
+      const uint32_t hops = left + j;
+      front.at[j] =
+          Timed{}
+              .after(head_arrival, Category::Fabric)
+              .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
+    }
+    const std::vector<Timed> arrival = front.at;
+    for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
+    if (columns) {
+      if (front.kind != FrontKind::Row) throw std::logic_error("an expert's chain does not end on its root row");
+      ColumnCombine::Node node;
+      node.routed_index = expert.expert;
+      node.arrival = arrival;
+      node.ready = front.at;
+      column_nodes.push_back(std::move(node));
+    } else {
       DispatchStep::Expert timing;
       timing.routed_index = expert.expert;
-      timing.arrival = front.at[0];
-      for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
+      timing.arrival = arrival[0];
       timing.ready = front.root;
       timing.result = front.root.after(send_cycles(*context.hw, back), Category::Fabric);
       experts.push_back(timing);
-      tokens.push_back(expert_context.tokens);
-      rows.push_back({row, b, e - b + in_row});
-      region.blocks.push_back(std::move(expert));
     }
+    tokens.push_back(expert_context.tokens);
+    rows.push_back({row, b, e - b + in_row});
+    region.blocks.push_back(std::move(expert));
+  }
+  if (columns) {
+    ColumnCombine combine = add_column_combine(context, region, layer, expert_row_count, tokens, return_tag, row_tag,
+                                               std::move(column_nodes));
+    chain.add("experts", [&](const StepEnv& env) {
+      return moe_columns_dispatch_step(env, head_sends, passing, std::move(combine), layer);
+    });
+    chain.skip_tags_to(experts_end_tag);
+    add_slice_residual(chain, m, context.slices_out);
+    return;
   }
   if (tree) add_combining_tree(context, region, layer, rows, tokens, return_tag, row_tag, experts);
   // Root: the root sums the (scaled) results. Tree: the experts have added
@@ -713,8 +900,16 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   for (const auto& step : steps) step->emit_tokens(i, j, tasks);
   edge(line_epilogue, root_epilogue);
   if (dispatch_bytes == 0) return tasks;
-  if (root) tasks.insert(tasks.end(), root_combine.begin(), root_combine.end());
-  const size_t unguarded = root ? root_combine.size() : 0;  // the combining tree's part runs either way
+  // The combining tree's or chain's part runs either way.
+  size_t unguarded = 0;
+  if (root) {
+    tasks.insert(tasks.end(), root_combine.begin(), root_combine.end());
+    unguarded += root_combine.size();
+  }
+  if (i == 0 && j < row_combine.size()) {
+    tasks.insert(tasks.end(), row_combine[j].begin(), row_combine[j].end());
+    unguarded += row_combine[j].size();
+  }
 
   // Expert block: the tiles that carry the dispatched vector take (and pass) it
   // first; the rest of the block runs only if the expert is routed.

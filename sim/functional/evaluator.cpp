@@ -552,18 +552,65 @@ void Evaluator::State::observe_step(const Data& data, const StepObserver& observ
   observe(output);
 }
 
+// An expert's result, whole: at its root, or as slices on its root row (mapping.moe_combine: columns).
+std::vector<float> Evaluator::State::assembled(const Data& data) const {
+  std::vector<float> vector(m.d_model, NAN);
+  std::vector<bool> seen(m.d_model, false);
+  for (const Piece& piece : data.at)
+    for (size_t k = 0; k < piece.index.size(); ++k) {
+      if (piece.index[k] >= m.d_model || seen[piece.index[k]]) fail("an expert's result slices overlap");
+      seen[piece.index[k]] = true;
+      vector[piece.index[k]] = piece.value[k];
+    }
+  for (uint32_t k = 0; k < m.d_model; ++k)
+    if (!seen[k]) fail(fmt::format("element {} of an expert's result is missing", k));
+  return vector;
+}
+
+// The slices of a vector on the region's root column, as the residual stream holds them.
+Data Evaluator::State::on_root_column(const std::vector<float>& vector) const {
+  const auto cuts = split(whole(vector).index, region->blocks[0].geo.rows);
+  Data out{FrontKind::Column, {}};
+  for (const std::vector<uint32_t>& cut : cuts) {
+    Piece piece;
+    for (uint32_t k : cut) piece.index.push_back(k), piece.value.push_back(vector[k]);
+    out.at.push_back(std::move(piece));
+  }
+  return out;
+}
+
 // One token's expert results (by block; empty: not routed, its block skipped
 // the token) combined. mapping.moe_combine root: each result is sent in
 // activations and summed at the layer root in block order. tree: fp32 sums
 // along the combining tree (Block::combine_children), where a block adds the
-// streams it takes in, in that order, to its own result. `drop` (a
+// streams it takes in, in that order, to its own result. columns: the same
+// along each chain of blocks (Block::combine_children), each chain's top
+// rounding its sum to activations before the root column adds them. `drop` (a
 // DroppedPartialSum on line 0 of the step) loses the message of the expert
 // at that position (block index - 1).
 std::vector<float> Evaluator::State::combine(const std::vector<std::vector<float>>& own, int64_t drop) const {
   const Region& layer = *region;
   const size_t blocks = layer.blocks.size();
   std::vector<float> sum(m.d_model, 0.0f);
-  if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
+  if (plan->options.moe_combine == mapping::MoeCombine::Columns) {
+    // Each chain from its last block up to its top, which writes its sum out
+    // as activations; the root column adds the tops' sums in chain order.
+    std::vector<std::vector<float>> streams(blocks);
+    std::vector<bool> child(blocks, false);
+    for (size_t b = blocks; b-- > 1;) {
+      std::vector<float> acc = own[b];
+      for (const uint32_t below : layer.blocks[b].combine_children) {
+        child[below] = true;
+        if (streams[below].empty() || int64_t(below) - 1 == drop) continue;
+        if (acc.empty()) acc.assign(m.d_model, 0.0f);
+        for (uint32_t k = 0; k < m.d_model; ++k) acc[k] += streams[below][k];
+      }
+      streams[b] = std::move(acc);
+    }
+    for (size_t b = 1; b < blocks; ++b)
+      if (!child[b] && !streams[b].empty() && int64_t(b) - 1 != drop)
+        for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(streams[b][k]);
+  } else if (plan->options.moe_combine != mapping::MoeCombine::Tree) {
     for (size_t b = 1; b < blocks; ++b)
       if (!own[b].empty() && int64_t(b - 1) != drop)
         for (uint32_t k = 0; k < m.d_model; ++k) sum[k] += rounded(own[b][k]);  // sent in activations
@@ -611,13 +658,17 @@ void Evaluator::State::dispatch(const Tokens& tokens) {
       }
     if (taken.empty()) continue;
     run_block(expert_block, taken, nullptr);
-    for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = taken[t]->data.at[0].value;
+    for (size_t t = 0; t < taken.size(); ++t) own[index[t]][expert_block] = assembled(taken[t]->data);
   }
   block_index = 0;
   block = &region->blocks[0];
   s = saved_s;
   step = saved_step;
-  for (size_t k = 0; k < tokens.size(); ++k) tokens[k]->data = at_root(combine(own[k], drop));
+  const bool columns = plan->options.moe_combine == mapping::MoeCombine::Columns;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    std::vector<float> sum = combine(own[k], drop);
+    tokens[k]->data = columns ? on_root_column(std::move(sum)) : at_root(std::move(sum));
+  }
 }
 
 void Evaluator::State::keep_result(const Data& data) {
@@ -646,11 +697,16 @@ void Evaluator::State::run_block(size_t index, const Tokens& tokens, const Chunk
       keep_result(t.data);
     });
   }
-  const bool slices_out = index == 0 && region->slices_out;
+  // The layer's chain ends on its root column with the slices hand-off; an
+  // expert's on its root row when the experts combine along columns.
+  const FrontKind end = index == 0 && region->slices_out                                         ? FrontKind::Column
+                        : index > 0 && plan->options.moe_combine == mapping::MoeCombine::Columns ? FrontKind::Row
+                                                                                                 : FrontKind::Root;
   each_token(tokens, [&](size_t, TokenState& t) {
-    if (t.data.kind != (slices_out ? FrontKind::Column : FrontKind::Root))
-      fail(slices_out ? "the block's chain does not end on its root column"
-                      : "the block's chain does not end at its root");
+    if (t.data.kind != end)
+      fail(end == FrontKind::Column ? "the block's chain does not end on its root column"
+           : end == FrontKind::Row  ? "the block's chain does not end on its root row"
+                                    : "the block's chain does not end at its root");
   });
 }
 
@@ -669,15 +725,8 @@ Data Evaluator::State::resliced(const Data& in) {
   for (uint32_t k = 0; k < m.d_model; ++k)
     if (!seen[k]) throw FunctionalError(fmt::format("{}: element {} of the slices never arrives", region->name, k));
   // The slices of the residual stream, as a scatter leaves them.
-  const auto cuts = split(whole(vector).index, region->blocks[0].geo.rows);
-  Data out{FrontKind::Column, {}};
-  for (const std::vector<uint32_t>& cut : cuts) {
-    Piece piece;
-    for (uint32_t k : cut) piece.index.push_back(k), piece.value.push_back(vector[k]);
-    out.at.push_back(std::move(piece));
-  }
-  stream = out;
-  return out;
+  stream = on_root_column(vector);
+  return stream;
 }
 
 void Evaluator::State::run_region(size_t index, const Tokens& tokens, const ChunkObserver& observe) {

@@ -197,6 +197,8 @@ struct Evaluator::State {
       swap_token(*tokens[k]);
     }
   }
+  std::vector<float> assembled(const Data& data) const;
+  Data on_root_column(const std::vector<float>& vector) const;
   std::vector<float> combine(const std::vector<std::vector<float>>& own, int64_t drop) const;
   void dispatch(const Tokens& tokens);
   void keep_result(const Data& data);

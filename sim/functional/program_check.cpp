@@ -227,6 +227,37 @@ static std::string combine_tree_mismatch(const mapping::Plan& plan, const Region
   return "";
 }
 
+// mapping.moe_combine: columns. Each root-row tile of an expert block
+// streams to the same column of the block above it in its chain (the block
+// that lists it in combine_children) and awaits one stream per child; a
+// chain's top streams to nobody (it sends its pieces to the root column).
+static std::string combine_columns_mismatch(const mapping::Plan& plan, const Region& region, const Step& dispatch) {
+  std::vector<uint32_t> parent(region.blocks.size(), 0);
+  for (uint32_t b = 1; b < region.blocks.size(); ++b)
+    for (uint32_t child : region.blocks[b].combine_children) parent[child] = b;
+  for (uint32_t b = 1; b < region.blocks.size(); ++b) {
+    const BlockGeometry& g = region.blocks[b].geo;
+    const uint32_t children = uint32_t(region.blocks[b].combine_children.size());
+    for (uint32_t j = 0; j < g.cols; ++j) {
+      const TreeTasks tasks = tree_tasks(plan, g, 0, j, dispatch.env().tag, dispatch.tags_used());
+      bool sends_right = parent[b] == 0 ? tasks.sends.empty() : !tasks.sends.empty();
+      if (parent[b] != 0) {
+        const BlockGeometry& to = region.blocks[parent[b]].geo;
+        for (const Task* send : tasks.sends)
+          sends_right = sends_right && send->dwafer == int32_t(to.wafer) - int32_t(g.wafer) &&
+                        send->dx == int32_t(to.x(0, j)) - int32_t(g.x(0, j)) &&
+                        send->dy == int32_t(to.y(0, j)) - int32_t(g.y(0, j));
+      }
+      if (!sends_right || tasks.awaited != children)
+        return fmt::format(
+            "{}, expert block {}, root-row column {}: the program's combining {} the chain's ({} streams awaited of "
+            "{})",
+            region.name, b, j, sends_right ? "waits differ from" : "send differs from", tasks.awaited, children);
+    }
+  }
+  return "";
+}
+
 std::string program_tree_mismatch(const mapping::Plan& plan) {
   for (const Region& region : plan.regions)
     for (const mapping::Block& block : region.blocks)
@@ -234,8 +265,10 @@ std::string program_tree_mismatch(const mapping::Plan& plan) {
         Moves probe;
         ExpectedMoves kind(0, 0, probe);
         step->accept(kind);
-        if (kind.dispatch && plan.options.moe_combine == mapping::MoeCombine::Tree) {
-          const std::string why = combine_tree_mismatch(plan, region, *step);
+        if (kind.dispatch && plan.options.moe_combine != mapping::MoeCombine::Root) {
+          const std::string why = plan.options.moe_combine == mapping::MoeCombine::Tree
+                                      ? combine_tree_mismatch(plan, region, *step)
+                                      : combine_columns_mismatch(plan, region, *step);
           if (!why.empty()) return why;
         }
         if (!kind.follows) continue;

@@ -14,6 +14,18 @@ namespace wafersim::reports {
 namespace {
 
 // Where a layer's vectors live between its steps.
+const char* moe_combine_text(mapping::MoeCombine combine) {
+  switch (combine) {
+    case mapping::MoeCombine::Tree:
+      return "experts' results streamed along rows and up a column, one vector to the root (mapping.moe_combine)";
+    case mapping::MoeCombine::Columns:
+      return "experts' result slices streamed up the columns of their places, each column's sum to the root-column "
+             "tiles holding its elements (mapping.moe_combine)";
+    case mapping::MoeCombine::Root: break;
+  }
+  return "every result sent to the layer root (mapping.moe_combine)";
+}
+
 std::string slices_text(const mapping::MappingOptions& options) {
   if (options.dataflow == mapping::Dataflow::Root) return "at each region's root tile between steps";
   if (options.slices_handoff())
@@ -141,10 +153,7 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                    "projections of a prefill (mapping.prefill_gemm)"});
   if (plan.model.moe.n_experts > 0)
     summary.add_row({"MoE combine", mapping::moe_combine_name(plan.options.moe_combine),
-                     plan.options.moe_combine == mapping::MoeCombine::Tree
-                         ? "experts' results streamed along rows and up a column, one vector to the root "
-                           "(mapping.moe_combine)"
-                         : "every result sent to the layer root (mapping.moe_combine)"});
+                     moe_combine_text(plan.options.moe_combine)});
   for (const mapping::Region& region : plan.regions) {
     if (region.blocks.size() < 2) continue;
     const ExpertBlocks experts = expert_blocks(region);

@@ -115,10 +115,19 @@ TEST_CASE("contention off: K-trees in the root dataflow agree to the cycle", "[r
 TEST_CASE("contention off: MoE layers with K-trees on two wafers agree to the cycle", "[regression][exact][ktree]") {
   require_same_cycles("tiny-moe", {kDistributed, "workload.batch=2"});
 }
-// mapping.moe_combine: the experts' streamed combining tree (the distributed
-// dataflow's default) and their results sent to the layer root, each in the other dataflow too.
-TEST_CASE("contention off: MoE combining tree with a shared expert agrees to the cycle", "[regression][exact][moe]") {
+// mapping.moe_combine: the experts' column chains (the distributed dataflow's
+// default), their streamed combining tree and their results sent to the layer
+// root, the last two in the other dataflow too.
+TEST_CASE("contention off: MoE column chains with a shared expert agree to the cycle", "[regression][exact][moe]") {
   require_same_cycles("tiny-moe", {kDistributed, "model.moe.n_shared_experts=1", "workload.batch=3"});
+}
+TEST_CASE("contention off: MoE column chains with relayed routes on two wafers agree to the cycle",
+          "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe", {kDistributed, "hardware.fabric.colors=4", "hardware.wafers=2"});
+}
+TEST_CASE("contention off: MoE combining tree with a shared expert agrees to the cycle", "[regression][exact][moe]") {
+  require_same_cycles("tiny-moe",
+                      {kDistributed, "mapping.moe_combine=tree", "model.moe.n_shared_experts=1", "workload.batch=3"});
 }
 // MoE layers on slices with gpt-oss-120b's features: sinks, biases, sliding windows on every other layer.
 TEST_CASE("contention off: MoE layers on slices with sinks, biases and sliding windows agree to the cycle",
@@ -131,7 +140,7 @@ TEST_CASE("contention off: MoE combining tree in the root dataflow agrees to the
   require_same_cycles("tiny-moe", {kRoot, "mapping.moe_combine=tree", "workload.batch=2"});
 }
 TEST_CASE("contention off: MoE combining tree with relayed routes agrees to the cycle", "[regression][exact][moe]") {
-  require_same_cycles("tiny-moe", {kDistributed, "hardware.fabric.colors=6"});
+  require_same_cycles("tiny-moe", {kDistributed, "mapping.moe_combine=tree", "hardware.fabric.colors=6"});
 }
 TEST_CASE("contention off: MoE results to the layer root in the distributed dataflow agree to the cycle",
           "[regression][exact][moe]") {
@@ -287,7 +296,7 @@ void require_full_scale_within_five_percent(const std::string& model) {
                            "workload.prompt_tokens=1024", "workload.decode_tokens=8", "sim.contention=true"});
   const uint64_t simulated = last_exit(both.simulated.timeline), analytic = last_exit(both.analytic);
   INFO(model << ": simulated " << simulated << " cycles, analytic " << analytic << " cycles");
-  CHECK(both.plan.options.moe_combine == mapping::MoeCombine::Tree);
+  CHECK(both.plan.options.moe_combine == mapping::MoeCombine::Columns);
   CHECK(simulated >= analytic);
   CHECK(double(simulated) <= 1.05 * double(analytic));
 }

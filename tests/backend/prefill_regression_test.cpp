@@ -62,6 +62,10 @@ TEST_CASE("prefill, contention off: MoE layers on two wafers agree to the cycle"
 TEST_CASE("prefill, contention off: MoE results to the layer root agree to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-moe", with(kChunks, {"mapping.moe_combine=root", "model.moe.n_shared_experts=1"}));
 }
+TEST_CASE("prefill, contention off: MoE column chains with a shared expert agree to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-moe", with(kChunks, {"model.moe.n_shared_experts=1", "workload.batch=3"}));
+}
 TEST_CASE("prefill, contention off: MoE combining tree with a shared expert agrees to the cycle",
           "[regression][exact][prefill]") {
   require_same_cycles("tiny-moe", with(kChunks, {"mapping.moe_combine=tree", "model.moe.n_shared_experts=1"}));

@@ -148,13 +148,18 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   CHECK(refused["fits"] == false);
   CHECK_THAT(refused["error"].get<std::string>(), Catch::Contains("fits on 2 wafer(s)"));
   // mapping.moe_combine: auto follows the dataflow; the table names it for an MoE model.
-  CHECK(run_json({"map", moe})["moe_combine"] == "tree");
+  CHECK(run_json({"map", moe})["moe_combine"] == "columns");
   CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root"})["moe_combine"] == "root");
   CHECK(run_json({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=tree"})["moe_combine"] ==
         "tree");
   const Outcome table = run_wafersim({"map", moe, "--set", "mapping.moe_combine=root"});
   CHECK(table.exit_code == 0);
   CHECK_THAT(table.out, Catch::Contains("every result sent to the layer root"));
+  CHECK_THAT(run_wafersim({"map", moe}).out, Catch::Contains("streamed up the columns of their places"));
+  const Outcome columns_on_root =
+      run_wafersim({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=columns"});
+  CHECK(columns_on_root.exit_code == 2);
+  CHECK_THAT(columns_on_root.err, Catch::Contains("mapping.moe_combine") && Catch::Contains("distributed"));
 
   const Outcome outcome = run_wafersim({"run", moe, "--set", "hardware.wafers=1"});
   CHECK(outcome.exit_code == 3);

@@ -369,32 +369,44 @@ TEST_CASE("functional: MoE results combined either way match, and a lost or misd
   require_match(check_functional(tiny_plan(
                     "tiny-moe", {"mapping.dataflow=root", "mapping.moe_combine=tree", "model.moe.n_shared_experts=1"})),
                 9);
-  // The stream of expert 0's block (the whole sum), then of expert 1's (the rest of its row), never arrives.
-  for (const uint32_t expert : {0u, 1u}) {
-    const FunctionalReport lost = check_functional(tiny_plan("tiny-moe", {}), {{"layer 1", "experts", 0, expert, ""}});
-    INFO("expert " << expert << ": " << functional::functional_summary(lost));
-    REQUIRE(lost.first);
-    REQUIRE(lost.first->step == "experts");
-    REQUIRE(lost.first->layer == 1);
-  }
-  // Expert 1's block streams one tile off its parent.
-  mapping::Plan plan = tiny_plan("tiny-moe", {});
-  REQUIRE(functional::program_tree_mismatch(plan).empty());
-  const mapping::Region& layer = plan.regions[2];
-  REQUIRE(layer.name == "layer 1");
-  const mapping::BlockGeometry& g = layer.blocks[2].geo;
-  ProgramSet& set = plan.programs;
-  const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(0, 0)) * set.grid_width + g.x(0, 0);
-  bool corrupted = false;
-  for (Task& task : set.programs[set.tile_program[tile]].tasks)
-    if (task.op == TaskOp::Send && task.stream && task.category == Category::Reduce) {
-      task.dx += 1;
-      corrupted = true;
+  require_match(check_functional(tiny_plan("tiny-moe", {"mapping.moe_combine=tree"})), 9);
+  require_match(
+      check_functional(tiny_plan("tiny-moe", {"mapping.moe_combine=columns", "model.moe.n_shared_experts=1"})), 9);
+  // Tree: the stream of expert 0's block (the whole sum), then of expert 1's
+  // (the rest of its row), never arrives. Columns: the stream of expert 0's
+  // block (the top of the first chain), then of expert 1's (below it).
+  for (const char* combine : {"mapping.moe_combine=tree", "mapping.moe_combine=columns"})
+    for (const uint32_t expert : {0u, 1u}) {
+      const FunctionalReport lost =
+          check_functional(tiny_plan("tiny-moe", {combine}), {{"layer 1", "experts", 0, expert, ""}});
+      INFO(combine << ", expert " << expert << ": " << functional::functional_summary(lost));
+      REQUIRE(lost.first);
+      REQUIRE(lost.first->step == "experts");
+      REQUIRE(lost.first->layer == 1);
     }
-  REQUIRE(corrupted);
-  const std::string mismatch = functional::program_tree_mismatch(plan);
-  INFO(mismatch);
-  REQUIRE(mismatch.find("layer 1, expert block 2: the program's combining send differs") != std::string::npos);
+  // Expert 1's block streams one tile off its parent: at its root (tree:
+  // expert 0 heads its row; columns: expert 0 is above it in the first chain).
+  for (const bool columns : {false, true}) {
+    mapping::Plan plan = tiny_plan("tiny-moe", {columns ? "mapping.moe_combine=columns" : "mapping.moe_combine=tree"});
+    REQUIRE(functional::program_tree_mismatch(plan).empty());
+    const mapping::Region& layer = plan.regions[2];
+    REQUIRE(layer.name == "layer 1");
+    const mapping::BlockGeometry& g = layer.blocks[2].geo;
+    ProgramSet& set = plan.programs;
+    const uint64_t tile = (uint64_t(g.wafer) * set.grid_height + g.y(0, 0)) * set.grid_width + g.x(0, 0);
+    bool corrupted = false;
+    for (Task& task : set.programs[set.tile_program[tile]].tasks)
+      if (task.op == TaskOp::Send && task.stream && task.category == Category::Reduce) {
+        task.dx += 1;
+        corrupted = true;
+      }
+    REQUIRE(corrupted);
+    const std::string mismatch = functional::program_tree_mismatch(plan);
+    INFO(mismatch);
+    REQUIRE(mismatch.find(columns
+                              ? "layer 1, expert block 2, root-row column 0: the program's combining send differs"
+                              : "layer 1, expert block 2: the program's combining send differs") != std::string::npos);
+  }
 }
 
 // One MoE layer shaped as gpt-oss-120b's (attention sinks, biases on the

@@ -185,6 +185,13 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
       // mapping.moe_combine: tree. The expert adds its result into the passing sum (a streamed Send's work).
       for (const Task& task : block.root_combine)
         if (task.op == TaskOp::Send) groups[layer + "expert_combine"].plan_flops += task.work.flops;
+      // columns: each root-row tile adds its slice into the passing sum (a
+      // streamed Send's work) or, at a chain's top, into the sum it writes out
+      // (the routed branch's Compute; the other branch adds nothing).
+      for (const std::vector<Task>& column : block.row_combine)
+        for (const Task& task : column)
+          if (task.op == TaskOp::Send || task.op == TaskOp::Compute)
+            groups[layer + "expert_combine"].plan_flops += task.work.flops;
     }
 
     for (const auto& [name, g] : groups) {

@@ -1,8 +1,9 @@
-// mapping.moe_combine: tree. The expert blocks' combining tree must take
-// every expert block in once, and for every routing the blocks that stream
-// must be exactly those that have something to add or to pass on, each
-// awaited by its parent, so that the layer root takes in one stream. The
-// programs' guards are run here for every routing of tiny-moe's 8 experts.
+// mapping.moe_combine: tree and columns. The expert blocks' combining tree
+// (or column chains) must take every expert block in once, and for every
+// routing the blocks that stream must be exactly those that have something to
+// add or to pass on, each awaited by its parent, so that the layer root takes
+// in one stream (or each root-column tile its fixed pieces). The programs'
+// guards are run here for every routing of tiny-moe's 8 experts.
 #include <map>
 #include <set>
 #include <string>
@@ -119,7 +120,136 @@ void check_tree(const mapping::Plan& plan) {
   CHECK(regions > 0);
 }
 
+// What a root-row tile's part of a column chain does for one routing.
+struct RanColumn {
+  uint32_t waits = 0, streams = 0, computes = 0;
+  uint64_t add_flops = 0;
+  std::vector<const Task*> pieces;  // a chain top's sends to the root column
+};
+RanColumn run_column(const std::vector<Task>& tasks, const std::set<uint32_t>& routed, uint32_t n_routed) {
+  auto any = [&](const Task& task) {
+    for (uint32_t e = task.expert; e < task.expert + task.experts; ++e)
+      if (e >= n_routed || routed.count(e)) return true;
+    return false;
+  };
+  RanColumn ran;
+  for (size_t pc = 0; pc < tasks.size(); ++pc) {
+    const Task& task = tasks[pc];
+    if (task.op == TaskOp::SkipUnlessExpert && !any(task)) pc += task.count;
+    if (task.op == TaskOp::SkipIfExpert && any(task)) pc += task.count;
+    if (task.op == TaskOp::Wait) {
+      REQUIRE(task.stream);
+      ++ran.waits;
+    }
+    if (task.op == TaskOp::Compute) {
+      REQUIRE(task.stream);
+      ++ran.computes;
+      ran.add_flops += task.work.flops;
+    }
+    if (task.op == TaskOp::Send && task.stream) {
+      ++ran.streams;
+      ran.add_flops += task.work.flops;
+    }
+    if (task.op == TaskOp::Send && !task.stream) ran.pieces.push_back(&task);
+  }
+  return ran;
+}
+
+// mapping.moe_combine: columns. Each place's blocks form one chain; for every
+// routing each root-row tile streams exactly when it has something to add or
+// pass on, each awaited by the tile above, and every chain's top sends each
+// root-column tile the pieces it awaits, whatever the routing.
+void check_columns(const mapping::Plan& plan) {
+  const workloads::ModelSpec& m = plan.model;
+  const uint32_t n_routed = m.moe.n_experts;
+  size_t regions = 0;
+  for (const mapping::Region& region : plan.regions) {
+    if (region.kind != mapping::RegionKind::Moe) continue;
+    ++regions;
+    INFO(region.name);
+    const size_t blocks = region.blocks.size();
+    const mapping::BlockGeometry& main = region.blocks[0].geo;
+    std::map<uint32_t, uint32_t> parent_of;
+    for (uint32_t b = 1; b < blocks; ++b)
+      for (uint32_t child : region.blocks[b].combine_children) {
+        CHECK(child == b + 1);  // the block below it, the next expert
+        CHECK(region.blocks[child].geo.x(0, 0) - region.blocks[b].geo.x(0, 0) +
+                  (region.blocks[child].geo.y(0, 0) - region.blocks[b].geo.y(0, 0)) ==
+              region.blocks[b].geo.rows);  // straight down, one block's height
+        CHECK(region.blocks[child].geo.cols == region.blocks[b].geo.cols);
+        parent_of[child] = b;
+      }
+    const size_t chains = blocks - 1 - parent_of.size();
+    CHECK(chains >= 2);
+    CHECK(parent_of.size() >= 2);
+
+    // Root-column tile i awaits, on the experts step's first tag, one piece per chain top's column that holds its
+    // elements.
+    uint16_t tag = 0;
+    for (const auto& step : region.blocks[0].steps)
+      if (std::string(step->label()) == "experts") tag = step->env().tag;
+    REQUIRE(tag != 0);
+    std::vector<uint32_t> awaited(main.rows, 0);
+    for (uint32_t i = 0; i < main.rows; ++i)
+      for (const Task& task : region.blocks[0].program(i, 0))
+        if (task.op == TaskOp::Wait && task.tag == tag) awaited[i] += task.count;
+
+    REQUIRE(n_routed <= 10);
+    for (uint32_t mask = 0; mask < (1u << n_routed); ++mask) {
+      std::set<uint32_t> routed;
+      for (uint32_t e = 0; e < n_routed; ++e)
+        if (mask >> e & 1) routed.insert(e);
+      INFO("routing mask " << mask);
+      uint64_t adds = 0;
+      std::vector<uint32_t> delivered(main.rows, 0);
+      for (uint32_t b = blocks; b-- > 1;) {
+        const mapping::Block& block = region.blocks[b];
+        const bool own = block.expert < 0 || routed.count(uint32_t(block.expert));
+        const bool top = parent_of.count(b) == 0;
+        REQUIRE(block.row_combine.size() == block.geo.cols);
+        for (uint32_t j = 0; j < block.geo.cols; ++j) {
+          INFO("block " << b << ", column " << j);
+          const RanColumn ran = run_column(block.row_combine[j], routed, n_routed);
+          uint32_t streaming_children = 0;
+          for (uint32_t child : block.combine_children)
+            streaming_children += run_column(region.blocks[child].row_combine[j], routed, n_routed).streams;
+          CHECK(ran.waits == streaming_children);
+          CHECK(ran.add_flops == (own ? block.geo.column_share(m.d_model, j) : 0));
+          adds += ran.add_flops;
+          if (!top) {
+            CHECK(ran.streams == ((own || streaming_children > 0) ? 1u : 0u));
+            CHECK(ran.computes == 0);
+            CHECK(ran.pieces.empty());
+            continue;
+          }
+          CHECK(ran.streams == 0);
+          CHECK(ran.computes == 1);
+          for (const Task* piece : ran.pieces) {
+            bool found = false;
+            for (uint32_t i = 0; i < main.rows; ++i)
+              if (int32_t(main.x(i, 0)) - int32_t(block.geo.x(0, j)) == piece->dx &&
+                  int32_t(main.y(i, 0)) - int32_t(block.geo.y(0, j)) == piece->dy) {
+                ++delivered[i];
+                found = true;
+              }
+            CHECK(found);
+          }
+        }
+      }
+      CHECK(adds == uint64_t(m.d_model) * (routed.size() + m.moe.n_shared_experts));
+      CHECK(delivered == awaited);
+    }
+  }
+  CHECK(regions > 0);
+}
+
 }  // namespace
+
+TEST_CASE("the MoE column chains stream exactly the experts of each routing to the root column", "[mapping][moe]") {
+  SECTION("routed experts only") { check_columns(moe_plan({})); }
+  SECTION("a shared expert") { check_columns(moe_plan({"model.moe.n_shared_experts=1"})); }
+  SECTION("batch 2") { check_columns(moe_plan({"workload.batch=2"})); }
+}
 
 TEST_CASE("the MoE combining tree streams exactly the experts of each routing to the layer root", "[mapping][moe]") {
   SECTION("routed experts only") { check_tree(moe_plan({"mapping.moe_combine=tree"})); }
@@ -129,8 +259,10 @@ TEST_CASE("the MoE combining tree streams exactly the experts of each routing to
 
 TEST_CASE("mapping.moe_combine follows the dataflow unless set, and root sends every result to the layer root",
           "[mapping][moe]") {
-  CHECK(moe_plan({}).options.moe_combine == mapping::MoeCombine::Tree);
+  CHECK(moe_plan({}).options.moe_combine == mapping::MoeCombine::Columns);
   CHECK(moe_plan({"mapping.dataflow=root"}).options.moe_combine == mapping::MoeCombine::Root);
+  CHECK_THROWS_WITH(moe_plan({"mapping.dataflow=root", "mapping.moe_combine=columns"}),
+                    Catch::Contains("mapping.moe_combine") && Catch::Contains("needs mapping.dataflow: distributed"));
   const mapping::Plan root = moe_plan({"mapping.moe_combine=root"});
   CHECK(root.options.moe_combine == mapping::MoeCombine::Root);
   for (const mapping::Region& region : root.regions) {
