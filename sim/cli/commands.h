@@ -54,6 +54,7 @@ void add_describe_command(CLI::App& app);
 void add_describe_model_subcommand(CLI::App& describe);
 void add_run_command(CLI::App& app);
 void add_analytic_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_map_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_sweep_point_command(CLI::App& app);

@@ -32,6 +32,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
   app.require_subcommand(1);
   cli::add_run_command(app);
   cli::add_analytic_command(app);
+  cli::add_compare_command(app);
   cli::add_map_command(app);
   cli::add_sweep_command(app);
   cli::add_sweep_point_command(app);
