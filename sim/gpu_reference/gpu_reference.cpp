@@ -34,6 +34,7 @@ StepTimes pass_times(const workloads::ModelSpec& model, const workloads::GraphTo
   StepTimes t;
   const double kv_bytes = double(totals.kv_bytes_read + totals.kv_bytes_written);
   const double bytes_per_gpu = double(totals.weight_bytes_read) / system.count + kv_bytes / kv_shards;
+  t.hbm_bytes_per_gpu = bytes_per_gpu;
   t.memory_us = bytes_per_gpu / (gpu.hbm_bytes_per_s * a.hbm_efficiency) * 1e6;
   t.compute_us = double(totals.flops) / system.count /
                  (gpu_peak_flops_per_s(gpu, model.weight_dtype) * a.compute_efficiency) * 1e6;
@@ -47,6 +48,7 @@ StepTimes pass_times(const workloads::ModelSpec& model, const workloads::GraphTo
 }
 
 void add(StepTimes& sum, const StepTimes& t) {
+  sum.hbm_bytes_per_gpu += t.hbm_bytes_per_gpu;
   sum.memory_us += t.memory_us;
   sum.compute_us += t.compute_us;
   sum.all_reduce_us += t.all_reduce_us;
@@ -55,6 +57,7 @@ void add(StepTimes& sum, const StepTimes& t) {
 }
 
 StepTimes scaled(StepTimes t, double factor) {
+  t.hbm_bytes_per_gpu *= factor;
   t.memory_us *= factor;
   t.compute_us *= factor;
   t.all_reduce_us *= factor;

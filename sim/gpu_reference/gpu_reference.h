@@ -45,11 +45,12 @@ class DoesNotFitError : public std::runtime_error {
 // One decode step (every sequence of the batch adds one token), per token of
 // a sequence, as means over the decode.
 struct StepTimes {
-  double memory_us = 0;      // weight and KV bytes one GPU reads, at the achievable HBM bandwidth
-  double compute_us = 0;     // FLOPs one GPU does, at the achievable tensor-core peak
-  double all_reduce_us = 0;  // two per layer with more than one GPU
-  double overhead_us = 0;    // layer_overhead_us per layer
-  double total_us = 0;       // max(memory, compute) + all_reduce + overhead
+  double hbm_bytes_per_gpu = 0;  // weights (the routed experts only) and KV cache one GPU reads and writes
+  double memory_us = 0;          // weight and KV bytes one GPU reads, at the achievable HBM bandwidth
+  double compute_us = 0;         // FLOPs one GPU does, at the achievable tensor-core peak
+  double all_reduce_us = 0;      // two per layer with more than one GPU
+  double overhead_us = 0;        // layer_overhead_us per layer
+  double total_us = 0;           // max(memory, compute) + all_reduce + overhead
 };
 
 struct Result {
