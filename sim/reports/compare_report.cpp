@@ -135,6 +135,12 @@ Report compare_report(const Experiment& experiment, const mapping::Plan& plan, c
                                        {"all_reduce", gpu.decode.all_reduce_us},
                                        {"layer_overhead", gpu.decode.overhead_us},
                                        {"total", gpu.decode.total_us}};
+  if (gpu.has_prefill)
+    document["gpu"]["prefill_us"] = {{"hbm_read", gpu.prefill.memory_us},
+                                     {"compute", gpu.prefill.compute_us},
+                                     {"all_reduce", gpu.prefill.all_reduce_us},
+                                     {"layer_overhead", gpu.prefill.overhead_us},
+                                     {"total", gpu.prefill.total_us}};
   document["gpu"]["decode_bound"] = gpu.decode_bound;
   document["gpu"]["weight_bytes_per_gpu"] = gpu.weight_bytes_per_gpu;
   document["gpu"]["kv_bytes_per_gpu"] = gpu.kv_bytes_per_gpu;
