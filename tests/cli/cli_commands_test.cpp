@@ -10,7 +10,8 @@ using namespace wafersim::testing;
 
 namespace {
 const std::string kGood = std::string(WAFERSIM_TEST_DATA) + "/good/tiny.yaml";
-const std::vector<std::string> kCommands = {"run", "analytic", "map", "sweep", "validate", "describe", "bench"};
+const std::vector<std::string> kCommands = {"run",   "analytic", "compare",  "map",
+                                            "sweep", "validate", "describe", "bench"};
 }  // namespace
 
 TEST_CASE("version flag prints the version and exits 0", "[cli]") {
@@ -39,7 +40,8 @@ TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
   const Outcome unknown = run_wafersim({"valdate"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err ==
-        "error: unknown command 'valdate' (commands: run, analytic, map, sweep, validate, describe, bench, serve); "
+        "error: unknown command 'valdate' (commands: run, analytic, compare, map, sweep, validate, describe, bench, "
+        "serve); "
         "did you mean 'validate'?\n");
   const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
   CHECK(option.exit_code == 2);
