@@ -12,9 +12,9 @@ namespace wafersim::reports {
 
 namespace {
 
-// A Cerebras CS-3 (one WSE-3) is rated at about 23 kW: issue 37 quotes it,
-// and https://awesomeagents.ai/hardware/cerebras-wse-3 states "Powers the
-// CS-3 system at ~23kW" (a secondary page; Cerebras' own datasheet was not
+// A Cerebras CS-3 (one WSE-3) is rated at about 23 kW:
+// https://awesomeagents.ai/hardware/cerebras-wse-3 states "Powers the CS-3
+// system at ~23kW" (a secondary page; Cerebras' own datasheet was not
 // retrieved). The whole system (wafer, power supplies, cooling), against the
 // GPUs' TDP alone: the comparison favours the GPUs. docs/GPU_REFERENCE.md.
 constexpr double kCs3SystemPowerWatts = 23e3;
