@@ -141,15 +141,17 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "along both axes (root-dataflow and MoE regions always use chunked_gemv)",
               &MappingOptions::prefill_gemm)
           .add_converted(
-              enum_param(kMoeCombine, {"auto", "root", "tree", "columns"}, "auto",
-                         "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
-                         "its result to the layer root, which takes them in one after the other; tree = the results "
-                         "stream as fp32 sums along each expert row and up the first column, every routed expert "
-                         "adding its own as they pass, so the layer root takes in one vector; columns = each "
-                         "expert's result stays as slices on its root row and the slices stream as fp32 sums up the "
-                         "columns of the experts stacked above it, each column's sum going to the root-column tiles "
-                         "that hold its elements (needs mapping.dataflow: distributed); auto = columns with the "
-                         "distributed dataflow, root with root"),
+              enum_param(
+                  kMoeCombine, {"auto", "root", "tree", "columns"}, "auto",
+                  "How an MoE layer combines its experts' results: root = each routed and shared expert sends "
+                  "its result to the layer root, which takes them in one after the other; tree = the results "
+                  "stream as fp32 sums along each expert row and up the first column, every routed expert "
+                  "adding its own as they pass, so the layer root takes in one vector; columns = the router runs "
+                  "on the slices, the input reaches the experts as slices down the columns, each expert's "
+                  "result stays as slices on its root row and the slices stream as fp32 sums up the columns "
+                  "of the experts stacked above it, each column's sum going to the root-column tiles that "
+                  "hold its elements (needs mapping.dataflow: distributed); auto = columns with the "
+                  "distributed dataflow, root with root"),
               [](const config::Config& config, const std::string& path, MappingOptions& options) {
                 const std::string& word = config.get_string(path);
                 if (word == "auto")

@@ -42,11 +42,12 @@ enum class PrefillGemm { ChunkedGemv, MeshGemm };
 //     block and up the first column to the layer root; the experts of the
 //     iteration's routing (and the shared ones) add theirs in as they pass,
 //     and the layer root takes in one vector (docs/MAPPING.md, "MoE").
-//   Columns: each expert's result stays as slices on its block's root row; the
-//     slices stream, as fp32 sums, up the columns of the experts stacked in
-//     the same place of every expert row, and the top of each column's chain
-//     sends its sum to the root-column tiles that hold the matching elements
-//     of the residual stream (mapping.dataflow: distributed only).
+//   Columns: the router runs on the slices and the input reaches the experts
+//     as slices down the columns; each expert's result stays as slices on its
+//     block's root row; the slices stream, as fp32 sums, up the columns of the
+//     experts stacked in the same place of every expert row, and the top of
+//     each column's chain sends its sum to the root-column tiles that hold the
+//     matching elements of the residual stream (mapping.dataflow: distributed only).
 enum class MoeCombine { Root, Tree, Columns };
 
 // How the activation vector passes from one region to the next (mapping.handoff).

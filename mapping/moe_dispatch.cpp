@@ -105,33 +105,23 @@ class Dispatch final : public DispatchStep {
 // mapping.moe_combine: columns (ColumnCombine, moe_dispatch.h).
 class ColumnsDispatch final : public DispatchStep {
  public:
-  ColumnsDispatch(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing, ColumnCombine combine,
-                  uint32_t moe_layer)
-      : DispatchStep(env),
-        head_sends_(std::move(head_sends)),
-        passing_(std::move(passing)),
-        combine_(std::move(combine)),
-        moe_layer_(moe_layer) {
+  ColumnsDispatch(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer)
+      : DispatchStep(env), combine_(std::move(combine)), moe_layer_(moe_layer) {
     if (combine_.pieces.size() != env.geo.rows || combine_.sum.size() != env.geo.rows ||
-        combine_.passing_arrival.size() != env.geo.rows)
-      throw std::logic_error("an MoE column combine for another root column");
+        combine_.dispatch_done.size() != env.geo.rows || combine_.dispatch.size() != env.geo.tiles())
+      throw std::logic_error("an MoE column combine for another block");
   }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Column; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (j != 0) return;
-    const std::vector<Task>& first = i == 0 ? head_sends_ : passing_;
-    out.insert(out.end(), first.begin(), first.end());
-    if (combine_.pieces[i].empty()) return;
+    const std::vector<Task>& dispatch = combine_.dispatch[uint64_t(i) * env_.geo.cols + j];
+    out.insert(out.end(), dispatch.begin(), dispatch.end());
+    if (j != 0 || combine_.pieces[i].empty()) return;
     out.push_back(wait().tag(env_.tag).messages(uint32_t(combine_.pieces[i].size())));
     out.push_back(compute().work(combine_.sum[i]).dtype(env_.activation).category(Category::Reduce));
   }
-  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
-    if (!row) return;
-    const Work& sum = combine_.sum[index];
-    out.insert(out.end(), {combine_.pieces[index].size(), sum.flops, sum.read_bytes, sum.write_bytes});
-  }
+  // A tile's part of the dispatch depends on its row and its column together: each is its own class.
+  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     const std::vector<ColumnCombine::Node>& nodes = combine_.nodes;
     const size_t n = nodes.size();
@@ -173,7 +163,7 @@ class ColumnsDispatch final : public DispatchStep {
     out.kind = FrontKind::Column;
     out.at.resize(combine_.pieces.size());
     for (size_t i = 0; i < out.at.size(); ++i) {
-      Timed at = i == 0 ? in.root : in.root.after(combine_.passing_arrival[i], Category::Fabric);
+      Timed at = in.root.after(combine_.dispatch_done[i], Category::Fabric);
       for (const ColumnCombine::Piece& piece : combine_.pieces[i])
         at = later(at, head[piece.node][piece.column].after(piece.cycles, Category::Fabric));
       if (!combine_.pieces[i].empty()) at = at.after(cycles(env_.activation, combine_.sum[i]), Category::Reduce);
@@ -181,22 +171,19 @@ class ColumnsDispatch final : public DispatchStep {
     }
     return out;
   }
-  // The dispatch's two multicasts, two alternating colours for the chains, one for the pieces.
+  // The choice and the input's pieces, two alternating colours for the chains, one for the result's pieces.
   uint32_t patterns() const override { return 5; }
   uint16_t tags_used() const override { return 2; }
 
  private:
-  std::vector<Task> head_sends_, passing_;
   ColumnCombine combine_;
   uint32_t moe_layer_;
 };
 
 }  // namespace
 
-std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
-                                                std::vector<Task> passing, ColumnCombine combine, uint32_t moe_layer) {
-  return std::make_unique<ColumnsDispatch>(env, std::move(head_sends), std::move(passing), std::move(combine),
-                                           moe_layer);
+std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer) {
+  return std::make_unique<ColumnsDispatch>(env, std::move(combine), moe_layer);
 }
 
 std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,

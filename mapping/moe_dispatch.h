@@ -33,8 +33,12 @@ class DispatchStep : public Step {
 // other tiles (the waits of a dispatch multicast that passes them). Root:
 // `results` messages and the root's `combine`. Tree: one stream of
 // `stream_bytes` per token, written out as activations by `combine`.
-// mapping.moe_combine: columns. The experts' results stay as slices on their
-// blocks' root rows. Each place of an expert row holds a chain of blocks, one
+// mapping.moe_combine: columns. The router's choice leaves the root along the
+// root row and down every column; each main-block tile that holds a piece of
+// the input an expert column needs (its row's slice, which the router's GEMV
+// multicast along the row) sends it down that column once the choice has
+// passed, so every expert block's root row finds its input slices there. The
+// experts' results stay as slices on their blocks' root rows. Each place of an expert row holds a chain of blocks, one
 // per expert row, whose root-row tiles stream their slices' fp32 sums up to
 // the chain's top block; its root-row tiles write the sums out as activations
 // and send each piece to the layer's root-column tile holding those elements
@@ -59,12 +63,14 @@ struct ColumnCombine {
   };
   std::vector<Node> nodes;                 // by expert, shared ones last
   std::vector<std::vector<Piece>> pieces;  // per root-column tile
-  std::vector<uint64_t> passing_arrival;   // per root-column tile: the dispatch multicast passing it
+  std::vector<uint64_t> dispatch_done;     // per root-column tile: from dispatch to the end of its part of it
   std::vector<Work> sum;                   // per root-column tile: adding its pieces, one token's
+  // Per tile (i, j) of the main block, at i * columns + j: its part of the
+  // dispatch (the choice and the input's pieces down the columns), one token's bytes.
+  std::vector<std::vector<Task>> dispatch;
 };
 
-std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, std::vector<Task> head_sends,
-                                                std::vector<Task> passing, ColumnCombine combine, uint32_t moe_layer);
+std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer);
 
 std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,

@@ -49,6 +49,11 @@ std::vector<uint32_t> classes(const Block& block, bool rows) {
           for (const Task& t : (*line)[index]) hash = hash_fields(hash, t);
         signature.push_back(hash);
       }
+    if (!rows && index < block.dispatch_in.size()) {  // the root-row tile of column `index` takes its input its way
+      uint64_t hash = kFieldHashSeed;
+      for (const Task& t : block.dispatch_in[index]) hash = hash_fields(hash, t);
+      signature.push_back(hash);
+    }
     if (!rows && index < block.row_combine.size()) {  // the root-row tile of column `index` combines its own slice
       uint64_t hash = kFieldHashSeed;
       for (const Task& t : block.row_combine[index]) hash = hash_fields(hash, t);

@@ -38,6 +38,13 @@ struct Block {
   uint32_t dispatch_row_tiles = 0;     // a row head: tiles after it on the expert row
   uint32_t dispatch_column_tiles = 0;  // the first head: tiles below it on the first column
   bool on_dispatch_column = false;     // the block's first column carries the column multicast
+  // mapping.moe_combine: columns. Per column j, what its root-row tile runs
+  // first to take the router's choice and the input (a chain's top: the
+  // pieces from the main block, then their multicast down the column), and
+  // what every other tile runs first (the choice and that multicast) and
+  // last, whether or not the expert is routed.
+  std::vector<std::vector<Task>> dispatch_in;
+  std::vector<Task> dispatch_below, dispatch_below_last;
   // mapping.moe_combine: tree. The block root's part of the combining tree,
   // run whether or not the expert is routed (it may pass others' sums on).
   std::vector<Task> root_combine;

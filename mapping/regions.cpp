@@ -231,12 +231,14 @@ void add_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint
 }
 
 // A feed-forward network over a block: up (and gate), activation, down; its
-// output as slices on the root row.
-void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, int32_t input_tag) {
+// output as slices on the root row. Its input at the root (or multicast along
+// the root row under `input_tag`), or with `input_on_row` already as slices on the root row.
+void add_ffn(ChainBuilder& chain, const ModelSpec& m, uint64_t ffn, Dtype w, bool bias, int32_t input_tag,
+             bool input_on_row = false) {
   const Dtype act = m.activation_dtype;
   chain.add("gate_up_proj", [&](const StepEnv& env) {
-    return gemv_to_column_step(env, GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype),
-                               input_tag);
+    const GemvShape shape = GemvShape::matrix(m.d_model, mlp_width(m, ffn), w).with_bias(bias, m.weight_dtype);
+    return input_on_row ? gemv_row_to_column_step(env, shape) : gemv_to_column_step(env, shape, input_tag);
   });
   const uint64_t slice = chain.geo().largest_row_share(ffn);
   chain.add("activation", [&](const StepEnv& env) {
@@ -494,6 +496,166 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
   }
 }
 
+// mapping.moe_combine: columns. The dispatch on slices: the root multicasts
+// the router's choice along the root row and down the first column of the
+// main block, and each root-row tile down its column; once the choice has
+// passed it, each tile of the main block sends to the first expert row on
+// its column the piece of its row's slice of the normed input (which the
+// router's GEMV multicast along its row) that the expert columns there need:
+// column j of an expert block takes slice j of the input. That tile (a
+// chain's top, on its root row) multicasts the pieces, with the choice, down
+// the column, so every expert block's root row finds its input slices there;
+// every expert tile takes that multicast before its guard.
+class SliceDispatch {
+ public:
+  SliceDispatch(const RegionContext& context, const BlockGeometry& main, uint32_t chain_rows, uint32_t places,
+                uint32_t expert_height, uint16_t choice_tag, uint16_t piece_tag, uint16_t layer)
+      : fabric_(context.hw->fabric),
+        chunk_(context.tokens),
+        rows_(main.rows),
+        choice_bytes_(8ull * context.model->moe.top_k),  // an expert index and its weight per choice
+        choice_relays_(0 >= context.colors_available ? 1 : 0),
+        piece_relays_(1 >= context.colors_available ? 1 : 0),
+        choice_tag_(choice_tag),
+        piece_tag_(piece_tag),
+        layer_(layer),
+        down_(main.down()) {
+    const ModelSpec& m = *context.model;
+    const uint32_t total = m.moe.n_experts + m.moe.n_shared_experts, cols = main.cols;
+    const Dtype act = m.activation_dtype;
+    columns_.assign(cols, {});
+    std::vector<uint64_t> row_first(rows_ + 1, 0);
+    for (uint32_t i = 0; i < rows_; ++i) row_first[i + 1] = row_first[i] + main.row_share(m.d_model, i);
+    for (uint32_t b = 0; b < places; ++b) {
+      const uint32_t left = uint32_t(uint64_t(b) * cols / places), right = uint32_t(uint64_t(b + 1) * cols / places);
+      const uint32_t blocks = std::min(chain_rows, total - std::min(total, b * chain_rows));
+      BlockGeometry place = main;
+      place.cols = right - left;
+      place.row0_permille = 1000;
+      place.column_prefix = nullptr;
+      uint64_t first = 0;
+      for (uint32_t c = left; c < right; ++c) {
+        Column& column = columns_[c];
+        column.expert_rows = blocks * expert_height;
+        const uint64_t slice = place.column_share(m.d_model, c - left);
+        column.slice_bytes = dtype_bytes(act, slice);
+        for (uint32_t i = 0; i < rows_; ++i) {
+          const uint64_t lo = std::max(first, row_first[i]), hi = std::min(first + slice, row_first[i + 1]);
+          if (lo < hi) column.sources.push_back({i, dtype_bytes(act, hi - lo)});
+        }
+        first += slice;
+        // The first expert row's tile takes the pieces no earlier than the last arrives.
+        for (const Source& source : column.sources)
+          column.top_arrival = std::max(
+              column.top_arrival, choice_at(source.row, c) + message_cycles(fabric_, rows_ - source.row, 0,
+                                                                            piece_relays_, source.bytes * chunk_));
+      }
+    }
+    // Each main tile's part: pass the choice on, send its pieces.
+    main_tasks_.assign(uint64_t(rows_) * cols, {});
+    auto choice_multicast = [&](Dir dir, uint32_t tiles) {
+      return MulticastTask()
+          .dir(dir)
+          .tiles(tiles)
+          .bytes(uint32_t(choice_bytes_))
+          .tag(choice_tag)
+          .relays(choice_relays_)
+          .layer(layer);
+    };
+    for (uint32_t i = 0; i < rows_; ++i)
+      for (uint32_t c = 0; c < cols; ++c) {
+        std::vector<Task>& out = main_tasks_[uint64_t(i) * cols + c];
+        if (i == 0 && c == 0) {
+          if (cols > 1) out.push_back(choice_multicast(main.across(), cols - 1));
+        } else {
+          out.push_back(WaitTask().tag(choice_tag).messages(1).layer(layer));
+        }
+        if (i == 0) out.push_back(choice_multicast(main.down(), rows_ + columns_[c].expert_rows - 1));
+        for (const Source& source : columns_[c].sources)
+          if (source.row == i)
+            out.push_back(SendTask()
+                              .dx(main.dx(int32_t(rows_ - i), 0))
+                              .dy(main.dy(int32_t(rows_ - i), 0))
+                              .bytes(uint32_t(source.bytes))
+                              .tag(piece_tag)
+                              .relays(piece_relays_)
+                              .layer(layer));
+      }
+  }
+  // Per main tile i * columns + c: its part of the dispatch, one token's bytes.
+  const std::vector<std::vector<Task>>& main_tasks() const { return main_tasks_; }
+  // From dispatch to the end of main tile (i, c)'s part: its sends do not hold it.
+  uint64_t main_done(uint32_t i, uint32_t c) const { return choice_at(i, c); }
+  // What the root-row tile on region column c of an expert block runs first: a
+  // chain top's (`top`) takes the pieces and multicasts the slice on down the
+  // column; a block's below it takes that multicast.
+  std::vector<Task> expert_tasks(uint32_t c, bool top) const {
+    const Column& column = columns_[c];
+    std::vector<Task> out{WaitTask().tag(choice_tag_).messages(1).layer(layer_)};
+    if (!top) {
+      out.push_back(WaitTask().tag(piece_tag_).messages(1).layer(layer_));
+      return out;
+    }
+    out.push_back(WaitTask().tag(piece_tag_).messages(uint32_t(column.sources.size())).layer(layer_));
+    // The input slice on, down the column to the expert rows below.
+    if (column.expert_rows > 1)
+      out.push_back(MulticastTask()
+                        .dir(down_)
+                        .tiles(column.expert_rows - 1)
+                        .bytes(uint32_t(column.slice_bytes * chunk_))  // the expert blocks' tasks carry the chunk
+                        .tag(piece_tag_)
+                        .relays(piece_relays_)
+                        .layer(layer_));
+    return out;
+  }
+  // What every other tile of an expert block runs first, or with `last` after
+  // its expert's work. The slice's multicast passes a chain top's other tiles
+  // as its own GEMV's multicast from the same tile does (a prefill expert's
+  // carries only its tokens, so it may arrive first): they take the slice's
+  // after the expert's work, which does not need it.
+  std::vector<Task> expert_tasks_below(bool top, bool last) const {
+    const Task choice = WaitTask().tag(choice_tag_).messages(1).layer(layer_);
+    const Task input = WaitTask().tag(piece_tag_).messages(1).layer(layer_);
+    if (top) return last ? std::vector<Task>{input} : std::vector<Task>{choice};
+    return last ? std::vector<Task>{} : std::vector<Task>{choice, input};
+  }
+  // From dispatch to the choice and the input at expert row k (0: the first) of region column c.
+  uint64_t arrival(uint32_t k, uint32_t c) const {
+    const Column& column = columns_[c];
+    const uint64_t sent = std::max(choice_at(rows_, c), column.top_arrival);
+    if (k == 0) return sent;
+    return std::max(choice_at(rows_ + k, c),
+                    sent + message_cycles(fabric_, k, 0, piece_relays_, column.slice_bytes * chunk_));
+  }
+
+ private:
+  struct Source {
+    uint32_t row;    // of the main block
+    uint64_t bytes;  // one token's
+  };
+  struct Column {
+    uint32_t expert_rows = 0;  // rows of expert blocks on it
+    uint64_t slice_bytes = 0;  // of the input its expert columns take, one token's
+    std::vector<Source> sources;
+    uint64_t top_arrival = 0;  // from dispatch to the last piece at the first expert row
+  };
+  // The choice multicast along the root row to column c, then down it to row k.
+  uint64_t choice_at(uint32_t k, uint32_t c) const { return choice_hops(c) + choice_hops(k); }
+  uint64_t choice_hops(uint32_t hops) const {
+    return hops == 0 ? 0 : message_cycles(fabric_, hops, 0, choice_relays_, choice_bytes_ * chunk_);
+  }
+
+  FabricParams fabric_;
+  uint64_t chunk_;
+  uint32_t rows_;  // of the main block
+  uint64_t choice_bytes_;
+  uint32_t choice_relays_, piece_relays_;
+  uint16_t choice_tag_, piece_tag_, layer_;
+  Dir down_;
+  std::vector<Column> columns_;
+  std::vector<std::vector<Task>> main_tasks_;
+};
+
 // mapping.moe_combine: columns. The experts in the same place of every expert
 // row form a chain down the region (expert e in row e % rows, place e / rows,
 // so a chain holds a range of experts). Column j of each block's root row
@@ -505,7 +667,7 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
 // routing, so each root-column tile awaits a fixed number of pieces.
 ColumnCombine add_column_combine(const RegionContext& context, Region& region, uint32_t layer, uint32_t chain_rows,
                                  const std::vector<uint32_t>& tokens, uint16_t piece_tag, uint16_t chain_tag,
-                                 std::vector<ColumnCombine::Node> nodes) {
+                                 std::vector<ColumnCombine::Node> nodes, const SliceDispatch& dispatch) {
   const ModelSpec& m = *context.model;
   const HardwareSpec& hw = *context.hw;
   const BlockGeometry& main = region.blocks[0].geo;
@@ -540,7 +702,8 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
   ColumnCombine combine;
   combine.pieces.assign(main.rows, {});
   combine.sum.assign(main.rows, Work{});
-  combine.passing_arrival.assign(main.rows, 0);
+  combine.dispatch_done.assign(main.rows, 0);
+  combine.dispatch = dispatch.main_tasks();
   uint32_t chains = 0;
   for (uint32_t e = 0; e < total; ++e) {
     const uint32_t row = e % chain_rows, end = std::min(total, (e / chain_rows + 1) * chain_rows);
@@ -639,13 +802,13 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
       first_element += slice;
     }
   }
-  // Each root-column tile adds the pieces of every chain; the dispatch's multicast passes it first.
+  // Each root-column tile adds the pieces of every chain, after its part of the dispatch.
   for (uint32_t i = 0; i < main.rows; ++i) {
     const uint64_t elements = main.row_share(m.d_model, i);
     if (!combine.pieces[i].empty())
       combine.sum[i] = Work{(chains - 1) * elements * ElementwiseFlops::kAdd, chains * dtype_bytes(act, elements),
                             dtype_bytes(act, elements)};
-    if (i > 0) combine.passing_arrival[i] = message_cycles(hw.fabric, i, 0, 0, dtype_bytes(act, m.d_model) * chunk);
+    combine.dispatch_done[i] = dispatch.main_done(i, 0);
   }
   combine.nodes = std::move(nodes);
   return combine;
@@ -687,33 +850,42 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const bool distributed = context.options->dataflow == Dataflow::Distributed;
   const uint64_t vector_bytes = dtype_bytes(m.activation_dtype, m.d_model);
   const uint64_t d_slice_bytes = dtype_bytes(m.activation_dtype, main.geo.largest_row_share(m.d_model));
-  if (distributed) {
-    add_distributed_attention(chain, m, layer, context.max_context, slice_layer(context));
-    // The router and the dispatch take the normed vector at the root.
-    chain.add("gather_mlp_input", [&](const StepEnv& env) { return gather_column_step(env, d_slice_bytes); });
-  } else {
-    add_attention(chain, m, layer, context.max_context);
-  }
-  // Router: logits on the root column, gathered, top-k at the root.
-  chain.add("router", [&](const StepEnv& env) {
-    return gemv_to_column_step(
-        env, GemvShape::matrix(m.d_model, routed, m.weight_dtype).with_bias(m.moe.router_bias, m.weight_dtype));
-  });
-  chain.add("gather_logits",
-            [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
-  chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits
-    return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
-                             Category::Compute);
-  });
   const bool tree = context.options->moe_combine == MoeCombine::Tree;
   const bool columns = context.options->moe_combine == MoeCombine::Columns;
   if (columns && !distributed) throw std::logic_error("mapping.moe_combine: columns needs the distributed dataflow");
+  const GemvShape router =
+      GemvShape::matrix(m.d_model, routed, m.weight_dtype).with_bias(m.moe.router_bias, m.weight_dtype);
+  if (columns) {
+    // Router on the slices: logits on the root row, gathered along it.
+    add_distributed_attention(chain, m, layer, context.max_context, slice_layer(context));
+    chain.add("router", [&](const StepEnv& env) { return gemv_to_row_step(env, router); });
+    chain.add("gather_logits", [&](const StepEnv& env) {
+      return gather_row_step(env, sum_bytes(main.geo.largest_column_share(routed)));
+    });
+  } else {
+    if (distributed) {
+      add_distributed_attention(chain, m, layer, context.max_context, slice_layer(context));
+      // The router and the dispatch take the normed vector at the root.
+      chain.add("gather_mlp_input", [&](const StepEnv& env) { return gather_column_step(env, d_slice_bytes); });
+    } else {
+      add_attention(chain, m, layer, context.max_context);
+    }
+    // Router: logits on the root column, gathered.
+    chain.add("router", [&](const StepEnv& env) { return gemv_to_column_step(env, router); });
+    chain.add("gather_logits",
+              [&](const StepEnv& env) { return gather_column_step(env, 4 * ceil_div(routed, attention_rows)); });
+  }
+  chain.add("top_k", [&](const StepEnv& env) {  // over the gathered fp32 logits, at the root
+    return root_compute_step(env, Work{workloads::top_k_flops(m), sum_bytes(routed), 4ull * m.moe.top_k}, Dtype::FP32,
+                             Category::Compute);
+  });
   // The dispatch step's own tags: results (root), the column chain and the row
   // chains (tree), or the pieces and the column chains (columns).
   const uint16_t return_tag = chain.next_tag();
   const uint16_t row_tag = uint16_t(return_tag + 1);
   const uint16_t dispatch_tag = uint16_t(return_tag + (tree || columns ? 2 : 1));
-  const uint16_t expert_first_tag = uint16_t(dispatch_tag + 1);
+  // Columns: the choice takes the dispatch tag, the input's pieces the next.
+  const uint16_t expert_first_tag = uint16_t(dispatch_tag + (columns ? 2 : 1));
   uint16_t experts_end_tag = expert_first_tag;
   // A prefill chunk (context.tokens > 1) goes to every expert, each taking
   // context.expert_tokens of its tokens' top-k choices (by default an even
@@ -730,7 +902,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   // multicasts it down the region's first column itself, past the root
   // column's tiles (`passing`), so that no head sends two multicasts.
   std::vector<Task> head_sends, passing;
-  if (distributed) {
+  const SliceDispatch slice_dispatch(context, main.geo, expert_row_count, per_row, expert_height, dispatch_tag,
+                                     uint16_t(dispatch_tag + 1), uint16_t(layer));
+  if (distributed && !columns) {
     head_sends.push_back(MulticastTask()
                              .dir(box.down())
                              .tiles(box.rows - 1)
@@ -768,16 +942,23 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     expert.moe_layer = layer;
     expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
     expert.dispatch_tag = dispatch_tag;
-    expert.on_dispatch_column = b == 0;
-    // A row's head multicasts the vector along the row, to its last block's last column.
-    expert.dispatch_row_tiles = b == 0 ? uint32_t(uint64_t(in_row) * box.cols / places) - 1 : 0;
-    expert.dispatch_column_tiles = !distributed && b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
+    if (columns) {
+      for (uint32_t c = left; c < right; ++c) expert.dispatch_in.push_back(slice_dispatch.expert_tasks(c, row == 0));
+      expert.dispatch_below = slice_dispatch.expert_tasks_below(row == 0, false);
+      expert.dispatch_below_last = slice_dispatch.expert_tasks_below(row == 0, true);
+    } else {
+      expert.on_dispatch_column = b == 0;
+      expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;  // a row's head multicasts the vector along its row
+      expert.dispatch_column_tiles = !distributed && b == 0 && row == 0 ? expert_row_count * expert_height - 1 : 0;
+    }
     RegionContext expert_context = context;
     expert_context.tokens = expert.expert >= 0 ? routed_tokens : chunk;
     const uint64_t result_bytes = vector_bytes * expert_context.tokens;
     ChainBuilder expert_chain(expert_context, workloads::LayerLowering::Expert, expert, uint16_t(layer),
                               expert_first_tag);
-    add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag);
+    // Columns: the input's slices reach the root row down its columns; else the dispatch multicasts the vector along
+    // it.
+    add_ffn(expert_chain, m, m.moe.expert_ffn_dim, m.moe_weight_dtype, m.mlp_bias, dispatch_tag, columns);
     // A routed expert's result times its router weight (shared experts are
     // unweighted): on the root row's slices with the distributed dataflow, at the root after the gather without.
     const bool weighted = expert.expert >= 0;
@@ -811,14 +992,15 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
       head_arrival = send_cycles(*context.hw, head_send) +
                      (column_hops == 0 ? 0 : message_cycles(context.hw->fabric, column_hops, 0, 0, chunk_bytes));
     }
-    // Contention-free time from dispatch to the vector on each column of the block's root row.
+    // Contention-free time from dispatch to the input on each column of the block's root row.
     Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
     for (uint32_t j = 0; j < expert.geo.cols; ++j) {
       const uint32_t hops = left + j;
-      front.at[j] =
-          Timed{}
-              .after(head_arrival, Category::Fabric)
-              .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes), Category::Fabric);
+      front.at[j] = columns ? Timed{}.after(slice_dispatch.arrival(row * expert_height, left + j), Category::Fabric)
+                            : Timed{}
+                                  .after(head_arrival, Category::Fabric)
+                                  .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes),
+                                         Category::Fabric);
     }
     const std::vector<Timed> arrival = front.at;
     for (const auto& step : expert.steps) front = step->latency(front, fixed, 0);
@@ -843,10 +1025,8 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   }
   if (columns) {
     ColumnCombine combine = add_column_combine(context, region, layer, expert_row_count, tokens, return_tag, row_tag,
-                                               std::move(column_nodes));
-    chain.add("experts", [&](const StepEnv& env) {
-      return moe_columns_dispatch_step(env, head_sends, passing, std::move(combine), layer);
-    });
+                                               std::move(column_nodes), slice_dispatch);
+    chain.add("experts", [&](const StepEnv& env) { return moe_columns_dispatch_step(env, std::move(combine), layer); });
     chain.skip_tags_to(experts_end_tag);
     add_slice_residual(chain, m, context.slices_out);
     return;
@@ -910,6 +1090,10 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
     tasks.insert(tasks.end(), row_combine[j].begin(), row_combine[j].end());
     unguarded += row_combine[j].size();
   }
+  if (i > 0) {
+    tasks.insert(tasks.end(), dispatch_below_last.begin(), dispatch_below_last.end());
+    unguarded += dispatch_below_last.size();
+  }
 
   // Expert block: the tiles that carry the dispatched vector take (and pass) it
   // first; the rest of the block runs only if the expert is routed.
@@ -919,7 +1103,12 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
         MulticastTask().dir(dir).tiles(count).bytes(dispatch_bytes).tag(dispatch_tag).layer(uint16_t(moe_layer));
     tasks.insert(tasks.begin() + long(guarded++), multicast);
   };
-  if (i == 0) {
+  if (!dispatch_in.empty()) {
+    // The root row's tiles take the input as dispatch_in says; the others as dispatch_below does.
+    const std::vector<Task>& first = i == 0 ? dispatch_in[j] : dispatch_below;
+    tasks.insert(tasks.begin() + long(body), first.begin(), first.end());
+    guarded = body + first.size();
+  } else if (i == 0) {
     guarded = body + 1;  // the dispatch wait emitted by the first step
     if (root && dispatch_row_tiles > 0) forward(geo.across(), dispatch_row_tiles);
     if (root && dispatch_column_tiles > 0) forward(geo.down(), dispatch_column_tiles);

@@ -327,6 +327,8 @@ Data Evaluator::State::gemv_to_column(const Data& in, bool input_on_row, uint32_
 Data Evaluator::State::gemv_to_row(const Data& in, uint32_t ring_block_tokens) {
   const BlockGeometry& g = geo();
   if (in.kind != FrontKind::Column || in.at.size() != g.rows) fail("the input is not on the root column");
+  // The router on slices (mapping.moe_combine: columns): its input is what the experts take.
+  if (std::strcmp(step->label(), "router") == 0) normed = assembled(in);
   const auto columns = output_slices(g.cols);
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
   for (uint32_t j = 0; j < g.cols; ++j) {

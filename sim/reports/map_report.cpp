@@ -19,8 +19,8 @@ const char* moe_combine_text(mapping::MoeCombine combine) {
     case mapping::MoeCombine::Tree:
       return "experts' results streamed along rows and up a column, one vector to the root (mapping.moe_combine)";
     case mapping::MoeCombine::Columns:
-      return "experts' result slices streamed up the columns of their places, each column's sum to the root-column "
-             "tiles holding its elements (mapping.moe_combine)";
+      return "input dispatched and results combined as slices along the columns of the expert places, each "
+             "column's sum to the root-column tiles holding its elements (mapping.moe_combine)";
     case mapping::MoeCombine::Root: break;
   }
   return "every result sent to the layer root (mapping.moe_combine)";

@@ -155,7 +155,8 @@ TEST_CASE("map reports the plan and exits 3 when the model does not fit", "[cli]
   const Outcome table = run_wafersim({"map", moe, "--set", "mapping.moe_combine=root"});
   CHECK(table.exit_code == 0);
   CHECK_THAT(table.out, Catch::Contains("every result sent to the layer root"));
-  CHECK_THAT(run_wafersim({"map", moe}).out, Catch::Contains("streamed up the columns of their places"));
+  CHECK_THAT(run_wafersim({"map", moe}).out,
+             Catch::Contains("combined as slices along the columns of the expert places"));
   const Outcome columns_on_root =
       run_wafersim({"map", moe, "--set", "mapping.dataflow=root", "--set", "mapping.moe_combine=columns"});
   CHECK(columns_on_root.exit_code == 2);

@@ -245,6 +245,82 @@ void check_columns(const mapping::Plan& plan) {
 
 }  // namespace
 
+// mapping.moe_combine: columns. The dispatch: every main-block tile holding a
+// piece of a column's input slice sends it to the first expert row on that
+// column, which takes them all and multicasts the slice down through every
+// expert row; every expert tile takes the choice and the slice once.
+void check_column_dispatch(const mapping::Plan& plan) {
+  size_t regions = 0;
+  for (const mapping::Region& region : plan.regions) {
+    if (region.kind != mapping::RegionKind::Moe) continue;
+    ++regions;
+    INFO(region.name);
+    const mapping::BlockGeometry& main = region.blocks[0].geo;
+    uint16_t tag = 0;
+    for (const auto& step : region.blocks[0].steps)
+      if (std::string(step->label()) == "experts") tag = step->env().tag;
+    REQUIRE(tag != 0);
+    const uint16_t choice_tag = uint16_t(tag + 2), input_tag = uint16_t(tag + 3);
+    // Per region column: the input bytes the main block sends down it.
+    std::map<uint32_t, uint64_t> sent_bytes;
+    std::map<uint32_t, uint32_t> sent_pieces;
+    for (uint32_t i = 0; i < main.rows; ++i)
+      for (uint32_t c = 0; c < main.cols; ++c)
+        for (const Task& task : region.blocks[0].program(i, c))
+          if (task.op == TaskOp::Send && task.tag == input_tag) {
+            CHECK(int32_t(main.x(i, c)) + task.dx == int32_t(main.x(main.rows, c)));
+            CHECK(int32_t(main.y(i, c)) + task.dy == int32_t(main.y(main.rows, c)));
+            sent_bytes[c] += task.bytes;
+            ++sent_pieces[c];
+          }
+    // Region row and column of a tile of a block.
+    auto region_row = [&](const mapping::BlockGeometry& g, uint32_t i, uint32_t j) {
+      return main.across_is_x ? g.y(i, j) - main.y0 : g.x(i, j) - main.x0;
+    };
+    auto region_column = [&](const mapping::BlockGeometry& g, uint32_t i, uint32_t j) {
+      return main.across_is_x ? g.x(i, j) - main.x0 : g.y(i, j) - main.y0;
+    };
+    uint32_t tops = 0;
+    for (size_t b = 1; b < region.blocks.size(); ++b) {
+      const mapping::Block& block = region.blocks[b];
+      const mapping::BlockGeometry& g = block.geo;
+      const bool top = region_row(g, 0, 0) == main.rows;
+      tops += top ? 1 : 0;
+      for (uint32_t i = 0; i < g.rows; ++i)
+        for (uint32_t j = 0; j < g.cols; ++j) {
+          INFO("block " << b << ", tile (" << i << ", " << j << ")");
+          uint32_t choices = 0, inputs = 0, forwards = 0;
+          for (const Task& task : block.program(i, j)) {
+            if (task.op == TaskOp::Wait && task.tag == choice_tag) choices += task.count;
+            if (task.op == TaskOp::Wait && task.tag == input_tag) inputs += task.count;
+            if (task.op == TaskOp::Multicast && task.tag == input_tag) {
+              ++forwards;
+              CHECK(task.bytes == sent_bytes[region_column(g, i, j)]);  // the slice, on down the column
+            }
+          }
+          CHECK(choices == 1);
+          if (top && i == 0) {
+            CHECK(inputs == sent_pieces[region_column(g, i, j)]);
+            CHECK(forwards == 1);  // the expert rows are taller than one tile here
+          } else {
+            CHECK(inputs == 1);
+            CHECK(forwards == 0);
+          }
+        }
+    }
+    // Each place's columns take the whole input once: the pieces add up to d_model per place.
+    uint64_t all = 0;
+    for (uint32_t c = 0; c < main.cols; ++c) all += sent_bytes[c];
+    CHECK(all == uint64_t(tops) * dtype_bytes(plan.model.activation_dtype, plan.model.d_model));
+  }
+  CHECK(regions > 0);
+}
+
+TEST_CASE("the MoE columns' dispatch sends every expert column its input slice once", "[mapping][moe]") {
+  check_column_dispatch(moe_plan({}));
+  check_column_dispatch(moe_plan({"model.moe.n_shared_experts=1"}));
+}
+
 TEST_CASE("the MoE column chains stream exactly the experts of each routing to the root column", "[mapping][moe]") {
   SECTION("routed experts only") { check_columns(moe_plan({})); }
   SECTION("a shared expert") { check_columns(moe_plan({"model.moe.n_shared_experts=1"})); }
