@@ -404,6 +404,36 @@ struct TreePlace {
   uint32_t row, place, row_end;
 };
 
+// Skip the next task unless an expert of [first, end) is routed; a range
+// holding a shared expert (routed and after) always streams, so it needs no guard.
+void append_unless_routed(std::vector<Task>& out, uint32_t first, uint32_t end, uint32_t routed, uint32_t layer) {
+  if (end <= routed)
+    out.push_back(
+        SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(uint16_t(layer)));
+}
+
+// A combining node's stream to its parent (tree and columns): expert e sends
+// the sum with its own result added (`add`, as the sum passes) when it is
+// routed or shared; otherwise it passes on the sum of the experts after it
+// in its stream's range [e, end) when one of them is routed, and is silent.
+void append_node_stream(std::vector<Task>& out, SendTask send, const Work& add, uint32_t e, uint32_t end,
+                        uint32_t routed, uint32_t layer) {
+  SendTask passing = send;
+  passing.streamed(Work{}, Dtype::FP32);
+  send.streamed(add, Dtype::FP32);
+  if (e >= routed) {
+    out.push_back(send);
+    return;
+  }
+  out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(uint16_t(layer)));
+  out.push_back(send);
+  if (e + 1 < end) {
+    out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(end <= routed ? 2 : 1).layer(uint16_t(layer)));
+    append_unless_routed(out, e + 1, end, routed, layer);
+    out.push_back(passing);
+  }
+}
+
 // mapping.moe_combine: tree. The expert blocks' results, in fp32, stream
 // along each expert row to its first block (each block to its left
 // neighbour) and up the first column, head to head, to the layer root. A
@@ -428,13 +458,6 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
     return uint32_t(bytes);
   };
-  // Skip the next task unless an expert of [first, end) is routed; a range
-  // holding a shared expert always streams, so it needs no guard.
-  auto unless_routed = [&](uint32_t first, uint32_t end, std::vector<Task>& out) {
-    if (end <= routed)
-      out.push_back(
-          SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
-  };
   uint32_t previous_head = 0;
   for (uint32_t e = 0; e < total; ++e) {
     const TreePlace& place = places[e];
@@ -452,14 +475,14 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     if (e + 1 < place.row_end) {  // the row's next block
       node.row_child = int32_t(e + 1);
       block.combine_children.push_back(1 + e + 1);
-      unless_routed(e + 1, place.row_end, out);
+      append_unless_routed(out, e + 1, place.row_end, routed, layer);
       out.push_back(
           WaitTask().tag(row_tag).messages(1).heads_only(stream_bytes(e + 1, place.row_end)).layer(tag_layer));
     }
     if (head && place.row_end < total) {  // the next row's head
       node.column_child = int32_t(place.row_end);
       block.combine_children.push_back(1 + place.row_end);
-      unless_routed(place.row_end, total, out);
+      append_unless_routed(out, place.row_end, total, routed, layer);
       out.push_back(
           WaitTask().tag(column_tag).messages(1).heads_only(stream_bytes(place.row_end, total)).layer(tag_layer));
     }
@@ -475,21 +498,7 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     // One fp32 add per element of its own result, as the sum passes.
     const uint64_t own_bytes = sum_bytes(uint64_t(m.d_model) * tokens[e]);
     const Work add{uint64_t(m.d_model) * tokens[e] * ElementwiseFlops::kAdd, 2 * own_bytes, own_bytes};
-    SendTask passing = send;
-    passing.streamed(Work{}, Dtype::FP32);
-    send.streamed(add, Dtype::FP32);
-    if (e >= routed) {
-      out.push_back(send);
-    } else {
-      out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
-      out.push_back(send);
-      if (e + 1 < end) {  // not routed: it passes the sum of the experts after it, if any is
-        const bool ask = end <= routed;
-        out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(ask ? 2 : 1).layer(tag_layer));
-        unless_routed(e + 1, end, out);
-        out.push_back(passing);
-      }
-    }
+    append_node_stream(out, send, add, e, end, routed, layer);
     node.serialization = serialization_cycles(hw.fabric, bytes);
     node.latency = send_cycles(hw, send) - node.serialization;
     node.add_cycles = compute_cycles(hw.tile, Dtype::FP32, add);
@@ -683,11 +692,6 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
     if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
     return uint32_t(bytes);
   };
-  auto unless_routed = [&](uint32_t first, uint32_t end, std::vector<Task>& out) {
-    if (end <= routed)
-      out.push_back(
-          SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(tag_layer));
-  };
   // The top's write-out: with its own slice added if its expert is routed (or shared), without if not.
   auto own_or_not = [&](uint32_t e, const Task& own, const Task& other, std::vector<Task>& out) {
     if (e >= routed) {
@@ -727,7 +731,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
       std::vector<Task>& out = block.row_combine[j];
       const uint64_t slice = g.column_share(m.d_model, j);
       if (node.child >= 0) {
-        unless_routed(e + 1, end, out);
+        append_unless_routed(out, e + 1, end, routed, layer);
         out.push_back(
             WaitTask().tag(chain_tag).messages(1).heads_only(stream_bytes(e + 1, end, slice)).layer(tag_layer));
       }
@@ -743,20 +747,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
                             .relays(pattern >= context.colors_available ? 1 : 0)
                             .category(Category::Reduce)
                             .layer(tag_layer);
-        SendTask passing = send;
-        passing.streamed(Work{}, Dtype::FP32);
-        send.streamed(add, Dtype::FP32);
-        if (e >= routed) {
-          out.push_back(send);
-        } else {
-          out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
-          out.push_back(send);
-          if (node.child >= 0) {  // not routed: it passes the sum of the experts below it on, if any is
-            out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(end <= routed ? 2 : 1).layer(tag_layer));
-            unless_routed(e + 1, end, out);
-            out.push_back(passing);
-          }
-        }
+        append_node_stream(out, send, add, e, end, routed, layer);
         node.serialization[j] = serialization_cycles(hw.fabric, bytes);
         node.latency[j] = send_cycles(hw, send) - node.serialization[j];
         node.add_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, add);

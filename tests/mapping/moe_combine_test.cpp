@@ -22,11 +22,13 @@ mapping::Plan moe_plan(std::vector<std::string> overrides) {
   return compile(load_experiment_text(zoo_experiment("tiny-moe", "tiny"), "moe.yaml", overrides));
 }
 
-// What a block root's combining tasks do for one routing: the guards taken
-// as the engine takes them (sim/engine/band.cpp).
+// What a tile's combining tasks do for one routing (a tree's block root, a
+// column chain's root-row tile): the guards taken as the engine takes them
+// (sim/engine/band.cpp).
 struct Ran {
-  uint32_t waits = 0, sends = 0;
+  uint32_t waits = 0, streams = 0, computes = 0;
   uint64_t add_flops = 0;
+  std::vector<const Task*> pieces;  // a chain top's sends to the root column
 };
 Ran run_combine(const std::vector<Task>& tasks, const std::set<uint32_t>& routed, uint32_t n_routed) {
   auto any = [&](const Task& task) {
@@ -43,11 +45,16 @@ Ran run_combine(const std::vector<Task>& tasks, const std::set<uint32_t>& routed
       REQUIRE(task.stream);
       ++ran.waits;
     }
-    if (task.op == TaskOp::Send) {
+    if (task.op == TaskOp::Compute) {
       REQUIRE(task.stream);
-      ++ran.sends;
+      ++ran.computes;
       ran.add_flops += task.work.flops;
     }
+    if (task.op == TaskOp::Send && task.stream) {
+      ++ran.streams;
+      ran.add_flops += task.work.flops;
+    }
+    if (task.op == TaskOp::Send && !task.stream) ran.pieces.push_back(&task);
   }
   return ran;
 }
@@ -106,53 +113,18 @@ void check_tree(const mapping::Plan& plan) {
         const int32_t expert = region.blocks[b].expert;
         const bool own = expert < 0 || routed.count(uint32_t(expert));
         uint32_t streaming_children = 0;
-        for (uint32_t child : region.blocks[b].combine_children) streaming_children += ran[child].sends;
+        for (uint32_t child : region.blocks[b].combine_children) streaming_children += ran[child].streams;
         CHECK(ran[b].waits == streaming_children);
-        CHECK(ran[b].sends == ((own || streaming_children > 0) ? 1u : 0u));
+        CHECK(ran[b].streams == ((own || streaming_children > 0) ? 1u : 0u));
         // A block adds its own result (one add per element) only when it has one.
         CHECK(ran[b].add_flops == (own ? uint64_t(m.d_model) : 0));
         adds += ran[b].add_flops;
       }
       CHECK(adds == uint64_t(m.d_model) * (routed.size() + m.moe.n_shared_experts));
-      if (!routed.empty() || m.moe.n_shared_experts > 0) CHECK(ran[1].sends == 1);
+      if (!routed.empty() || m.moe.n_shared_experts > 0) CHECK(ran[1].streams == 1);
     }
   }
   CHECK(regions > 0);
-}
-
-// What a root-row tile's part of a column chain does for one routing.
-struct RanColumn {
-  uint32_t waits = 0, streams = 0, computes = 0;
-  uint64_t add_flops = 0;
-  std::vector<const Task*> pieces;  // a chain top's sends to the root column
-};
-RanColumn run_column(const std::vector<Task>& tasks, const std::set<uint32_t>& routed, uint32_t n_routed) {
-  auto any = [&](const Task& task) {
-    for (uint32_t e = task.expert; e < task.expert + task.experts; ++e)
-      if (e >= n_routed || routed.count(e)) return true;
-    return false;
-  };
-  RanColumn ran;
-  for (size_t pc = 0; pc < tasks.size(); ++pc) {
-    const Task& task = tasks[pc];
-    if (task.op == TaskOp::SkipUnlessExpert && !any(task)) pc += task.count;
-    if (task.op == TaskOp::SkipIfExpert && any(task)) pc += task.count;
-    if (task.op == TaskOp::Wait) {
-      REQUIRE(task.stream);
-      ++ran.waits;
-    }
-    if (task.op == TaskOp::Compute) {
-      REQUIRE(task.stream);
-      ++ran.computes;
-      ran.add_flops += task.work.flops;
-    }
-    if (task.op == TaskOp::Send && task.stream) {
-      ++ran.streams;
-      ran.add_flops += task.work.flops;
-    }
-    if (task.op == TaskOp::Send && !task.stream) ran.pieces.push_back(&task);
-  }
-  return ran;
 }
 
 // mapping.moe_combine: columns. Each place's blocks form one chain; for every
@@ -209,10 +181,10 @@ void check_columns(const mapping::Plan& plan) {
         REQUIRE(block.row_combine.size() == block.geo.cols);
         for (uint32_t j = 0; j < block.geo.cols; ++j) {
           INFO("block " << b << ", column " << j);
-          const RanColumn ran = run_column(block.row_combine[j], routed, n_routed);
+          const Ran ran = run_combine(block.row_combine[j], routed, n_routed);
           uint32_t streaming_children = 0;
           for (uint32_t child : block.combine_children)
-            streaming_children += run_column(region.blocks[child].row_combine[j], routed, n_routed).streams;
+            streaming_children += run_combine(region.blocks[child].row_combine[j], routed, n_routed).streams;
           CHECK(ran.waits == streaming_children);
           CHECK(ran.add_flops == (own ? block.geo.column_share(m.d_model, j) : 0));
           adds += ran.add_flops;
