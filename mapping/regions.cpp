@@ -404,12 +404,19 @@ struct TreePlace {
   uint32_t row, place, row_end;
 };
 
-// Skip the next task unless an expert of [first, end) is routed; a range
-// holding a shared expert (routed and after) always streams, so it needs no guard.
-void append_unless_routed(std::vector<Task>& out, uint32_t first, uint32_t end, uint32_t routed, uint32_t layer) {
+// Skip the next task of routed expert `own`'s block unless an expert of
+// [first, end) (after `own`) is routed; a range holding a shared expert
+// (routed and after) always streams, so it needs no guard. The guards count
+// from the block's own expert, so blocks at the same place of their streams share programs.
+void append_unless_routed(std::vector<Task>& out, uint32_t own, uint32_t first, uint32_t end, uint32_t routed,
+                          uint32_t layer) {
   if (end <= routed)
-    out.push_back(
-        SkipUnlessExpertTask().expert(first).experts(end - first).moe_layer(layer).tasks(1).layer(uint16_t(layer)));
+    out.push_back(SkipUnlessExpertTask()
+                      .own_expert(first - own)
+                      .experts(end - first)
+                      .moe_layer(layer)
+                      .tasks(1)
+                      .layer(uint16_t(layer)));
 }
 
 // A combining node's stream to its parent (tree and columns): expert e sends
@@ -425,11 +432,11 @@ void append_node_stream(std::vector<Task>& out, SendTask send, const Work& add, 
     out.push_back(send);
     return;
   }
-  out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(uint16_t(layer)));
+  out.push_back(SkipUnlessExpertTask().own_expert().moe_layer(layer).tasks(1).layer(uint16_t(layer)));
   out.push_back(send);
   if (e + 1 < end) {
-    out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(end <= routed ? 2 : 1).layer(uint16_t(layer)));
-    append_unless_routed(out, e + 1, end, routed, layer);
+    out.push_back(SkipIfExpertTask().own_expert().moe_layer(layer).tasks(end <= routed ? 2 : 1).layer(uint16_t(layer)));
+    append_unless_routed(out, e, e + 1, end, routed, layer);
     out.push_back(passing);
   }
 }
@@ -475,14 +482,14 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
     if (e + 1 < place.row_end) {  // the row's next block
       node.row_child = int32_t(e + 1);
       block.combine_children.push_back(1 + e + 1);
-      append_unless_routed(out, e + 1, place.row_end, routed, layer);
+      append_unless_routed(out, e, e + 1, place.row_end, routed, layer);
       out.push_back(
           WaitTask().tag(row_tag).messages(1).heads_only(stream_bytes(e + 1, place.row_end)).layer(tag_layer));
     }
     if (head && place.row_end < total) {  // the next row's head
       node.column_child = int32_t(place.row_end);
       block.combine_children.push_back(1 + place.row_end);
-      append_unless_routed(out, place.row_end, total, routed, layer);
+      append_unless_routed(out, e, place.row_end, total, routed, layer);
       out.push_back(
           WaitTask().tag(column_tag).messages(1).heads_only(stream_bytes(place.row_end, total)).layer(tag_layer));
     }
@@ -506,15 +513,15 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
 }
 
 // mapping.moe_combine: columns. The dispatch on slices: the root multicasts
-// the router's choice along the root row and down the first column of the
-// main block, and each root-row tile down its column; once the choice has
+// the router's choice along the root row and down the first column, and each
+// root-row tile down its column, to the first expert row; once the choice has
 // passed it, each tile of the main block sends to the first expert row on
 // its column the piece of its row's slice of the normed input (which the
 // router's GEMV multicast along its row) that the expert columns there need:
 // column j of an expert block takes slice j of the input. That tile (a
-// chain's top, on its root row) multicasts the pieces, with the choice, down
-// the column, so every expert block's root row finds its input slices there;
-// every expert tile takes that multicast before its guard.
+// chain's top, on its root row) multicasts the slice, with the choice, down
+// the column, so every expert block's root row finds its input there; every
+// expert tile takes that multicast before its guard (a chain top's: after).
 class SliceDispatch {
  public:
   SliceDispatch(const RegionContext& context, const BlockGeometry& main, uint32_t chain_rows, uint32_t places,
@@ -579,7 +586,7 @@ class SliceDispatch {
         } else {
           out.push_back(WaitTask().tag(choice_tag).messages(1).layer(layer));
         }
-        if (i == 0) out.push_back(choice_multicast(main.down(), rows_ + columns_[c].expert_rows - 1));
+        if (i == 0) out.push_back(choice_multicast(main.down(), rows_));  // to the first expert row
         for (const Source& source : columns_[c].sources)
           if (source.row == i)
             out.push_back(SendTask()
@@ -600,41 +607,35 @@ class SliceDispatch {
   // column; a block's below it takes that multicast.
   std::vector<Task> expert_tasks(uint32_t c, bool top) const {
     const Column& column = columns_[c];
-    std::vector<Task> out{WaitTask().tag(choice_tag_).messages(1).layer(layer_)};
-    if (!top) {
-      out.push_back(WaitTask().tag(piece_tag_).messages(1).layer(layer_));
-      return out;
-    }
-    out.push_back(WaitTask().tag(piece_tag_).messages(uint32_t(column.sources.size())).layer(layer_));
-    // The input slice on, down the column to the expert rows below.
+    if (!top) return {WaitTask().tag(piece_tag_).messages(1).layer(layer_)};
+    std::vector<Task> out{WaitTask().tag(choice_tag_).messages(1).layer(layer_),
+                          WaitTask().tag(piece_tag_).messages(uint32_t(column.sources.size())).layer(layer_)};
+    // The input slice and the choice on, down the column to the expert rows below.
     if (column.expert_rows > 1)
       out.push_back(MulticastTask()
                         .dir(down_)
                         .tiles(column.expert_rows - 1)
-                        .bytes(uint32_t(column.slice_bytes * chunk_))  // the expert blocks' tasks carry the chunk
+                        .bytes(uint32_t(forward_bytes(column)))
                         .tag(piece_tag_)
                         .relays(piece_relays_)
                         .layer(layer_));
     return out;
   }
   // What every other tile of an expert block runs first, or with `last` after
-  // its expert's work. The slice's multicast passes a chain top's other tiles
-  // as its own GEMV's multicast from the same tile does (a prefill expert's
-  // carries only its tokens, so it may arrive first): they take the slice's
-  // after the expert's work, which does not need it.
+  // its expert's work: the slice's multicast. It passes a chain top's other
+  // tiles as its own GEMV's multicast from the same tile does, and may arrive
+  // after it (it carries the choice, and a prefill expert's only its tokens):
+  // they take it after the expert's work, which does not need it.
   std::vector<Task> expert_tasks_below(bool top, bool last) const {
-    const Task choice = WaitTask().tag(choice_tag_).messages(1).layer(layer_);
-    const Task input = WaitTask().tag(piece_tag_).messages(1).layer(layer_);
-    if (top) return last ? std::vector<Task>{input} : std::vector<Task>{choice};
-    return last ? std::vector<Task>{} : std::vector<Task>{choice, input};
+    if (top != last) return {};
+    return {WaitTask().tag(piece_tag_).messages(1).layer(layer_)};
   }
   // From dispatch to the choice and the input at expert row k (0: the first) of region column c.
   uint64_t arrival(uint32_t k, uint32_t c) const {
     const Column& column = columns_[c];
     const uint64_t sent = std::max(choice_at(rows_, c), column.top_arrival);
     if (k == 0) return sent;
-    return std::max(choice_at(rows_ + k, c),
-                    sent + message_cycles(fabric_, k, 0, piece_relays_, column.slice_bytes * chunk_));
+    return sent + message_cycles(fabric_, k, 0, piece_relays_, forward_bytes(column));
   }
 
  private:
@@ -648,6 +649,8 @@ class SliceDispatch {
     std::vector<Source> sources;
     uint64_t top_arrival = 0;  // from dispatch to the last piece at the first expert row
   };
+  // The chain top's multicast down the column: the slice and the choice, for the chunk.
+  uint64_t forward_bytes(const Column& column) const { return (column.slice_bytes + choice_bytes_) * chunk_; }
   // The choice multicast along the root row to column c, then down it to row k.
   uint64_t choice_at(uint32_t k, uint32_t c) const { return choice_hops(c) + choice_hops(k); }
   uint64_t choice_hops(uint32_t hops) const {
@@ -698,9 +701,9 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
       out.push_back(own);
       return;
     }
-    out.push_back(SkipUnlessExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+    out.push_back(SkipUnlessExpertTask().own_expert().moe_layer(layer).tasks(1).layer(tag_layer));
     out.push_back(own);
-    out.push_back(SkipIfExpertTask().expert(e).moe_layer(layer).tasks(1).layer(tag_layer));
+    out.push_back(SkipIfExpertTask().own_expert().moe_layer(layer).tasks(1).layer(tag_layer));
     out.push_back(other);
   };
   ColumnCombine combine;
@@ -731,7 +734,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
       std::vector<Task>& out = block.row_combine[j];
       const uint64_t slice = g.column_share(m.d_model, j);
       if (node.child >= 0) {
-        append_unless_routed(out, e + 1, end, routed, layer);
+        append_unless_routed(out, e, e + 1, end, routed, layer);
         out.push_back(
             WaitTask().tag(chain_tag).messages(1).heads_only(stream_bytes(e + 1, end, slice)).layer(tag_layer));
       }

@@ -107,8 +107,14 @@ class SkipUnlessExpertTask : public TaskBuilder<SkipUnlessExpertTask> {
  public:
   SkipUnlessExpertTask() : TaskBuilder(TaskOp::SkipUnlessExpert) {}
   SkipUnlessExpertTask& expert(uint32_t expert) { return set(task_.expert, expert); }
+  // Asks from the tile's own expert + `offset` on (Task::kTileParam): blocks
+  // of different experts then share programs.
+  SkipUnlessExpertTask& own_expert(uint32_t offset = 0) {
+    set(task_.expert_offset, offset);
+    return set(task_.expert, Task::kTileParam);
+  }
   SkipUnlessExpertTask& moe_layer(uint32_t moe_layer) { return set(task_.moe_layer, moe_layer); }
-  // Skips unless any of `experts` experts from `expert` (not a tile parameter) is routed.
+  // Skips unless any of `experts` experts from `expert` (or from the tile's own + offset) is routed.
   SkipUnlessExpertTask& experts(uint32_t experts) { return set(task_.experts, experts); }
   SkipUnlessExpertTask& tasks(uint32_t tasks) { return set(task_.count, tasks); }
 };
@@ -120,6 +126,10 @@ class SkipIfExpertTask : public TaskBuilder<SkipIfExpertTask> {
  public:
   SkipIfExpertTask() : TaskBuilder(TaskOp::SkipIfExpert) {}
   SkipIfExpertTask& expert(uint32_t expert) { return set(task_.expert, expert); }
+  SkipIfExpertTask& own_expert(uint32_t offset = 0) {
+    set(task_.expert_offset, offset);
+    return set(task_.expert, Task::kTileParam);
+  }
   SkipIfExpertTask& experts(uint32_t experts) { return set(task_.experts, experts); }
   SkipIfExpertTask& moe_layer(uint32_t moe_layer) { return set(task_.moe_layer, moe_layer); }
   SkipIfExpertTask& tasks(uint32_t tasks) { return set(task_.count, tasks); }

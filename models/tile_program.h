@@ -49,6 +49,7 @@ struct Task {
   uint32_t bytes = 0;                     // Send / Multicast payload
   uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert, SkipIfExpert
   uint32_t experts = 1;                   // they ask about experts expert, expert + 1, ... (any one routed)
+  uint32_t expert_offset = 0;             // with expert = kTileParam: the first is the tile's expert + this
   uint32_t mark = 0;                      // Mark slot
   Work work;                              // Compute: fixed work
   // A field set to kTileParam reads this tile's entry of ProgramSet::tile_param
@@ -78,8 +79,8 @@ struct Task {
   // missing from it.
   auto fields() const {
     return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
-                    experts, mark, work, work_per_position, kv_stride, kv_offset, kv_window, iteration_delta, stream,
-                    y_first);
+                    experts, expert_offset, mark, work, work_per_position, kv_stride, kv_offset, kv_window,
+                    iteration_delta, stream, y_first);
   }
   bool operator==(const Task& other) const;
 };
@@ -140,9 +141,9 @@ inline uint64_t task_positions(const Task& task, const ProgramSet& set, uint64_t
   return positions_held(context, task.kv_stride, offset);
 }
 
-// The expert a SkipUnlessExpert task asks about on `tile`.
+// The (first) expert a SkipUnlessExpert or SkipIfExpert task asks about on `tile`.
 inline uint32_t task_expert(const Task& task, const ProgramSet& set, uint64_t tile) {
-  return task.expert == Task::kTileParam ? set.tile_param[tile] : task.expert;
+  return task.expert == Task::kTileParam ? set.tile_param[tile] + task.expert_offset : task.expert;
 }
 
 }  // namespace wafersim

@@ -99,9 +99,6 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
                                     (skip && task.expert == Task::kTileParam);
       if (reads_tile_param && set.tile_param.empty())
         throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
-      if (skip && task.expert == Task::kTileParam && task.experts != 1)
-        throw EngineError(
-            fmt::format("program {} task {} asks about a range of experts from a per-tile parameter", p, i));
       if (task.stream && task.op == TaskOp::Send && task.dwafer != 0)
         throw EngineError(fmt::format("program {} task {} streams to another wafer: streams stay on one wafer", p, i));
     }

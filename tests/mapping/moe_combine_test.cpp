@@ -30,9 +30,10 @@ struct Ran {
   uint64_t add_flops = 0;
   std::vector<const Task*> pieces;  // a chain top's sends to the root column
 };
-Ran run_combine(const std::vector<Task>& tasks, const std::set<uint32_t>& routed, uint32_t n_routed) {
+Ran run_combine(const std::vector<Task>& tasks, const std::set<uint32_t>& routed, uint32_t n_routed, int32_t own) {
   auto any = [&](const Task& task) {
-    for (uint32_t e = task.expert; e < task.expert + task.experts; ++e)
+    const uint32_t first = task.expert == Task::kTileParam ? uint32_t(own) + task.expert_offset : task.expert;
+    for (uint32_t e = first; e < first + task.experts; ++e)
       if (e >= n_routed || routed.count(e)) return true;
     return false;
   };
@@ -107,7 +108,8 @@ void check_tree(const mapping::Plan& plan) {
         if (mask >> e & 1) routed.insert(e);
       INFO("routing mask " << mask);
       std::vector<Ran> ran(blocks);
-      for (uint32_t b = 1; b < blocks; ++b) ran[b] = run_combine(region.blocks[b].root_combine, routed, n_routed);
+      for (uint32_t b = 1; b < blocks; ++b)
+        ran[b] = run_combine(region.blocks[b].root_combine, routed, n_routed, region.blocks[b].expert);
       uint64_t adds = 0;
       for (uint32_t b = blocks; b-- > 1;) {
         const int32_t expert = region.blocks[b].expert;
@@ -181,10 +183,11 @@ void check_columns(const mapping::Plan& plan) {
         REQUIRE(block.row_combine.size() == block.geo.cols);
         for (uint32_t j = 0; j < block.geo.cols; ++j) {
           INFO("block " << b << ", column " << j);
-          const Ran ran = run_combine(block.row_combine[j], routed, n_routed);
+          const Ran ran = run_combine(block.row_combine[j], routed, n_routed, block.expert);
           uint32_t streaming_children = 0;
           for (uint32_t child : block.combine_children)
-            streaming_children += run_combine(region.blocks[child].row_combine[j], routed, n_routed).streams;
+            streaming_children +=
+                run_combine(region.blocks[child].row_combine[j], routed, n_routed, region.blocks[child].expert).streams;
           CHECK(ran.waits == streaming_children);
           CHECK(ran.add_flops == (own ? block.geo.column_share(m.d_model, j) : 0));
           adds += ran.add_flops;
@@ -219,8 +222,8 @@ void check_columns(const mapping::Plan& plan) {
 
 // mapping.moe_combine: columns. The dispatch: every main-block tile holding a
 // piece of a column's input slice sends it to the first expert row on that
-// column, which takes them all and multicasts the slice down through every
-// expert row; every expert tile takes the choice and the slice once.
+// column, which takes them all and the choice, and multicasts both down
+// through every expert row; every other expert tile takes that multicast once.
 void check_column_dispatch(const mapping::Plan& plan) {
   size_t regions = 0;
   for (const mapping::Region& region : plan.regions) {
@@ -267,14 +270,16 @@ void check_column_dispatch(const mapping::Plan& plan) {
             if (task.op == TaskOp::Wait && task.tag == input_tag) inputs += task.count;
             if (task.op == TaskOp::Multicast && task.tag == input_tag) {
               ++forwards;
-              CHECK(task.bytes == sent_bytes[region_column(g, i, j)]);  // the slice, on down the column
+              // The slice and the choice (an index and a weight per choice), on down the column.
+              CHECK(task.bytes == sent_bytes[region_column(g, i, j)] + 8 * plan.model.moe.top_k);
             }
           }
-          CHECK(choices == 1);
           if (top && i == 0) {
+            CHECK(choices == 1);
             CHECK(inputs == sent_pieces[region_column(g, i, j)]);
             CHECK(forwards == 1);  // the expert rows are taller than one tile here
           } else {
+            CHECK(choices == 0);
             CHECK(inputs == 1);
             CHECK(forwards == 0);
           }

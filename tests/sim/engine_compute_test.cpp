@@ -70,7 +70,7 @@ TEST_CASE("SkipIfExpert and a range of experts skip by the iteration's routing",
   const HardwareSpec hw = wse3_like(8, 8);
   ProgramSet set = empty_set(8, 8);
   set.iterations = 4;
-  set.marks = 3;
+  set.marks = 5;
   // Expert 3 is routed in odd iterations only (GrowingInputs).
   const Task unless_range = SkipUnlessExpertTask().tasks(1).moe_layer(0).expert(2).experts(2);  // experts 2 and 3
   const Task unless_other = SkipUnlessExpertTask().tasks(1).moe_layer(0).expert(4).experts(4);  // 4..7: never
@@ -78,6 +78,11 @@ TEST_CASE("SkipIfExpert and a range of experts skip by the iteration's routing",
   place(set, 0, 0, {unless_range, compute({1600, 0, 0}), mark(0)});
   place(set, 1, 0, {unless_other, compute({1600, 0, 0}), mark(1)});
   place(set, 2, 0, {if_routed, compute({1600, 0, 0}), mark(2)});
+  // The same two asked from the tile's own expert (1) on: 1 + 2 = 3.
+  set.tile_param.assign(set.tiles(), 0);
+  set.tile_param[3] = set.tile_param[4] = 1;
+  place(set, 3, 0, {SkipUnlessExpertTask().tasks(1).moe_layer(0).own_expert(2), compute({1600, 0, 0}), mark(3)});
+  place(set, 4, 0, {SkipIfExpertTask().tasks(1).moe_layer(0).own_expert(2), compute({1600, 0, 0}), mark(4)});
 
   sim::EngineOptions options;
   options.contention = false;
@@ -90,5 +95,7 @@ TEST_CASE("SkipIfExpert and a range of experts skip by the iteration's routing",
     CHECK(result.marks[0][n].cycle == range_total);
     CHECK(result.marks[1][n].cycle == 0);
     CHECK(result.marks[2][n].cycle == if_total);
+    CHECK(result.marks[3][n].cycle == range_total);
+    CHECK(result.marks[4][n].cycle == if_total);
   }
 }
