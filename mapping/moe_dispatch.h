@@ -29,27 +29,25 @@ class DispatchStep : public Step {
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
 };
 
-// `head_sends` leave the root; `passing` are the tasks of the root column's
-// other tiles (the waits of a dispatch multicast that passes them). Root:
-// `results` messages and the root's `combine`. Tree: one stream of
-// `stream_bytes` per token, written out as activations by `combine`.
 // mapping.moe_combine: columns. The router's choice leaves the root along the
 // root row and down every column; each main-block tile that holds a piece of
 // the input an expert column needs (its row's slice, which the router's GEMV
-// multicast along the row) sends it down that column once the choice has
-// passed, so every expert block's root row finds its input slices there. The
-// experts' results stay as slices on their blocks' root rows. Each place of an expert row holds a chain of blocks, one
-// per expert row, whose root-row tiles stream their slices' fp32 sums up to
-// the chain's top block; its root-row tiles write the sums out as activations
-// and send each piece to the layer's root-column tile holding those elements
-// of the residual stream, which adds the pieces of every chain.
+// multicast along the row) sends it, once the choice has passed, to the first
+// expert row on that column, whose tile multicasts the slice and the choice
+// down the column, so every expert block's root row finds its input there. The
+// experts' results stay as slices on their blocks' root rows. Each place of
+// an expert row holds a chain of blocks, one per expert row, whose root-row
+// tiles stream their slices' fp32 sums up to the chain's top block; its
+// root-row tiles write the sums out as activations and send each piece to the
+// layer's root-column tile holding those elements of the residual stream,
+// which adds the pieces of every chain.
 struct ColumnCombine {
   // One expert block, as the combine times it: per column j of its root row.
   struct Node {
     int32_t routed_index = -1;   // -1 for a shared expert
     int32_t child = -1;          // the block below it in its chain (index into nodes), -1 for none
     bool top = false;            // sends to the root column instead of streaming up
-    std::vector<Timed> arrival;  // from dispatch to the vector at (0, j)
+    std::vector<Timed> arrival;  // from dispatch to the input slice (and the choice) at (0, j)
     std::vector<Timed> ready;    // from dispatch to its own scaled slice at (0, j)
     // Not top: its stream to the block above, contention-free.
     std::vector<uint64_t> latency, serialization, add_cycles;
@@ -72,6 +70,10 @@ struct ColumnCombine {
 
 std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer);
 
+// `head_sends` leave the root; `passing` are the tasks of the root column's
+// other tiles (the waits of a dispatch multicast that passes them). Root:
+// `results` messages and the root's `combine`. Tree: one stream of
+// `stream_bytes` per token, written out as activations by `combine`.
 std::unique_ptr<Step> moe_dispatch_step(const StepEnv& env, std::vector<Task> head_sends, std::vector<Task> passing,
                                         std::vector<DispatchStep::Expert> experts, uint32_t moe_layer, uint32_t results,
                                         const Work& combine, bool tree, uint64_t stream_bytes);

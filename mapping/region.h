@@ -40,9 +40,10 @@ struct Block {
   bool on_dispatch_column = false;     // the block's first column carries the column multicast
   // mapping.moe_combine: columns. Per column j, what its root-row tile runs
   // first to take the router's choice and the input (a chain's top: the
-  // pieces from the main block, then their multicast down the column), and
-  // what every other tile runs first (the choice and that multicast) and
-  // last, whether or not the expert is routed.
+  // choice and the pieces from the main block, then their multicast down the
+  // column; a block below it: that multicast), and what every other tile runs
+  // first and last (that multicast, before or after its expert's work),
+  // whether or not the expert is routed.
   std::vector<std::vector<Task>> dispatch_in;
   std::vector<Task> dispatch_below, dispatch_below_last;
   // mapping.moe_combine: tree. The block root's part of the combining tree,
