@@ -19,6 +19,7 @@
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/version.h"
 #include "sim/reports/command_error.h"
+#include "sim/reports/compare_report.h"
 #include "sim/reports/compile.h"
 #include "sim/reports/functional_check.h"
 #include "sim/reports/reports.h"
@@ -71,6 +72,24 @@ std::string map_plan(const config::Config& config) {
   const mapping::Plan plan = compile_for(experiment);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return reports::map_report(experiment, plan, seconds).document.dump();
+}
+
+// `wafersim compare --against GPUxN`: the closed form beside the GPU reference.
+std::string compare(const config::Config& config, const std::string& against) {
+  py::gil_scoped_release release;
+  GpuSystem system;
+  const std::string bad_against = parse_gpu_system(against, &system);
+  if (!bad_against.empty()) throw reports::CommandError(reports::kExitBadInput, "against: " + bad_against);
+  const Experiment experiment = experiment_from_config(config);
+  gpu_reference::Result gpu;
+  try {
+    gpu = reports::gpu_reference_of(experiment, system);
+  } catch (const mapping::DoesNotFitError& error) {
+    throw reports::CommandError(reports::kExitDoesNotFit,
+                                reports::does_not_fit_record(error.what(), experiment).dump());
+  }
+  const mapping::Plan plan = compile_for(experiment);
+  return reports::compare_report(experiment, plan, gpu, {}).document.dump();
 }
 
 // `wafersim serve` over the closed form (the engine elaborates once per
@@ -208,6 +227,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_text", &load_experiment_text_config, py::arg("yaml_text"), py::arg("name"), py::arg("overrides"));
   m.def("load_path", &load_experiment_config, py::arg("path"), py::arg("overrides"));
   m.def("analytic", &analytic);
+  m.def("compare", &compare, py::arg("config"), py::arg("against"));
   m.def("map", &map_plan);
   m.def("validate", &validate);
   m.def("serve", &serve);

@@ -30,8 +30,8 @@ except ImportError as _error:  # another interpreter than the one _core was buil
         f"({_sys.executable}). Run it with {_BUILT_FOR}, or build it for this interpreter: cmake -S . -B build "
         f"-DPython_EXECUTABLE={_sys.executable} && cmake --build build") from _error
 
-__all__ = ["Config", "ConfigError", "DoesNotFit", "Error", "analytic", "config", "describe_model", "load",
-           "loads", "map", "run", "serve", "sweep", "validate", "version"]
+__all__ = ["Config", "ConfigError", "DoesNotFit", "Error", "analytic", "compare", "config", "describe_model",
+           "load", "loads", "map", "run", "serve", "sweep", "validate", "version"]
 
 # The experiment `config()` starts from when given no base: the built-in
 # default that the CLI runs without a file (workloads/experiments/quickstart.yaml,
@@ -135,6 +135,12 @@ def _as_config(cfg):
 def analytic(cfg):
     """`wafersim analytic`: the closed form, in process. Returns the CLI's JSON document as a dict."""
     return _json.loads(_core.analytic(_as_config(cfg)._core))
+
+
+def compare(cfg, against):
+    """`wafersim compare --against GPUxN` (h100xN, b200xN, a100xN): the closed form beside the
+    GPU reference of the same model and workload, in process. Returns the CLI's JSON document as a dict."""
+    return _json.loads(_core.compare(_as_config(cfg)._core, str(against)))
 
 
 def map(cfg):  # noqa: A001 - named after the command

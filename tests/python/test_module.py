@@ -74,6 +74,15 @@ class AgainstTheCli(unittest.TestCase):
         self.assertEqual(wafersim.config().name, wafersim.DEFAULT_NAME)
         self.assertEqual(wafersim.config(model="qwen3-32b").preset("model"), "qwen3-32b")
 
+    def test_compare_is_the_cli_document_and_refuses_as_the_cli_does(self):
+        ours = wafersim.compare(TINY_DENSE, "h100x2")
+        self.assertEqual(ours, cli_json("compare", TINY_DENSE, "--against", "h100x2"))  # no wall-clock figure in it
+        self.assertEqual(ours["wafer"]["backend"], "analytic")
+        with self.assertRaises(wafersim.Error):
+            wafersim.compare(TINY_DENSE, "h100x0")
+        with self.assertRaises(wafersim.DoesNotFit):
+            wafersim.compare(wafersim.config(TINY_DENSE, model="llama3.1-405b"), "h100x1")
+
     def test_serve_is_the_cli_document(self):
         tiny_serve = SOURCE / "tests/data/serving/tiny-serve.yaml"
         self.assertEqual(wafersim.serve(wafersim.load(tiny_serve)), cli_json("serve", tiny_serve))
