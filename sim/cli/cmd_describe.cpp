@@ -3,6 +3,7 @@
 #include "models/config/schema.h"
 #include "models/config/text.h"
 #include "models/config/value_text.h"
+#include "models/gpu.h"
 #include "models/hardware.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
@@ -36,6 +37,42 @@ void add_json_option(CLI::App& command, std::string& json_path, const std::strin
       });
 }
 
+// The GPU presets `compare --against` takes: not wafers, so a table of their own.
+nlohmann::json gpu_presets_json() {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuSpec& gpu : gpu_presets())
+    gpus.push_back({{"name", gpu.name},
+                    {"part", gpu.part},
+                    {"hbm_bytes", gpu.hbm_bytes},
+                    {"hbm_bytes_per_s", gpu.hbm_bytes_per_s},
+                    {"bf16_flops_per_s", gpu.bf16_flops_per_s},
+                    {"fp8_flops_per_s", gpu.fp8_flops_per_s},
+                    {"fp4_flops_per_s", gpu.fp4_flops_per_s},
+                    {"nvlink_bytes_per_s", gpu.nvlink_bytes_per_s},
+                    {"tdp_watts", gpu.tdp_watts},
+                    {"source", gpu.source}});
+  return gpus;
+}
+
+std::string gpu_presets_table() {
+  Table table({{"GPU preset", "", false},
+               {"HBM", "GB", true},
+               {"HBM", "TB/s", true},
+               {"bf16", "TFLOPS", true},
+               {"fp8", "TFLOPS", true},
+               {"fp4", "TFLOPS", true},
+               {"NVLink", "GB/s", true},
+               {"TDP", "W", true},
+               {"part", "", false}});
+  // A format without tensor-core support (0) runs at the next wider one: shown as a dash.
+  auto tflops = [](double flops_per_s) { return flops_per_s > 0 ? fixed(flops_per_s / 1e12, 0) : "—"; };
+  for (const GpuSpec& gpu : gpu_presets())
+    table.add_row({gpu.name, fixed(gpu.hbm_bytes / 1e9, 0), fixed(gpu.hbm_bytes_per_s / 1e12, 2),
+                   tflops(gpu.bf16_flops_per_s), tflops(gpu.fp8_flops_per_s), tflops(gpu.fp4_flops_per_s),
+                   fixed(gpu.nvlink_bytes_per_s / 1e9, 0), fixed(gpu.tdp_watts, 0), gpu.part});
+  return table.str();
+}
+
 void list_presets(const std::string& json_path) {
   if (!json_path.empty()) {
     nlohmann::json presets = nlohmann::json::array();
@@ -49,7 +86,7 @@ void list_presets(const std::string& json_path) {
                          {"clock_ghz", hw.clock_ghz},
                          {"file", preset.path}});
     }
-    write_json(json_path, {{"presets", presets}});
+    write_json(json_path, {{"presets", presets}, {"gpu_presets", gpu_presets_json()}});
     return;
   }
   Table table({{"preset", "", false},
@@ -66,7 +103,9 @@ void list_presets(const std::string& json_path) {
                    fixed(double(hw.tiles_per_wafer() * hw.tile.sram_bytes) / double(1ull << 30), 2),
                    config::format_number(hw.clock_ghz), preset.path});
   }
-  std::cout << table.str();
+  std::cout << table.str() << "\nGPU presets of `wafersim compare --against NAMExN` (a closed-form reference, not "
+            << "simulated; docs/GPU_REFERENCE.md):\n"
+            << gpu_presets_table();
 }
 
 void show_preset(const std::string& name, const std::string& json_path) {

@@ -109,6 +109,9 @@ TEST_CASE("describe hardware lists the presets; with a name, its parameters", "[
   CHECK(std::regex_search(list.out, std::regex("\nwse2 +757 x 996 +753972 ")));
   CHECK(std::regex_search(list.out, std::regex("\ntiny +16 x 16 +256 ")));
   CHECK_THAT(list.out, Catch::Contains("clock (GHz)"));
+  // The GPU presets of compare, apart from the wafers.
+  CHECK(std::regex_search(list.out, std::regex("\nh100 +80 +3\\.35 +989 ")));
+  CHECK_THAT(list.out, Catch::Contains("GPU presets of `wafersim compare --against NAMExN`"));
 
   const Outcome one = run_wafersim({"describe", "hardware", "wse2"});
   CHECK(one.exit_code == 0);
@@ -148,6 +151,10 @@ TEST_CASE("describe hardware/params/backends write JSON with --json FILE or -", 
   };
   const nlohmann::json presets = document({"describe", "hardware"})["presets"];
   REQUIRE(presets.size() == 3);
+  const nlohmann::json gpus = document({"describe", "hardware"})["gpu_presets"];
+  REQUIRE(gpus.size() == 3);
+  CHECK(gpus[0]["name"] == "h100");
+  CHECK(gpus[0]["hbm_bytes"] == 80e9);
   CHECK(presets[0] == nlohmann::json({{"name", "tiny"},
                                       {"grid_width", 16},
                                       {"grid_height", 16},
