@@ -1,6 +1,7 @@
 // What each kind of region computes for one token, as blocks of steps.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "mapping/grid_attention.h"
@@ -404,6 +405,33 @@ struct TreePlace {
   uint32_t row, place, row_end;
 };
 
+// A combining stream of `elements` per token: the fp32 sums of the chunk's
+// tokens (at most `chunk`) that experts [first, end) took (`tokens` per expert).
+uint32_t combining_stream_bytes(const std::vector<uint32_t>& tokens, uint32_t first, uint32_t end, uint64_t elements,
+                                uint64_t chunk) {
+  uint64_t covered = 0;
+  for (uint32_t e = first; e < end; ++e) covered += tokens[e];
+  const uint64_t bytes = sum_bytes(elements) * std::min<uint64_t>(covered, chunk);
+  if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
+  return uint32_t(bytes);
+}
+
+// The rows of `main` whose slices of the residual stream (row_share of
+// d_model, in row order) hold elements [first, first + count): each row and
+// how many of them it holds.
+std::vector<std::pair<uint32_t, uint64_t>> rows_holding(const BlockGeometry& main, uint64_t d_model, uint64_t first,
+                                                        uint64_t count) {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  uint64_t row_first = 0;
+  for (uint32_t i = 0; i < main.rows; ++i) {
+    const uint64_t row_elements = main.row_share(d_model, i);
+    const uint64_t lo = std::max(first, row_first), hi = std::min(first + count, row_first + row_elements);
+    row_first += row_elements;
+    if (lo < hi) out.emplace_back(i, hi - lo);
+  }
+  return out;
+}
+
 // Skip the next task of routed expert `own`'s block unless an expert of
 // [first, end) (after `own`) is routed; a range holding a shared expert
 // (routed and after) always streams, so it needs no guard. The guards count
@@ -459,11 +487,7 @@ void add_combining_tree(const RegionContext& context, Region& region, uint32_t l
   const uint16_t tag_layer = uint16_t(layer);
   // A stream carries the sums of the chunk's tokens that its experts [first, end) took.
   auto stream_bytes = [&](uint32_t first, uint32_t end) {
-    uint64_t covered = 0;
-    for (uint32_t e = first; e < end; ++e) covered += tokens[e];
-    const uint64_t bytes = sum_bytes(m.d_model) * std::min<uint64_t>(covered, context.tokens);
-    if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
-    return uint32_t(bytes);
+    return combining_stream_bytes(tokens, first, end, m.d_model, context.tokens);
   };
   uint32_t previous_head = 0;
   for (uint32_t e = 0; e < total; ++e) {
@@ -540,8 +564,6 @@ class SliceDispatch {
     const uint32_t total = m.moe.n_experts + m.moe.n_shared_experts, cols = main.cols;
     const Dtype act = m.activation_dtype;
     columns_.assign(cols, {});
-    std::vector<uint64_t> row_first(rows_ + 1, 0);
-    for (uint32_t i = 0; i < rows_; ++i) row_first[i + 1] = row_first[i] + main.row_share(m.d_model, i);
     for (uint32_t b = 0; b < places; ++b) {
       const uint32_t left = uint32_t(uint64_t(b) * cols / places), right = uint32_t(uint64_t(b + 1) * cols / places);
       const uint32_t blocks = std::min(chain_rows, total - std::min(total, b * chain_rows));
@@ -555,10 +577,8 @@ class SliceDispatch {
         column.expert_rows = blocks * expert_height;
         const uint64_t slice = place.column_share(m.d_model, c - left);
         column.slice_bytes = dtype_bytes(act, slice);
-        for (uint32_t i = 0; i < rows_; ++i) {
-          const uint64_t lo = std::max(first, row_first[i]), hi = std::min(first + slice, row_first[i + 1]);
-          if (lo < hi) column.sources.push_back({i, dtype_bytes(act, hi - lo)});
-        }
+        for (const auto& [row, elements] : rows_holding(main, m.d_model, first, slice))
+          column.sources.push_back({row, dtype_bytes(act, elements)});
         first += slice;
         // The first expert row's tile takes the pieces no earlier than the last arrives.
         for (const Source& source : column.sources)
@@ -689,11 +709,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
   const uint64_t chunk = context.tokens;
   // A stream of `elements` carries the sums of the chunk's tokens that its experts [first, end) took.
   auto stream_bytes = [&](uint32_t first, uint32_t end, uint64_t elements) {
-    uint64_t covered = 0;
-    for (uint32_t e = first; e < end; ++e) covered += tokens[e];
-    const uint64_t bytes = sum_bytes(elements) * std::min<uint64_t>(covered, chunk);
-    if (bytes > UINT32_MAX) throw std::logic_error("an MoE combining stream exceeds 4 GiB");
-    return uint32_t(bytes);
+    return combining_stream_bytes(tokens, first, end, elements, chunk);
   };
   // The top's write-out: with its own slice added if its expert is routed (or shared), without if not.
   auto own_or_not = [&](uint32_t e, const Task& own, const Task& other, std::vector<Task>& out) {
@@ -770,18 +786,12 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
         node.finish_own_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, own);
         node.finish_passing_cycles[j] = compute_cycles(hw.tile, Dtype::FP32, passing);
         // Each piece to the root-column tile holding those elements of the residual stream.
-        uint64_t row_first = 0;
-        for (uint32_t i = 0; i < main.rows; ++i) {
-          const uint64_t row_elements = main.row_share(m.d_model, i);
-          const uint64_t lo = std::max(first_element, row_first),
-                         hi = std::min(first_element + slice, row_first + row_elements);
-          row_first += row_elements;
-          if (lo >= hi) continue;
+        for (const auto& [i, elements] : rows_holding(main, m.d_model, first_element, slice)) {
           const Task send = SendTask()
                                 .dx(int32_t(main.x(i, 0)) - int32_t(g.x(0, j)))
                                 .dy(int32_t(main.y(i, 0)) - int32_t(g.y(0, j)))
                                 .dwafer(int32_t(main.wafer) - int32_t(g.wafer))
-                                .bytes(uint32_t(dtype_bytes(act, (hi - lo) * chunk)))
+                                .bytes(uint32_t(dtype_bytes(act, elements * chunk)))
                                 .tag(piece_tag)
                                 .relays(4 >= context.colors_available ? 1 : 0)
                                 // Up the column first, then along row i: the pieces for
@@ -896,8 +906,10 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   // multicasts it down the region's first column itself, past the root
   // column's tiles (`passing`), so that no head sends two multicasts.
   std::vector<Task> head_sends, passing;
-  const SliceDispatch slice_dispatch(context, main.geo, expert_row_count, per_row, expert_height, dispatch_tag,
-                                     uint16_t(dispatch_tag + 1), uint16_t(layer));
+  std::optional<SliceDispatch> slice_dispatch;
+  if (columns)
+    slice_dispatch.emplace(context, main.geo, expert_row_count, per_row, expert_height, dispatch_tag,
+                           uint16_t(dispatch_tag + 1), uint16_t(layer));
   if (distributed && !columns) {
     head_sends.push_back(MulticastTask()
                              .dir(box.down())
@@ -937,9 +949,9 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     expert.dispatch_bytes = chunk_bytes;  // one multicast reaches every expert: it carries the whole chunk
     expert.dispatch_tag = dispatch_tag;
     if (columns) {
-      for (uint32_t c = left; c < right; ++c) expert.dispatch_in.push_back(slice_dispatch.expert_tasks(c, row == 0));
-      expert.dispatch_below = slice_dispatch.expert_tasks_below(row == 0, false);
-      expert.dispatch_below_last = slice_dispatch.expert_tasks_below(row == 0, true);
+      for (uint32_t c = left; c < right; ++c) expert.dispatch_in.push_back(slice_dispatch->expert_tasks(c, row == 0));
+      expert.dispatch_below = slice_dispatch->expert_tasks_below(row == 0, false);
+      expert.dispatch_below_last = slice_dispatch->expert_tasks_below(row == 0, true);
     } else {
       expert.on_dispatch_column = b == 0;
       expert.dispatch_row_tiles = b == 0 ? box.cols - 1 : 0;  // a row's head multicasts the vector along its row
@@ -990,7 +1002,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     Front front{FrontKind::Row, {}, std::vector<Timed>(expert.geo.cols), {}};
     for (uint32_t j = 0; j < expert.geo.cols; ++j) {
       const uint32_t hops = left + j;
-      front.at[j] = columns ? Timed{}.after(slice_dispatch.arrival(row * expert_height, left + j), Category::Fabric)
+      front.at[j] = columns ? Timed{}.after(slice_dispatch->arrival(row * expert_height, left + j), Category::Fabric)
                             : Timed{}
                                   .after(head_arrival, Category::Fabric)
                                   .after(hops == 0 ? 0 : message_cycles(context.hw->fabric, hops, 0, 0, chunk_bytes),
@@ -1019,7 +1031,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   }
   if (columns) {
     ColumnCombine combine = add_column_combine(context, region, layer, expert_row_count, tokens, return_tag, row_tag,
-                                               std::move(column_nodes), slice_dispatch);
+                                               std::move(column_nodes), *slice_dispatch);
     chain.add("experts", [&](const StepEnv& env) { return moe_columns_dispatch_step(env, std::move(combine), layer); });
     chain.skip_tags_to(experts_end_tag);
     add_slice_residual(chain, m, context.slices_out);

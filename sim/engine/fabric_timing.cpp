@@ -61,20 +61,14 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
   // The x leg along `at_row`, the y leg along `at_column`; the second leg's first hop pays the turn.
   auto x_leg = [&](uint64_t at_row, uint64_t turn) {
-    if (dx > 0)
-      head = walk_leg(world.east, int64_t(at_row * world.width + x), 1, xhops, head, serialization,
-                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
-    else if (dx < 0)
-      head = walk_leg(world.west, int64_t(at_row * world.width + x), -1, xhops, head, serialization,
-                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+    if (dx != 0)
+      head = walk_leg(dx > 0 ? world.east : world.west, int64_t(at_row * world.width + x), dx > 0 ? 1 : -1, xhops, head,
+                      serialization, fabric.hop_latency_cycles, turn, stream, &transit.wait);
   };
   auto y_leg = [&](uint64_t at_column, uint64_t turn) {
-    if (dy > 0)
-      head = walk_leg(world.south, int64_t(at_column * world.rows + row), 1, yhops, head, serialization,
-                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
-    else if (dy < 0)
-      head = walk_leg(world.north, int64_t(at_column * world.rows + row), -1, yhops, head, serialization,
-                      fabric.hop_latency_cycles, turn, stream, &transit.wait);
+    if (dy != 0)
+      head = walk_leg(dy > 0 ? world.south : world.north, int64_t(at_column * world.rows + row), dy > 0 ? 1 : -1, yhops,
+                      head, serialization, fabric.hop_latency_cycles, turn, stream, &transit.wait);
   };
   if (y_first) {
     y_leg(x, 0);
