@@ -26,13 +26,14 @@ namespace {
 using workloads::ModelSpec;
 using workloads::WorkloadSpec;
 
-std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context) {
+std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context, uint32_t kv_head_copies) {
   std::vector<RegionNeed> needs;
   auto add = [&](RegionKind kind, int32_t layer) {
     RegionNeed need;
     need.kind = kind;
     need.layer = layer;
-    need.bytes = region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context);
+    need.bytes =
+        region_weight_bytes(model, kind, layer) + region_kv_bytes(model, kind, layer, max_context, kv_head_copies);
     need.min_height = 1;
     needs.push_back(std::move(need));
   };
@@ -210,9 +211,10 @@ class PlanCompiler {
     plan_.options = options;
     usable_ = plan_.hw.usable_sram_bytes();
     colors_available_ = plan_.hw.fabric.colors - plan_.hw.fabric.colors_reserved;
-    needs_ = region_needs(model, max_context_);
-    if (plan_.options.multicast_axis_auto) plan_.options.multicast_along_x = !hands_off_slices();
     tile_budget_ = first_tile_budget();
+    if (plan_.options.kv_head_copies == 0) plan_.options.kv_head_copies = auto_kv_head_copies();
+    needs_ = region_needs(model, max_context_, plan_.options.kv_head_copies);
+    if (plan_.options.multicast_axis_auto) plan_.options.multicast_along_x = !hands_off_slices();
     for (const RegionNeed& need : needs_) total_bytes_ += need.bytes;
     for (const RegionNeed& need : needs_) weight_bytes_ += region_weight_bytes(model, need.kind, need.layer);
   }
@@ -253,6 +255,40 @@ class PlanCompiler {
   // activation buffers (guessed here, checked per tile once built).
   uint64_t first_tile_budget() const {
     return usable_ - std::min<uint64_t>(usable_ / kBufferGuessCapDivisor, kActivationBufferGuessBytes);
+  }
+
+  // mapping.kv_head_copies: auto: the most copies of each KV head's cache
+  // (a divisor of the query heads per KV head) whose bytes keep the wafers'
+  // lower bound where one copy puts it (or within the configured wafers);
+  // with a fixed layer grid, whose layer regions still fit its tiles at the
+  // estimated budget. Copies speed attention up only; SRAM is what they cost.
+  uint32_t auto_kv_head_copies() const {
+    const ModelSpec& m = plan_.model;
+    const MappingOptions& options = plan_.options;
+    if (options.dataflow != Dataflow::Distributed || options.attention != AttentionLayout::Groups) return 1;
+    if (m.n_kv_heads == 0 || m.n_heads % m.n_kv_heads != 0) return 1;
+    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
+    auto lower_bound = [&](uint32_t copies) {  // wafers, as starting_wafers() bounds them
+      std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
+      for (RegionNeed& need : needs) need.min_height = min_height_for(need.bytes, hw().grid_width, tile_budget_);
+      return wafers_needed(needs, hw(), 1);
+    };
+    auto block_holds = [&](uint32_t copies) {
+      const uint64_t block_bytes = uint64_t(options.layer_columns) * options.layer_rows * tile_budget_;
+      const std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
+      return std::all_of(needs.begin(), needs.end(),
+                         [&](const RegionNeed& need) { return !is_layer(need.kind) || need.bytes <= block_bytes; });
+    };
+    const uint32_t wafers = hw().wafers > 0 ? hw().wafers : lower_bound(1);
+    if (wafers == 0) return 1;  // does not fit at all: the layout search says so
+    auto fits = [&](uint32_t copies) {
+      if (options.fixed_layer_grid()) return block_holds(copies);
+      const uint32_t needed = lower_bound(copies);
+      return needed > 0 && needed <= wafers;
+    };
+    for (uint32_t copies = q_per_kv; copies > 1; --copies)
+      if (q_per_kv % copies == 0 && fits(copies)) return copies;
+    return 1;
   }
 
   // Heights in strips of a given width: enough for the bytes at the estimated

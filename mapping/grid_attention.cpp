@@ -19,7 +19,7 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 class GridAttention final : public GridAttentionStep {
  public:
   GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes)
-      : GridAttentionStep(env, shape.n_kv_heads, shape.window, shape.sinks.flops > 0),
+      : GridAttentionStep(env, shape.n_kv_heads, shape.n_heads, /*kv_copies=*/1, shape.window, shape.sinks.flops > 0),
         shape_(shape),
         slice_bytes_(slice_bytes) {
     if (shape.max_positions == 0)

@@ -131,6 +131,16 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "columns, positions along the rows, scores summed along the rows, then the softmax's max "
               "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)",
               &MappingOptions::attention)
+          .add(config::as_type(
+                   config::ParamType::IntOrAuto,
+                   int_param("mapping.kv_head_copies", "copies", "auto", 1, 1024,
+                             "With attention: groups, copies of each KV head's cache side by side along the root "
+                             "row, each attending with its own share of the head's query heads: a group's partial "
+                             "sums shrink by the copies, its KV bytes do not (the key and value of each token "
+                             "are multicast to every copy). Rounded down to a count that divides the query heads "
+                             "per KV head and leaves every copy a column; auto = the most that do not raise the "
+                             "lower bound on wafers (with a fixed mapping.layer_grid: that still fit its tiles)")),
+               &MappingOptions::kv_head_copies)
           .add_enum<PrefillGemm>(
               "mapping.prefill_gemm", {{"chunked_gemv", PrefillGemm::ChunkedGemv}, {"meshgemm", PrefillGemm::MeshGemm}},
               "chunked_gemv",
@@ -186,6 +196,9 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   if (options.moe_combine == MoeCombine::Columns && options.dataflow == Dataflow::Root)
     config.fail(kMoeCombine,
                 "columns needs mapping.dataflow: distributed (the root dataflow keeps the vector at the region root)");
+  if (options.kv_head_copies > 1 && (options.attention == AttentionLayout::Grid || options.dataflow == Dataflow::Root))
+    config.fail("mapping.kv_head_copies",
+                "copies of the KV heads need mapping.attention: groups and mapping.dataflow: distributed");
   if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
     config.fail(kAttention,
                 "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");

@@ -94,6 +94,10 @@ struct MappingOptions {
   Dtype partial_sum = Dtype::FP32;
   Handoff handoff = Handoff::Slices;                    // honoured with the distributed dataflow only
   AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
+  // Copies of each KV head's cache with attention: groups, each attending with
+  // a share of the head's query heads (kv_groups.h); 0 = auto (the compiler
+  // takes the most that do not raise the lower bound on wafers).
+  uint32_t kv_head_copies = 0;
 
   bool slices_handoff() const { return handoff == Handoff::Slices && dataflow == Dataflow::Distributed; }
 };

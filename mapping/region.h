@@ -146,6 +146,8 @@ uint64_t send_cycles(const HardwareSpec& hw, const Task& send);
 
 // Bytes a region must hold: its weights, and the KV cache at `max_context`.
 uint64_t region_weight_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer);
-uint64_t region_kv_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer, uint64_t max_context);
+// With kv_head_copies, as many copies of every KV head's cache (mapping.kv_head_copies).
+uint64_t region_kv_bytes(const workloads::ModelSpec& model, RegionKind kind, int32_t layer, uint64_t max_context,
+                         uint32_t kv_head_copies = 1);
 
 }  // namespace wafersim::mapping

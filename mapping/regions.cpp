@@ -125,18 +125,19 @@ SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
 }
 
 // Whether some tile's QKV slice holds part of a head only: the slices of the
-// root column (or, along_row, of each KV-head group's columns on the root row)
+// root column (or, along_row, of each attention group's columns on the root row)
 // hold whole heads only when each line's heads split evenly over its tiles.
-bool heads_cut(const ModelSpec& m, const BlockGeometry& g, bool along_row) {
-  const uint64_t q_per_kv = m.n_heads / m.n_kv_heads;
+bool heads_cut(const ModelSpec& m, const BlockGeometry& g, bool along_row, uint32_t kv_copies) {
   if (!along_row) return !g.even_split() || (uint64_t(m.n_heads) + 2ull * m.n_kv_heads) % g.rows != 0;
   if (!g.even_split()) return true;
-  // The KV-head groups of the distributed attention (mapping/steps.cpp, row_attention_step).
-  const KvGroups groups(m.n_kv_heads, g.cols);
+  // The attention groups of the distributed attention (mapping/steps.cpp, row_attention_step).
+  const KvGroups groups(m.n_kv_heads, m.n_heads, g.cols, kv_copies);
   for (uint32_t group = 0; group < groups.count; ++group) {
-    const uint32_t first = std::min(m.n_kv_heads, group * groups.heads_per_group);
-    const uint32_t kv_heads = std::min(m.n_kv_heads, first + groups.heads_per_group) - first;
-    if (kv_heads * (q_per_kv + 2) % groups.columns(group) != 0) return true;
+    // Query, key and value heads of the group's slices: a KV head's key and value lie in its first copy's.
+    const auto [first, last] = groups.kv_head_range(group);
+    const auto [q_first, q_last] = groups.query_range(group);
+    const uint64_t heads = q_last - q_first + (groups.first_copy(group) == group ? 2ull * (last - first) : 0);
+    if (heads % groups.columns(group) != 0) return true;
   }
   return false;
 }
@@ -146,7 +147,7 @@ bool heads_cut(const ModelSpec& m, const BlockGeometry& g, bool along_row) {
 // that every slice holds an even share of the query and key elements (each
 // rotary pair in one tile), which get the q/k norm and rotary; values get
 // neither. Returns the slice's elements.
-uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row) {
+uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row, uint32_t kv_copies = 1) {
   const BlockGeometry& g = chain.geo();
   auto largest = [&](uint64_t n) { return along_row ? g.largest_column_share(n) : g.largest_row_share(n); };
   const uint64_t slice = largest(qkv_dim(m));
@@ -156,7 +157,7 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row)
   // Rotary turns rotated_dims of each head: every slice is charged the largest share of those elements.
   const uint64_t rotary_flops = largest(workloads::rotated_elements(m)) * ElementwiseFlops::kRotary;
   uint64_t head_sums_read = 0;
-  if (m.qk_norm && heads_cut(m, g, along_row)) {
+  if (m.qk_norm && heads_cut(m, g, along_row, kv_copies)) {
     // A head spread over several tiles is normalised by its sum of squares over
     // all of them: each tile sums the squares of its q/k elements per head, the
     // per-head sums (fp32, every q and k head) reduce along the line to the
@@ -316,13 +317,15 @@ struct SliceLayer {
   LineGemvs gemvs;
   bool grid;  // attention laid out as WaferLLM's kernel (mapping.attention: grid)
   bool slices_in, slices_out;
+  uint32_t kv_head_copies;  // wanted (mapping.kv_head_copies, resolved by the compiler)
 };
 
 SliceLayer slice_layer(const RegionContext& context) {
   return {{context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm},
           context.options->attention == AttentionLayout::Grid,
           context.slices_in,
-          context.slices_out};
+          context.slices_out,
+          std::max<uint32_t>(1, context.options->kv_head_copies)};
 }
 
 // Attention half of a layer on slices, up to the MLP norm's scaled slices on the root column.
@@ -339,14 +342,17 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
   add_slice_norm(chain, m, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast", "input_norm_scale",
                  workloads::layer_vector_params(m, layer));
   // QKV as slices on the root row. W_QKV's rows are ordered so that the slice
-  // of root-row column j belongs to the KV head group that owns column j in
-  // attention (its queries, key and value), each rotary pair in one tile.
+  // of root-row column j belongs to the attention group that owns column j
+  // (its queries, and its KV head's key and value in the head's first copy),
+  // each rotary pair in one tile.
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return how.gemvs.column_to_row(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true);
+  const uint32_t copies = how.grid ? 1 : kv_head_copies(m.n_kv_heads, m.n_heads, chain.geo().cols, how.kv_head_copies);
+  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true, copies);
   chain.add("attention", [&](const StepEnv& env) {
-    const AttentionShape shape = attention_shape(m, layer, max_context);
+    AttentionShape shape = attention_shape(m, layer, max_context);
+    shape.kv_copies = copies;
     return how.grid ? grid_attention_step(env, shape, dtype_bytes(act, slice))
                     : row_attention_step(env, shape, dtype_bytes(act, slice));
   });
@@ -828,7 +834,10 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
     if (matrix.role == workloads::MatrixRole::ExpertGate || matrix.role == workloads::MatrixRole::ExpertUp ||
         matrix.role == workloads::MatrixRole::ExpertDown)
       experts_bytes += matrix.bytes();
-  const uint64_t attention_bytes = region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes;
+  // The attention block holds the layer's KV cache too, in as many copies as it takes.
+  const uint64_t attention_bytes =
+      region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes +
+      region_kv_bytes(m, RegionKind::Moe, int32_t(layer), context.max_context, slice_layer(context).kv_head_copies);
   // Expert rows take their share of the region's rows; experts per row make blocks near square.
   const double share = context.options->moe_attention_share > 0
                            ? 1.0 - context.options->moe_attention_share
@@ -1211,9 +1220,10 @@ uint64_t region_weight_bytes(const ModelSpec& m, RegionKind kind, int32_t layer)
   return 0;
 }
 
-uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uint64_t max_context) {
+uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uint64_t max_context,
+                         uint32_t kv_head_copies) {
   if (kind != RegionKind::Dense && kind != RegionKind::Moe) return 0;
-  return m.attended_positions(uint32_t(layer), max_context) * workloads::kv_bytes_per_position(m);
+  return m.attended_positions(uint32_t(layer), max_context) * workloads::kv_bytes_per_position(m) * kv_head_copies;
 }
 
 std::vector<uint64_t> region_timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box,

@@ -412,16 +412,19 @@ class Attention final : public AttentionStep {
   // row_io: q/k/v arrive as slices on the root row (slice_bytes per column)
   // and the output leaves there (Front::Row); otherwise root to root.
   Attention(const StepEnv& env, const AttentionShape& shape, bool row_io, uint64_t slice_bytes)
-      : AttentionStep(env, shape.n_kv_heads, shape.window, shape.sinks.flops > 0, row_io), shape_(shape) {
+      : AttentionStep(env, shape.n_kv_heads, shape.n_heads, row_io ? shape.kv_copies : 1, shape.window,
+                      shape.sinks.flops > 0, row_io),
+        shape_(shape) {
     const BlockGeometry& g = env.geo;
-    const uint64_t q_per_kv = shape.n_heads / shape.n_kv_heads;
+    const uint64_t queries = groups().queries_per_group;
     row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
-    column_bytes_ = act_bytes(env, uint64_t(groups().heads_per_group) * (q_per_kv + 2) * shape.head_dim);
+    kv_bytes_ = act_bytes(env, 2ull * groups().heads_per_group * shape.head_dim);
+    column_bytes_ = act_bytes(env, queries * shape.head_dim) + kv_bytes_;
     // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).
-    partial_bytes_ = uint64_t(groups().heads_per_group) * q_per_kv * (act_bytes(env, shape.head_dim) + 2 * 4);
+    partial_bytes_ = queries * (act_bytes(env, shape.head_dim) + 2 * 4);
     fixed_ = Work{0, column_bytes_, partial_bytes_};
     // Per position: q.k, softmax and p.v of each query head of the group.
-    per_position_ = Work{groups().heads_per_group * q_per_kv * shape.flops_per_score,
+    per_position_ = Work{queries * shape.flops_per_score,
                          dtype_bytes(shape.kv, 2ull * groups().heads_per_group * shape.head_dim), 0};
     const uint32_t column_levels = tree_patterns(g.rows);
     // Partials reduce down each column.
@@ -469,19 +472,24 @@ class Attention final : public AttentionStep {
     next += group_levels;
     along_ = next;
     next += along;
+    // With copies, the key and value go along all the copies of a KV head on a route of their own.
+    if (copied()) kv_along_ = next++;
     down_ = next++;
     column_tree_.pattern = next;
     next += column_levels;
     patterns_ = next;
     for (Tree* tree : {&gather_tree_, &column_tree_}) tree->tag = uint16_t(env.tag + tree->pattern);
     qkv_multicast_tag_ = uint16_t(env.tag + along_);
+    kv_multicast_tag_ = uint16_t(env.tag + kv_along_);
     group_tree_.tag = uint16_t(env.tag + patterns_);
     out_multicast_tag_ = uint16_t(group_tree_.tag + group_levels);
     tags_used_ = uint16_t(patterns_ + group_levels + along);
-    out_bytes_ = act_bytes(env, uint64_t(groups().heads_per_group) * q_per_kv * shape.head_dim);
+    // With copies a group's own multicast carries its query heads only.
+    along_bytes_ = copied() ? column_bytes_ - kv_bytes_ : column_bytes_;
+    out_bytes_ = act_bytes(env, queries * shape.head_dim);
     // Each group's first column adds the sink logits of the group's query heads.
     if (shape.n_heads > 0 && shape.sinks.flops > 0) {
-      const uint64_t heads = uint64_t(groups().heads_per_group) * q_per_kv;
+      const uint64_t heads = queries;
       // The group's share of each figure, rounded up: sub-byte sink formats (int4, mxfp4) must not round to zero.
       auto share = [&](uint64_t total) { return (total * heads + shape.n_heads - 1) / shape.n_heads; };
       group_sinks_ = Work{share(shape.sinks.flops), share(shape.sinks.read_bytes), share(shape.sinks.write_bytes)};
@@ -525,7 +533,15 @@ class Attention final : public AttentionStep {
     };
     if (i == 0) {
       emit_tree(resized(gather_tree_, columns), p, out);
-      along(qkv_multicast_tag_, column_bytes_);
+      const bool kv_source = p == 0 && groups().first_copy(group) == group;
+      if (kv_source && copied())
+        out.push_back(multicast(kv_along_)
+                          .dir(g.across())
+                          .tiles(groups().copy_columns(group) - 1)
+                          .bytes(kv_bytes_)
+                          .tag(kv_multicast_tag_));
+      along(qkv_multicast_tag_, along_bytes_);
+      if (!kv_source && copied()) out.push_back(wait().tag(kv_multicast_tag_).messages(1));
       if (g.rows > 1)
         out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
     } else {
@@ -548,6 +564,11 @@ class Attention final : public AttentionStep {
       out.push_back(group_tiles(index));
       out.push_back(group_columns(group));
       out.push_back(index - group_start()[group]);
+      if (copied()) {
+        const uint32_t first = groups().first_copy(group);
+        out.push_back(groups().copy_columns(group));
+        out.push_back(first == group);
+      }
     } else {
       out.push_back(group_tiles(index));
       tree_signature(row_tree_, index, out);
@@ -620,15 +641,27 @@ class Attention final : public AttentionStep {
     };
     if (row_io()) {
       Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
+      std::vector<Timed> gathered(groups().count);
+      for (uint32_t group = 0; group < groups().count; ++group) {
+        const uint32_t start = group_start()[group], columns = group_columns(group);
+        gathered[group] = tree_time(resized(gather_tree_, columns),
+                                    std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
+      }
       for (uint32_t group = 0; group < groups().count; ++group) {
         const uint32_t start = group_start()[group], columns = group_columns(group);
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
           return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
         };
-        const Timed gathered = tree_time(resized(gather_tree_, columns),
-                                         std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
+        // With copies, column j also waits for the key and value from its KV head's first copy.
+        const uint32_t source = group_start()[groups().first_copy(group)];
+        auto with_kv = [&](const Timed& q, uint32_t j) {
+          if (!copied() || j == source) return q;
+          const Timed& from = gathered[groups().first_copy(group)];
+          return later(q, from.after(line_message_cycles(j - source, kv_bytes_, kv_along_), Category::Fabric));
+        };
         std::vector<Timed> ready(columns);
-        for (uint32_t p = 0; p < columns; ++p) ready[p] = along(gathered, p, column_bytes_).then(column(start + p));
+        for (uint32_t p = 0; p < columns; ++p)
+          ready[p] = with_kv(along(gathered[group], p, along_bytes_), start + p).then(column(start + p));
         Timed combined = tree_time(resized(group_tree_, columns), std::move(ready));
         if (sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
         for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
@@ -649,11 +682,16 @@ class Attention final : public AttentionStep {
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
 
+  bool copied() const { return groups().copies > 1; }
+
   AttentionShape shape_;
   uint64_t row_bytes_ = 0, column_bytes_ = 0, partial_bytes_ = 0, out_bytes_ = 0;
+  uint64_t kv_bytes_ = 0;     // a group's keys and values
+  uint64_t along_bytes_ = 0;  // of the multicast along a group: its q/k/v, or with copies its queries
   Work fixed_, per_position_, group_sinks_;
-  uint32_t down_ = 1, along_ = 0, patterns_ = 0;  // patterns: down the columns, along a group, all
-  uint16_t qkv_multicast_tag_ = 0, out_multicast_tag_ = 0, tags_used_ = 0;
+  // Patterns: down the columns, along a group, along a KV head's copies, all.
+  uint32_t down_ = 1, along_ = 0, kv_along_ = 0, patterns_ = 0;
+  uint16_t qkv_multicast_tag_ = 0, kv_multicast_tag_ = 0, out_multicast_tag_ = 0, tags_used_ = 0;
   Tree column_tree_, row_tree_;    // root to root
   Tree gather_tree_, group_tree_;  // row input and output: templates, n set per group
 };

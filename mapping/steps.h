@@ -242,9 +242,10 @@ class GatherStep : public LineStep {
 // What both attention layouts share: KV heads own groups of columns (kv_groups.h).
 class KvGroupAttention : public Step {
  public:
-  KvGroupAttention(const StepEnv& env, uint32_t kv_heads, uint32_t window, bool sinks)
-      : Step(env), groups_(kv_heads, env.geo.cols), window_(window), sinks_(sinks) {}
-  // The KV-head groups of the block's columns.
+  KvGroupAttention(const StepEnv& env, uint32_t kv_heads, uint32_t query_heads, uint32_t kv_copies, uint32_t window,
+                   bool sinks)
+      : Step(env), groups_(kv_heads, query_heads, env.geo.cols, kv_copies), window_(window), sinks_(sinks) {}
+  // The attention groups of the block's columns.
   const KvGroups& groups() const { return groups_; }
   // First column of each KV-head group, then the column count.
   const std::vector<uint32_t>& group_start() const { return groups_.start; }
@@ -260,8 +261,9 @@ class KvGroupAttention : public Step {
 // Per KV-head group of columns, flash-decoding partials reduced.
 class AttentionStep : public KvGroupAttention {
  public:
-  AttentionStep(const StepEnv& env, uint32_t kv_heads, uint32_t window, bool sinks, bool row_io)
-      : KvGroupAttention(env, kv_heads, window, sinks), row_io_(row_io) {}
+  AttentionStep(const StepEnv& env, uint32_t kv_heads, uint32_t query_heads, uint32_t kv_copies, uint32_t window,
+                bool sinks, bool row_io)
+      : KvGroupAttention(env, kv_heads, query_heads, kv_copies, window, sinks), row_io_(row_io) {}
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
   // q/k/v in and the output out as slices on the root row (else root to root).
   bool row_io() const { return row_io_; }
@@ -352,6 +354,9 @@ struct AttentionShape {
   // q/k/v pass, and its tree messages are empty partials made as they are
   // sent, so it keeps no attention buffers (activation_bytes).
   uint64_t max_positions = 0;
+  // Copies of each KV head's cache (row_attention_step only; kv_groups.h):
+  // each attends with its own share of the head's query heads.
+  uint32_t kv_copies = 1;
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
 // The same between slices on the root row (Front::Row to Front::Row): each
@@ -359,6 +364,8 @@ std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& s
 // column, which multicasts them along the group's columns; partials reduce down
 // each column and then along the group's columns to its first column (sinks
 // there), which multicasts the group's attention output along the group.
+// With shape.kv_copies > 1 a group's gather brings its query heads only: the
+// first copy's first column multicasts the key and value along all the copies.
 std::unique_ptr<Step> row_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes);
 
 // Embedding lookup: the root asks the far corner of the block for a row of the

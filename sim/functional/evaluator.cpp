@@ -151,21 +151,29 @@ void Evaluator::State::append_heads(std::vector<uint32_t>& list, uint64_t first,
 
 // The QKV elements of the KV heads [first, last): their query heads, keys and values.
 std::vector<uint32_t> Evaluator::State::qkv_of_kv_heads(uint32_t first, uint32_t last) const {
-  const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
   const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
+  return qkv_elements(first * q_per_kv, last * q_per_kv, first, last);
+}
+
+// The QKV elements of the query heads [q_first, q_last) and of the keys and values of the KV heads [first, last).
+std::vector<uint32_t> Evaluator::State::qkv_elements(uint32_t q_first, uint32_t q_last, uint32_t first,
+                                                     uint32_t last) const {
+  const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
   std::vector<uint32_t> list;
+  append_heads(list, uint64_t(q_first) * hd, q_last - q_first);
   if (first >= last) return list;
-  append_heads(list, uint64_t(first) * q_per_kv * hd, uint64_t(last - first) * q_per_kv);
   append_heads(list, nq + first * hd, last - first);
   append_heads(list, nq + nkv + first * hd, last - first);
   return list;
 }
 
-// The KV heads [first, last) of group g of `groups` (mapping/kv_groups.h).
-std::pair<uint32_t, uint32_t> Evaluator::State::kv_heads_of(uint32_t groups, uint32_t g) const {
-  const uint32_t per_group = (m.n_kv_heads + groups - 1) / groups;
-  const uint32_t first = std::min(m.n_kv_heads, g * per_group);
-  return {first, std::min(m.n_kv_heads, first + per_group)};
+// The QKV elements group g's slices hold: its query heads, and the keys and
+// values of its KV heads in their first copy (mapping/kv_groups.h).
+std::vector<uint32_t> Evaluator::State::qkv_of_group(const mapping::KvGroups& groups, uint32_t g) const {
+  const auto [first, last] = groups.kv_head_range(g);
+  const auto [q_first, q_last] = groups.query_range(g);
+  if (groups.first_copy(g) != g) return qkv_elements(q_first, q_last, 0, 0);
+  return qkv_elements(q_first, q_last, first, last);
 }
 
 // Grid attention: the head dimensions of the KV heads [first, last), as
@@ -200,10 +208,10 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
     const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
     std::vector<std::vector<uint32_t>> out(parts);
     for (uint32_t g = 0; g < groups; ++g) {
-      const auto [first, last] = kv_heads_of(groups, g);
+      const auto [first, last] = attention->groups().kv_head_range(g);
       const uint32_t columns = start[g + 1] - start[g];
       if (!grid) {
-        const auto pieces = split(qkv_of_kv_heads(first, last), columns, 2);
+        const auto pieces = split(qkv_of_group(attention->groups(), g), columns, 2);
         for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
         continue;
       }

@@ -24,12 +24,13 @@ void Evaluator::State::merge(Partials& into, const Partials& from) const {
   }
 }
 
-// Attention of the KV heads [first, last) on the columns [start, end) of
-// their group, q/k/v in `qkv` (by qkv index): the new entry stored, every
-// tile's partials over its positions, reduced down each column.
-// With KvPass::Store only the entry is stored (nothing is returned).
+// Attention of the KV heads [first, last) with the query heads `queries` on
+// the columns [start, end) of their group, q/k/v in `qkv` (by qkv index): the
+// new entry stored, every tile's partials over its positions, reduced down
+// each column. With KvPass::Store only the entry is stored (nothing is returned).
 std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last,
-                                                        uint32_t start, uint32_t end, uint32_t window, KvPass pass) {
+                                                        std::pair<uint32_t, uint32_t> queries, uint32_t start,
+                                                        uint32_t end, uint32_t window, KvPass pass) {
   const BlockGeometry& g = geo();
   const uint32_t hd = m.head_dim, q_per_kv = m.n_heads / m.n_kv_heads;
   const uint64_t nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
@@ -60,7 +61,7 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
     for (uint32_t i = 0; i < g.rows; ++i) {
       const auto held = kv_of[sequence].find({r, i, j});
       if (held == kv_of[sequence].end()) continue;
-      for (uint32_t h = first * q_per_kv; h < last * q_per_kv; ++h) {
+      for (uint32_t h = queries.first; h < queries.second; ++h) {
         Partial partial;
         partial.acc.assign(hd, 0.0f);
         std::vector<std::pair<float, const KvEntry*>> scores;
@@ -117,18 +118,17 @@ std::vector<float> Evaluator::State::head_outputs(const Partials& partials, uint
 // j; the tree along the root row (root input) or along group g is line cols + g.
 Data Evaluator::State::attention(const Data& in, const mapping::AttentionStep& attention, KvPass pass) {
   const BlockGeometry& g = geo();
+  const mapping::KvGroups& groups = attention.groups();
   const std::vector<uint32_t>& start = attention.group_start();
-  const uint32_t groups = uint32_t(start.size() - 1);
-  const uint32_t q_per_kv = m.n_heads / m.n_kv_heads, hd = m.head_dim;
-  auto heads_of = [&](uint32_t group) { return kv_heads_of(groups, group); };
+  const uint32_t hd = m.head_dim;
   if (!attention.row_io()) {
     // Down each column, then along the root row: one group's partials combine, groups are gathered.
     std::vector<Partials> columns(g.cols);
-    for (uint32_t group = 0; group < groups; ++group) {
-      const auto [first, last] = heads_of(group);
+    for (uint32_t group = 0; group < groups.count; ++group) {
+      const auto [first, last] = groups.kv_head_range(group);
       if (first >= last) continue;
-      std::vector<Partials> partials =
-          column_partials(in.at[0].value, first, last, start[group], start[group + 1], attention.window(), pass);
+      std::vector<Partials> partials = column_partials(in.at[0].value, first, last, groups.query_range(group),
+                                                       start[group], start[group + 1], attention.window(), pass);
       if (pass == KvPass::Store) continue;
       for (uint32_t p = 0; p < partials.size(); ++p) columns[start[group] + p] = std::move(partials[p]);
     }
@@ -137,8 +137,10 @@ Data Evaluator::State::attention(const Data& in, const mapping::AttentionStep& a
     return at_root(head_outputs(all, 0, m.n_heads, attention.sinks()));
   }
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
-  for (uint32_t group = 0; group < groups; ++group) {
-    const auto [first, last] = heads_of(group);
+  std::vector<float> first_copy;  // what the first copy of the current KV heads gathered
+  for (uint32_t group = 0; group < groups.count; ++group) {
+    const auto [first, last] = groups.kv_head_range(group);
+    const auto [q_first, q_last] = groups.query_range(group);
     const uint32_t columns = start[group + 1] - start[group];
     if (first >= last) continue;
     // The group's slices gathered to its first column.
@@ -149,20 +151,26 @@ Data Evaluator::State::attention(const Data& in, const mapping::AttentionStep& a
     std::vector<float> qkv(qkv_size(m), NAN);
     for (const Piece& piece : gathered)
       for (size_t k = 0; k < piece.index.size(); ++k) qkv[piece.index[k]] = piece.value[k];
-    for (uint32_t index : qkv_of_kv_heads(first, last))
+    // The other copies take the key and value the first copy multicasts along them.
+    if (groups.first_copy(group) == group) {
+      first_copy = qkv;
+    } else {
+      for (uint32_t index : qkv_elements(0, 0, first, last)) qkv[index] = first_copy[index];
+    }
+    for (uint32_t index : qkv_elements(q_first, q_last, first, last))
       if (std::isnan(qkv[index]))
         fail(fmt::format("q/k/v element {} is not gathered to column {}", index, start[group]));
     std::vector<Partials> partials =
-        column_partials(qkv, first, last, start[group], start[group + 1], attention.window(), pass);
+        column_partials(qkv, first, last, {q_first, q_last}, start[group], start[group + 1], attention.window(), pass);
     if (pass == KvPass::Store) continue;
     const Partials combined = reduce_tree(std::move(partials), *step, merger(), dropped(g.cols + group));
-    const std::vector<float> values = head_outputs(combined, first * q_per_kv, last * q_per_kv, attention.sinks());
+    const std::vector<float> values = head_outputs(combined, q_first, q_last, attention.sinks());
     // The group's output multicast along its columns: column p keeps slice p.
-    const auto cuts = split(iota(uint64_t(first) * q_per_kv * hd, uint64_t(last) * q_per_kv * hd), columns);
+    const auto cuts = split(iota(uint64_t(q_first) * hd, uint64_t(q_last) * hd), columns);
     for (uint32_t p = 0; p < columns; ++p)
       for (uint32_t index : cuts[p]) {
         out.at[start[group] + p].index.push_back(index);
-        out.at[start[group] + p].value.push_back(values[index - first * q_per_kv * hd]);
+        out.at[start[group] + p].value.push_back(values[index - q_first * hd]);
       }
   }
   return out;
@@ -192,7 +200,7 @@ Data Evaluator::State::grid_attention(const Data& in, const mapping::GridAttenti
   };
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
   for (uint32_t group = 0; group < groups; ++group) {
-    const auto [first, last] = kv_heads_of(groups, group);
+    const auto [first, last] = attention.groups().kv_head_range(group);
     if (first >= last) continue;
     const uint32_t columns = start[group + 1] - start[group];
     const auto dims = grid_dims(first, last, columns);

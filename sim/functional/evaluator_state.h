@@ -117,7 +117,8 @@ struct Evaluator::State {
   MatrixRow matrix_row(uint64_t o) const;
   void append_heads(std::vector<uint32_t>& list, uint64_t first, uint64_t heads) const;
   std::vector<uint32_t> qkv_of_kv_heads(uint32_t first, uint32_t last) const;
-  std::pair<uint32_t, uint32_t> kv_heads_of(uint32_t groups, uint32_t g) const;
+  std::vector<uint32_t> qkv_elements(uint32_t q_first, uint32_t q_last, uint32_t first, uint32_t last) const;
+  std::vector<uint32_t> qkv_of_group(const mapping::KvGroups& groups, uint32_t g) const;
   std::vector<std::vector<uint32_t>> grid_dims(uint32_t first, uint32_t last, uint32_t columns) const;
   const mapping::KvGroupAttention* next_attention() const;
   std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const;
@@ -168,8 +169,10 @@ struct Evaluator::State {
 
   // --- attention -----------------------------------------------------------------
   void merge(Partials& into, const Partials& from) const;
-  std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last, uint32_t start,
-                                        uint32_t end, uint32_t window, KvPass pass);
+  // The KV heads [first, last) attended with the query heads `queries` ([first, last) of them).
+  std::vector<Partials> column_partials(const std::vector<float>& qkv, uint32_t first, uint32_t last,
+                                        std::pair<uint32_t, uint32_t> queries, uint32_t start, uint32_t end,
+                                        uint32_t window, KvPass pass);
   std::function<void(Partials&, const Partials&)> merger() const;
   std::vector<float> head_outputs(const Partials& partials, uint32_t first_head, uint32_t last_head, bool sinks) const;
   Data attention(const Data& in, const mapping::AttentionStep& attention, KvPass pass);

@@ -116,6 +116,11 @@ class ExpectedMoves final : public mapping::StepVisitor {
       tree(step, true, p, columns);
       tree(step, true, p, columns);
       if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
+      // With copies of the KV heads, the first copy's first column multicasts the key and value along all of them.
+      const mapping::KvGroups& groups = step.groups();
+      const uint32_t group = groups.of[j_];
+      if (groups.copies > 1 && p == 0 && groups.first_copy(group) == group)
+        multicast(g.across(), groups.copy_columns(group) - 1);
     }
     done();
   }

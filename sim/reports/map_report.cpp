@@ -101,6 +101,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
           {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
           {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
           {"attention", mapping::attention_layout_name(plan.options.attention)},
+          {"kv_head_copies", plan.options.kv_head_copies},
           {"handoff",
            mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
           {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
@@ -144,6 +145,11 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                          ? "WaferLLM's kernel: head dimensions along a group's columns, positions along the rows "
                            "(mapping.attention)"
                          : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
+  if (plan.options.dataflow == mapping::Dataflow::Distributed &&
+      plan.options.attention == mapping::AttentionLayout::Groups)
+    summary.add_row({"KV head copies", std::to_string(plan.options.kv_head_copies),
+                     "of each KV head's cache side by side, each attending with a share of its query heads "
+                     "(mapping.kv_head_copies; at most what a region's columns take)"});
   summary.add_row({"hand-off", plan.options.slices_handoff() ? "slices" : "root",
                    plan.options.slices_handoff() ? "root-column tiles to the next region's, straight (mapping.handoff)"
                                                  : "region root to the next region's root (mapping.handoff)"});

@@ -37,6 +37,10 @@ std::vector<Metric> build_table() {
       [](const DecodeResult& r) { return section_label(r.experiment.config, "hardware", r.plan.hw.name); });
   add("experiment.wafers", "wafers", "wafers the plan uses", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.plan.hw.wafers; });
+  add("experiment.kv_head_copies", "copies",
+      "copies of each KV head's cache the plan keeps (mapping.kv_head_copies, resolved; 1 with grid attention or the "
+      "root dataflow)",
+      kSetup, std::nullopt, [](const DecodeResult& r) { return r.plan.options.kv_head_copies; });
   add("experiment.batch", "sequences", "sequences decoded together", kSetup, std::nullopt,
       [](const DecodeResult& r) { return r.plan.workload.batch; });
   add("experiment.prompt_tokens", "tokens", "the longest prompt (workload.prompt_tokens may give one per sequence)",

@@ -79,6 +79,12 @@ MeasuredSteps read_step_times(const std::string& path, const Experiment& experim
   if (setup.value("model", std::string()) != model || setup.value("hardware", std::string()) != hardware)
     bad_step_times(path, "is a run of " + setup.value("model", std::string("?")) + " on " +
                              setup.value("hardware", std::string("?")) + ", not of " + model + " on " + hardware);
+  // mapping.kv_head_copies: auto resolves by the workload's context, which serve's plan may not share.
+  const uint64_t copies = setup.value("kv_head_copies", uint64_t(1));
+  if (copies != plan.options.kv_head_copies)
+    bad_step_times(path, fmt::format("measured a plan with {} copies of each KV head; serve's plan keeps {} (set "
+                                     "mapping.kv_head_copies: {} for the run)",
+                                     copies, plan.options.kv_head_copies, plan.options.kv_head_copies));
   const nlohmann::json& metrics = run["metrics"];
   const nlohmann::json prefill_run = metrics.value("prefill", nlohmann::json());
   if (!prefill_run.is_object()) bad_step_times(path, "has no prefill; run it with workload.prefill: true");

@@ -91,6 +91,25 @@ TEST_CASE("contention off: distributed dataflow beside MoE layers agrees to the 
   require_same_cycles("tiny-moe", {kDistributed, "model.moe.layers=[1]", "model.ffn_dim=512"});
 }
 
+// Copies of each KV head's cache (mapping.kv_head_copies): the key and value
+// multicast along the copies on a route of their own, each copy attending with
+// its share of the query heads.
+TEST_CASE("contention off: four copies of two KV heads, eight query heads, agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=2",
+                                     "mapping.kv_head_copies=4", "workload.batch=2"});
+}
+TEST_CASE("contention off: copies of the KV heads with sinks, a window, relays and two wafers agree to the cycle",
+          "[regression][exact][distributed]") {
+  require_same_cycles("tiny-dense", {kDistributed, "model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=2",
+                                     "mapping.kv_head_copies=2", "model.attention_sinks=true", "model.sliding_window=4",
+                                     "hardware.fabric.colors=10", "hardware.wafers=2"});
+}
+TEST_CASE("contention on: copies of the KV heads within 10 percent", "[regression][contention][distributed]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, "model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=2",
+                                            "mapping.kv_head_copies=4"});
+}
+
 // Every reduction variant (mapping.reduction): the distributed dataflow streams K-trees by default.
 TEST_CASE("contention off: distributed dataflow with store-and-forward fan-in trees agrees to the cycle",
           "[regression][exact][distributed]") {

@@ -44,6 +44,10 @@ TEST_CASE("prefill, contention off: slices hand-off along x agrees to the cycle"
 TEST_CASE("prefill, contention off: root hand-off agrees to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.handoff=root"}));
 }
+TEST_CASE("prefill, contention off: four copies of two KV heads agree to the cycle", "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "model.n_heads=8", "model.head_dim=32",
+                                                   "model.n_kv_heads=2", "mapping.kv_head_copies=4"}));
+}
 TEST_CASE("prefill, contention off: chunks of three sequences agree to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "workload.batch=3"}));
 }

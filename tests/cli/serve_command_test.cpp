@@ -166,7 +166,8 @@ TEST_CASE("a sweep runs serve points and tabulates serving figures", "[cli][serv
 TEST_CASE("serve --step-times scales the closed form to the cycles a run measured", "[cli][serve]") {
   Scratch scratch;
   // Store-and-forward trees, so that the engine sees link contention (streamed K-trees see none here).
-  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree"};
+  // One copy of each KV head: the contention these trees show dominates its serving figures.
+  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree", "--set", "mapping.kv_head_copies=1"};
   auto serve = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
     args.insert(args.end(), trees.begin(), trees.end());
@@ -178,8 +179,10 @@ TEST_CASE("serve --step-times scales the closed form to the cycles a run measure
   };
   const std::string engine = (scratch.path() / "run.json").string();
   const std::string analytic = (scratch.path() / "analytic.json").string();
-  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1]}).exit_code == 0);
-  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic, trees[0], trees[1]}).exit_code == 0);
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1], trees[2], trees[3]})
+              .exit_code == 0);
+  REQUIRE(run_wafersim({"analytic", kTinyServe, "--quiet", "--json", analytic, trees[0], trees[1], trees[2], trees[3]})
+              .exit_code == 0);
   const json closed = serve({});
   const json measured = serve({"--step-times", engine});
   const json again = serve({"--step-times", analytic});
@@ -230,9 +233,11 @@ TEST_CASE("serve --backend sim takes the engine's per-region cycles in process, 
   // Store-and-forward trees, so that the engine sees link contention. tiny-serve's
   // own workload is the serving plan's (batch 1, whole chunks, the prefill), so
   // its run measures what serve --backend sim measures.
-  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree"};
+  // One copy of each KV head: the contention these trees show dominates its serving figures.
+  const std::vector<std::string> trees = {"--set", "mapping.reduction=tree", "--set", "mapping.kv_head_copies=1"};
   const std::string engine = (scratch.path() / "run.json").string();
-  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1]}).exit_code == 0);
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine, trees[0], trees[1], trees[2], trees[3]})
+              .exit_code == 0);
   std::vector<std::string> in_process_args = trees, from_file_args = trees;
   in_process_args.insert(in_process_args.end(), {"--backend", "sim"});
   from_file_args.insert(from_file_args.end(), {"--step-times", engine});

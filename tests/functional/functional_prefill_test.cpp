@@ -246,6 +246,42 @@ TEST_CASE("functional: attention trees and multicasts that differ from the evalu
   }
 }
 
+TEST_CASE(
+    "functional: copies of the KV heads attend with their share of the queries and match, and a lost key "
+    "and value multicast is caught",
+    "[functional]") {
+  for (const char* copies : {"1", "2"}) {
+    INFO(copies);
+    const std::string setting = std::string("mapping.kv_head_copies=") + copies;
+    const mapping::Plan plan = prefill_plan("tiny-dense", {setting}, 6, 4);
+    const mapping::Step* attention = find_step(plan, "layer 0", "attention");
+    REQUIRE(attention);
+    const auto* groups = dynamic_cast<const mapping::KvGroupAttention*>(attention);
+    REQUIRE(groups);
+    REQUIRE(groups->groups().copies == uint32_t(std::stoul(copies)));
+    require_match(check_functional(plan), 8);
+    // Batch 2 on two wafers: each copy keeps every position of both sequences.
+    require_match(
+        check_functional(prefill_plan("tiny-dense", {setting, "workload.batch=2", "hardware.wafers=2"}, 6, 4)), 16);
+  }
+  // The first copy's first column multicasts the key and value along both copies; drop it.
+  mapping::Plan lost = prefill_plan("tiny-dense", {"mapping.kv_head_copies=2", "workload.prefill=false"}, 4, 4);
+  const mapping::Step* attention = find_step(lost, "layer 1", "attention");
+  REQUIRE(attention);
+  const mapping::BlockGeometry& g = attention->env().geo;
+  const auto& groups = dynamic_cast<const mapping::KvGroupAttention&>(*attention).groups();
+  REQUIRE(corrupt(lost, *attention, 0, groups.start[0], [&](Task& task) {
+    if (task.op != TaskOp::Multicast || task.dir != g.across() || task.count != groups.copy_columns(0) - 1)
+      return false;
+    task.count = 0;
+    return true;
+  }));
+  const std::string mismatch = functional::program_tree_mismatch(lost);
+  INFO(mismatch);
+  REQUIRE(mismatch.find("layer 1, step attention") != std::string::npos);
+  REQUIRE(mismatch.find("multicasts") != std::string::npos);
+}
+
 TEST_CASE("functional: attention sinks join the softmax in both plans and match", "[functional]") {
   for (const char* dataflow : {"root", "distributed"}) {
     INFO(dataflow);

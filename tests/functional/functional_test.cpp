@@ -317,11 +317,11 @@ bool has_step(const mapping::Plan& plan, const std::string& label) {
 
 TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums of squares and matches",
           "[functional]") {
-  // Distributed on tiny-dense with the root row along x (its strips' width):
-  // each column of a KV-head group holds whole heads, so the per-head norm is
-  // local and the plan has no reduction for it.
-  const mapping::Plan whole =
-      tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.multicast_axis=x"});
+  // Distributed on tiny-dense with the root row along x (its strips' width)
+  // and one copy of each KV head: each column of a KV-head group holds whole
+  // heads, so the per-head norm is local and the plan has no reduction for it.
+  const mapping::Plan whole = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed",
+                                                       "mapping.multicast_axis=x", "mapping.kv_head_copies=1"});
   CHECK(!has_step(whole, "qk_norm_reduce"));
   require_match(check_functional(whole), 9);
   // Root: the root column's 12 slices cut heads; the sums of squares reduce
@@ -335,6 +335,12 @@ TEST_CASE("functional: q/k norm of heads split across tiles reduces their sums o
       tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed", "mapping.strips=1"});
   CHECK(has_step(cut_on_row, "qk_norm_reduce"));
   require_match(check_functional(cut_on_row), 9);
+  // Two copies of each KV head: the first copy's group holds a query, the key
+  // and the value, the second a query only, so heads cut unless the columns divide them.
+  const mapping::Plan copies = tiny_plan("tiny-dense", {"model.qk_norm=true", "mapping.dataflow=distributed",
+                                                        "mapping.multicast_axis=x", "mapping.kv_head_copies=2"});
+  CHECK(has_step(copies, "qk_norm_reduce"));
+  require_match(check_functional(copies), 9);
 }
 
 TEST_CASE("functional: what the evaluator does not cover is refused, not guessed", "[functional]") {

@@ -157,13 +157,13 @@ TEST_CASE("regions follow token order in a serpentine", "[mapping]") {
 
 TEST_CASE("mapping.moe_attention_share sets the attention block of MoE regions", "[mapping]") {
   const mapping::Plan by_bytes = plan_for("tiny-moe", "tiny");
-  const mapping::Plan half = plan_for("tiny-moe", "tiny", {"mapping.moe_attention_share=0.5"});
-  for (size_t r = 0; r < half.regions.size(); ++r) {
-    if (half.regions[r].kind != mapping::RegionKind::Moe) continue;
-    const mapping::BlockGeometry& attention = half.regions[r].blocks[0].geo;
-    const mapping::BlockGeometry& box = half.regions[r].box;
-    // Half of the rows, give or take the rounding of whole expert rows.
-    CHECK(std::abs(double(attention.rows) / double(box.rows) - 0.5) < 0.2);
+  const mapping::Plan quarter = plan_for("tiny-moe", "tiny", {"mapping.moe_attention_share=0.25"});
+  for (size_t r = 0; r < quarter.regions.size(); ++r) {
+    if (quarter.regions[r].kind != mapping::RegionKind::Moe) continue;
+    const mapping::BlockGeometry& attention = quarter.regions[r].blocks[0].geo;
+    const mapping::BlockGeometry& box = quarter.regions[r].box;
+    // A quarter of the rows, give or take the rounding of whole expert rows.
+    CHECK(std::abs(double(attention.rows) / double(box.rows) - 0.25) < 0.15);
     CHECK(attention.rows != by_bytes.regions[r].blocks[0].geo.rows);
   }
 }

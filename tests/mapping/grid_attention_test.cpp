@@ -36,7 +36,8 @@ const mapping::Step& attention_of(const mapping::Region& region) {
 
 TEST_CASE("grid attention: row i holds positions i, i + rows, ... over its column's head dimensions",
           "[mapping][grid]") {
-  const Decoded grid = decode("grid", {}), groups = decode("groups", {});
+  const Decoded grid = decode("grid", {}), groups = decode("groups", {"mapping.kv_head_copies=1"});
+  const Decoded copied = decode("groups", {"mapping.kv_head_copies=2"});
   const mapping::Region& layer = grid.plan.regions[1];
   const mapping::Step& step = attention_of(layer);
   const mapping::BlockGeometry& g = layer.blocks[0].geo;
@@ -56,6 +57,8 @@ TEST_CASE("grid attention: row i holds positions i, i + rows, ... over its colum
     // Each group's dimensions are cut over its columns: nothing is held twice or left out.
     CHECK(held == step.total_kv_bytes(context));
     CHECK(step.total_kv_bytes(context) == attention_of(groups.plan.regions[1]).total_kv_bytes(context));
+    // Two copies of each KV head keep every position twice.
+    CHECK(attention_of(copied.plan.regions[1]).total_kv_bytes(context) == 2 * step.total_kv_bytes(context));
   }
 }
 

@@ -68,7 +68,9 @@ TEST_CASE("Llama 3.1 70B at 16-bit fits four WSE-3, its edge tiles relieved of w
 // at a 2,304-token context a root row a strip wide leaves the last layer's
 // tiles too little room, so four wafers hold 70B only along x, which auto takes.
 TEST_CASE("multicast axis auto falls back to x where only x fits the wafers", "[mapping][packing]") {
-  const std::vector<std::string> longer = {"workload.prompt_tokens=2048", "workload.decode_tokens=256"};
+  // One copy of each KV head: copies take SRAM and would change which layouts fit.
+  const std::vector<std::string> longer = {"workload.prompt_tokens=2048", "workload.decode_tokens=256",
+                                           "mapping.kv_head_copies=1"};
   std::vector<std::string> along_y = longer;
   along_y.push_back("mapping.multicast_axis=y");
   CHECK_THROWS_AS(cerebras_70b(along_y), mapping::DoesNotFitError);
