@@ -219,6 +219,11 @@ class PlanCompiler {
     for (const RegionNeed& need : needs_) weight_bytes_ += region_weight_bytes(model, need.kind, need.layer);
   }
 
+  // mapping.kv_head_copies, resolved.
+  uint32_t kv_head_copies() const { return plan_.options.kv_head_copies; }
+  // A lower bound on the wafers the plan needs with one copy of each KV head (0: none holds it).
+  uint32_t wafers_at_least() const { return lower_bound_wafers(1); }
+
   Plan compile() {
     uint32_t wafers = starting_wafers();
     RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
@@ -268,27 +273,29 @@ class PlanCompiler {
     if (options.dataflow != Dataflow::Distributed || options.attention != AttentionLayout::Groups) return 1;
     if (m.n_kv_heads == 0 || m.n_heads % m.n_kv_heads != 0) return 1;
     const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
-    auto lower_bound = [&](uint32_t copies) {  // wafers, as starting_wafers() bounds them
-      std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
-      for (RegionNeed& need : needs) need.min_height = min_height_for(need.bytes, hw().grid_width, tile_budget_);
-      return wafers_needed(needs, hw(), 1);
-    };
     auto block_holds = [&](uint32_t copies) {
       const uint64_t block_bytes = uint64_t(options.layer_columns) * options.layer_rows * tile_budget_;
       const std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
       return std::all_of(needs.begin(), needs.end(),
                          [&](const RegionNeed& need) { return !is_layer(need.kind) || need.bytes <= block_bytes; });
     };
-    const uint32_t wafers = hw().wafers > 0 ? hw().wafers : lower_bound(1);
+    const uint32_t wafers = hw().wafers > 0 ? hw().wafers : lower_bound_wafers(1);
     if (wafers == 0) return 1;  // does not fit at all: the layout search says so
     auto fits = [&](uint32_t copies) {
       if (options.fixed_layer_grid()) return block_holds(copies);
-      const uint32_t needed = lower_bound(copies);
+      const uint32_t needed = lower_bound_wafers(copies);
       return needed > 0 && needed <= wafers;
     };
     for (uint32_t copies = q_per_kv; copies > 1; --copies)
       if (q_per_kv % copies == 0 && fits(copies)) return copies;
     return 1;
+  }
+
+  // Wafers as starting_wafers() bounds them, with `copies` of each KV head's cache.
+  uint32_t lower_bound_wafers(uint32_t copies) const {
+    std::vector<RegionNeed> needs = region_needs(plan_.model, max_context_, copies);
+    for (RegionNeed& need : needs) need.min_height = min_height_for(need.bytes, hw().grid_width, tile_budget_);
+    return wafers_needed(needs, hw(), 1);
   }
 
   // Heights in strips of a given width: enough for the bytes at the estimated
@@ -652,8 +659,52 @@ class PlanCompiler {
 
 }  // namespace
 
+namespace {
+
+Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                       const MappingOptions& options);
+
+}  // namespace
+
 Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
                   const MappingOptions& options) {
+  if (options.kv_head_copies != 0) return compile_with_axis(hw, model, workload, options);
+  // kv_head_copies: auto. The copies come from a lower bound on the wafers,
+  // but the layout found may need more wafers than one copy does: then fewer
+  // copies are tried, down to one, and the first plan on no more wafers than
+  // one copy needs is taken. Where the wafers are given and the copies do not
+  // fit them, one copy is the plan.
+  const PlanCompiler first(hw, model, workload, options);
+  MappingOptions copies = options;
+  copies.kv_head_copies = first.kv_head_copies();
+  if (copies.kv_head_copies == 1) return compile_with_axis(hw, model, workload, copies);
+  MappingOptions one_copy = options;
+  one_copy.kv_head_copies = 1;
+  if (hw.wafers > 0) {
+    try {
+      return compile_with_axis(hw, model, workload, copies);
+    } catch (const DoesNotFitError&) {
+      return compile_with_axis(hw, model, workload, one_copy);
+    }
+  }
+  Plan plan = compile_with_axis(hw, model, workload, copies);
+  if (plan.hw.wafers <= first.wafers_at_least()) return plan;
+  Plan single = compile_with_axis(hw, model, workload, one_copy);
+  const uint32_t q_per_kv = model.n_heads / model.n_kv_heads;
+  for (uint32_t fewer = copies.kv_head_copies; plan.hw.wafers > single.hw.wafers;) {
+    do --fewer;
+    while (fewer > 1 && q_per_kv % fewer != 0);
+    if (fewer == 1) return single;
+    copies.kv_head_copies = fewer;
+    plan = compile_with_axis(hw, model, workload, copies);
+  }
+  return plan;
+}
+
+namespace {
+
+Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                       const MappingOptions& options) {
   if (!options.multicast_axis_auto) return PlanCompiler(hw, model, workload, options).compile();
   // multicast_axis: auto prefers y where slices are handed on (PlanCompiler),
   // but along y a root row is a strip wide and its tiles keep longer buffers:
@@ -677,5 +728,7 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
     return preferred;
   }
 }
+
+}  // namespace
 
 }  // namespace wafersim::mapping

@@ -219,3 +219,46 @@ TEST_CASE("mapping.layer_grid fixes every layer region to that many tiles, the m
   CHECK_THROWS_WITH(plan_for("llama3.1-8b", "wse2", {"mapping.layer_grid.columns=800", "mapping.layer_grid.rows=10"}),
                     Catch::Contains("wider than the 757-tile wse2 wafer"));
 }
+
+namespace {
+// Copies of layer 0's attention groups in `plan`.
+uint32_t attention_copies(const mapping::Plan& plan) {
+  for (const mapping::Region& region : plan.regions)
+    for (const auto& step : region.blocks[0].steps)
+      if (const auto* attention = dynamic_cast<const mapping::KvGroupAttention*>(step.get()))
+        return attention->groups().copies;
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("mapping.kv_head_copies: auto takes the most copies that cost no wafer, none with grid or root",
+          "[mapping]") {
+  // tiny-dense: four query heads on two KV heads, one wafer either way.
+  const mapping::Plan automatic = plan_for("tiny-dense", "tiny");
+  CHECK(automatic.options.kv_head_copies == 2);
+  CHECK(attention_copies(automatic) == 2);
+  CHECK(attention_copies(plan_for("tiny-dense", "tiny", {"mapping.attention=grid"})) == 1);
+  CHECK(plan_for("tiny-dense", "tiny", {"mapping.dataflow=root"}).options.kv_head_copies == 1);
+  // A count the query heads per KV head do not divide is rounded down to one they do.
+  const mapping::Plan three = plan_for("tiny-dense", "tiny", {"mapping.kv_head_copies=3"});
+  CHECK(attention_copies(three) == 2);
+  // An 8,000-token context: two copies would take a third tiny wafer where one copy takes two.
+  const std::vector<std::string> long_context = {"model.max_positions=16384", "workload.prompt_tokens=8000",
+                                                 "hardware.wafers=auto"};
+  std::vector<std::string> two = long_context;
+  two.push_back("mapping.kv_head_copies=2");
+  std::vector<std::string> one = long_context;
+  one.push_back("mapping.kv_head_copies=1");
+  const mapping::Plan forced = plan_for("tiny-dense", "tiny", two), single = plan_for("tiny-dense", "tiny", one);
+  REQUIRE(forced.hw.wafers > single.hw.wafers);
+  const mapping::Plan fewest = plan_for("tiny-dense", "tiny", long_context);
+  CHECK(fewest.hw.wafers == single.hw.wafers);
+  CHECK(fewest.options.kv_head_copies == 1);
+  // The copies' KV cache is counted: two copies hold every position twice.
+  auto kv_bytes = [](const mapping::Plan& plan) {
+    uint64_t bytes = 0;
+    for (const mapping::RegionStats& region : plan.stats) bytes += region.kv_bytes;
+    return bytes;
+  };
+  CHECK(kv_bytes(forced) == 2 * kv_bytes(single));
+}
