@@ -80,6 +80,48 @@ config::ParamTable<OffWaferParams> offwafer_table() {
            &OffWaferParams::bytes_per_cycle);
 }
 
+config::ParamTable<EnergyParams> energy_table() {
+  using config::float_param;
+  // WSE-3 (TSMC 5 nm) figures: Horowitz's 45 nm energies (ISSCC 2014) scaled to
+  // 7 nm by Stillmaker and Baas' equations and to 5 nm by TSMC's N5-over-N7
+  // power figure; the fabric from MuchiSim's 7 nm router and wire energies.
+  // docs/ENERGY.md derives each one and gives its uncertainty.
+  return config::ParamTable<EnergyParams>()
+      .add(float_param("hardware.energy.fmac_pj_32bit", "pJ", "0.1824", 0, 1e6,
+                       "Energy of one fused multiply-add (two flops) on 32-bit operands"),
+           &EnergyParams::fmac_pj_32bit)
+      .add(float_param("hardware.energy.fmac_pj_16bit", "pJ", "0.05946", 0, 1e6,
+                       "Energy of one fused multiply-add on 16-bit operands (FP16/BF16)"),
+           &EnergyParams::fmac_pj_16bit)
+      .add(float_param("hardware.energy.fmac_pj_8bit", "pJ", "0.009118", 0, 1e6,
+                       "Energy of one fused multiply-add on 8-bit operands"),
+           &EnergyParams::fmac_pj_8bit)
+      .add(float_param("hardware.energy.sram_read_pj_per_byte", "pJ/byte", "0.04955", 0, 1e6,
+                       "Energy of reading one byte of a tile's SRAM"),
+           &EnergyParams::sram_read_pj_per_byte)
+      .add(float_param("hardware.energy.sram_write_pj_per_byte", "pJ/byte", "0.04955", 0, 1e6,
+                       "Energy of writing one byte of a tile's SRAM"),
+           &EnergyParams::sram_write_pj_per_byte)
+      .add(float_param("hardware.energy.link_pj_per_byte_hop", "pJ/(byte hop)", "0.7154", 0, 1e6,
+                       "Energy of one byte through one router and across one mesh link"),
+           &EnergyParams::link_pj_per_byte_hop)
+      .add(float_param("hardware.energy.offwafer_pj_per_byte", "pJ/byte", "620", 0, 1e9,
+                       "Energy of one byte from one wafer to another (both ends' transceivers)"),
+           &EnergyParams::offwafer_pj_per_byte)
+      .add(float_param("hardware.energy.tile_static_pj_per_cycle", "pJ/cycle", "5.250", 0, 1e9,
+                       "Leakage and clock of one tile, every cycle of the run, busy or not"),
+           &EnergyParams::tile_static_pj_per_cycle)
+      .add(float_param("hardware.energy.system_fixed_watts", "W", "4000", 0, 1e9,
+                       "Per wafer: the rest of its system (cooling), drawn whatever runs"),
+           &EnergyParams::system_fixed_watts)
+      .add(float_param("hardware.energy.rated_power_watts", "W", "23000", 0, 1e9,
+                       "Per wafer: the system's published power rating, which a run is checked against; 0 = none"),
+           &EnergyParams::rated_power_watts)
+      .add(int_param("hardware.energy.peak_window_cycles", "cycles", "1100000", 1, 1e15,
+                     "Peak power is the highest mean power over windows of this many cycles"),
+           &EnergyParams::peak_window_cycles);
+}
+
 const config::ParamTable<HardwareSpec>& hardware_table() {
   static const config::ParamTable<HardwareSpec> table =
       config::ParamTable<HardwareSpec>()
@@ -96,7 +138,8 @@ const config::ParamTable<HardwareSpec>& hardware_table() {
                &HardwareSpec::wafers)
           .add_table(tile_table(), &HardwareSpec::tile)
           .add_table(fabric_table(), &HardwareSpec::fabric)
-          .add_table(offwafer_table(), &HardwareSpec::offwafer);
+          .add_table(offwafer_table(), &HardwareSpec::offwafer)
+          .add_table(energy_table(), &HardwareSpec::energy);
   return table;
 }
 

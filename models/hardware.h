@@ -38,6 +38,22 @@ struct OffWaferParams {
   uint32_t bytes_per_cycle = 0;  // bandwidth per direction between neighbouring wafers
 };
 
+// What each event of a run costs in energy, and the power the system is
+// rated at (docs/ENERGY.md gives each figure's source and uncertainty).
+struct EnergyParams {
+  double fmac_pj_32bit = 0;  // one fused multiply-add (two flops) by arithmetic width
+  double fmac_pj_16bit = 0;
+  double fmac_pj_8bit = 0;
+  double sram_read_pj_per_byte = 0;
+  double sram_write_pj_per_byte = 0;
+  double link_pj_per_byte_hop = 0;      // one byte through one router and across one mesh link
+  double offwafer_pj_per_byte = 0;      // one byte from one wafer to another
+  double tile_static_pj_per_cycle = 0;  // leakage and clock of one tile, every cycle, busy or not
+  double system_fixed_watts = 0;        // per wafer: cooling and the rest of its system, whatever runs
+  double rated_power_watts = 0;         // per wafer: the system's published rating; 0: none published
+  uint64_t peak_window_cycles = 0;      // peak power is the highest mean over windows this long
+};
+
 struct HardwareSpec {
   std::string name;          // preset name or "custom"
   uint32_t grid_width = 0;   // tiles per wafer in x
@@ -47,6 +63,7 @@ struct HardwareSpec {
   TileParams tile;
   FabricParams fabric;
   OffWaferParams offwafer;
+  EnergyParams energy;
 
   uint64_t tiles_per_wafer() const { return uint64_t(grid_width) * grid_height; }
   uint64_t usable_sram_bytes() const { return tile.sram_bytes - tile.runtime_reserved_bytes; }

@@ -34,7 +34,7 @@ except ImportError:
     sys.exit(1)
 
 # Units as the colour bars show them: bytes in KB keep the numbers short.
-SCALES = {"bytes": (1e-3, "KB")}
+SCALES = {"bytes": (1e-3, "KB"), "J": (1e6, "µJ")}
 
 
 def load_index(folder):

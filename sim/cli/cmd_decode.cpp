@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
@@ -52,6 +53,23 @@ void warn_if_nothing_shown(const ExperimentOptions& options, const TraceOptions&
             << " shows no result, only the exit status (0: it fits and ran)\n";
 }
 
+// A plan whose power passes its systems' rating: one line on stderr per
+// phase, beside the JSON's exceeds_rated_power.
+void warn_if_over_rating(const nlohmann::json& document) {
+  for (const auto& [phase, where] :
+       {std::pair<const char*, const char*>{"decode", "/metrics/energy"}, {"prefill", "/metrics/prefill/energy"}}) {
+    const nlohmann::json::json_pointer pointer(where);
+    if (!document.contains(pointer) || document.at(pointer).value("exceeds_rated_power", nlohmann::json()) != true)
+      continue;
+    const nlohmann::json& energy = document.at(pointer);
+    std::cerr << fmt::format(
+        "warning: the {}'s peak power, {:.1f} kW (average {:.1f} kW), exceeds the systems' rated {:.1f} kW "
+        "(hardware.energy.rated_power_watts)\n",
+        phase, energy.at("peak_power_watts").get<double>() / 1e3, energy.at("average_power_watts").get<double>() / 1e3,
+        energy.at("rated_power_watts").get<double>() / 1e3);
+  }
+}
+
 void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
                      const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
@@ -82,6 +100,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   }
   line.end();
   if (!options.common.quiet) options.common.table_out() << report.table;
+  warn_if_over_rating(report.document);
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!folders.heatmaps.empty()) write_heatmaps(folders.heatmaps, plan, report.tiles.get());
   if (!folders.csv.empty()) write_csv_tables(folders.csv, report.document);

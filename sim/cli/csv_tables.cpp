@@ -63,6 +63,19 @@ void write_csv_tables(const std::string& folder, const nlohmann::json& document)
     files.emplace_back("steps.csv", csv({"region", "step", "cycles"}, rows));
   }
 
+  // Where each phase's energy went, in joules over the phase and per token.
+  rows.clear();
+  for (const auto& [phase, pointer] :
+       {std::pair<std::string, nlohmann::json::json_pointer>{"decode", "/energy"_json_pointer},
+        {"prefill", "/prefill/energy"_json_pointer}}) {
+    if (!metrics.contains(pointer)) continue;
+    const nlohmann::json& energy = metrics.at(pointer);
+    for (const char* part : {"compute", "sram", "fabric", "offwafer", "static"})
+      rows.push_back({phase, part, energy.at("breakdown").at(part)});
+    rows.push_back({phase, "total", energy.at("total_joules")});
+  }
+  if (!rows.empty()) files.emplace_back("energy.csv", csv({"phase", "component", "joules"}, rows));
+
   make_folder(folder);
   for (const auto& [name, text] : files) write_text_atomically(folder + "/" + name, text);
 }

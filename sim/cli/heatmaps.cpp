@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "mapping/tile_sram.h"
+#include "models/energy.h"
+#include "models/program_events.h"
 #include "sim/cli/npy.h"
 #include "sim/reports/output.h"
+#include "workloads/decode_inputs.h"
 
 namespace wafersim::cli {
 
@@ -91,6 +94,18 @@ void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const 
                sram.kv);
     writer.add("sram_buffers_bytes", "bytes", "activation buffers, a region root's stream buffer included",
                sram.activations);
+  }
+  {
+    // Counted from the programs, as metrics.energy is: so `map` has it too.
+    const workloads::DecodeInputs inputs(plan.model, plan.workload);
+    const std::vector<EventCounts> events = ProgramEvents(plan.programs).per_tile(0, plan.programs.iterations, inputs);
+    std::vector<double> joules(events.size(), 0.0);
+    for (size_t tile = 0; tile < events.size(); ++tile)
+      joules[tile] = dynamic_energy(plan.hw.energy, events[tile]).total();
+    writer.add("decode_energy_joules", "J",
+               "energy of the tile's events over the decode: multiply-adds, SRAM, the links its messages cross and "
+               "off-wafer bytes (static power, the same on every tile, excluded)",
+               joules);
   }
   if (tiles) {
     writer.add("compute_busy_fraction", "fraction of the run",

@@ -43,7 +43,8 @@ std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::De
   return out;
 }
 
-DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline) {
+DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline,
+                             const IterationInputs& inputs) {
   DecodeMetrics metrics;
   const size_t head = plan.regions.size() - 1;
   const uint64_t iterations = plan.programs.iterations, batch = plan.workload.batch;
@@ -68,11 +69,13 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
   metrics.breakdown = fractions(timeline.critical_path);
   metrics.per_layer = per_region(plan, timeline);
   if (plan.model.moe.n_experts > 0) metrics.moe = workloads::decode_expert_load(plan.model, plan.workload);
+  metrics.energy = energy_metrics(plan, inputs, timeline, metrics.total_cycles, metrics.tokens, plan.hw);
   return metrics;
 }
 
 PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping::DecodeTimeline& prefill,
-                               const DecodeMetrics& decode, const mapping::DecodeTimeline& decode_timeline) {
+                               const IterationInputs& inputs, const HardwareSpec& system, const DecodeMetrics& decode,
+                               const mapping::DecodeTimeline& decode_timeline) {
   PrefillMetrics metrics;
   const workloads::WorkloadSpec& workload = prefill_plan.workload;
   const HardwareSpec& hw = prefill_plan.hw;
@@ -93,6 +96,8 @@ PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping:
   metrics.time_to_first_token_us = summarise(std::move(first_token_us));
   const double total_seconds = hw.cycles_to_us(double(metrics.cycles + decode.total_cycles)) / 1e6;
   if (total_seconds > 0) metrics.end_to_end_tokens_per_second = double(decode.tokens) / total_seconds;
+  metrics.energy =
+      energy_metrics(prefill_plan, inputs, prefill, metrics.cycles, workload.prompt_tokens_total(), system);
   return metrics;
 }
 

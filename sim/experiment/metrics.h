@@ -8,6 +8,8 @@
 
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
+#include "models/tile_program.h"
+#include "sim/experiment/energy_metrics.h"
 #include "sim/experiment/speculative_figures.h"
 #include "workloads/expert_load.h"
 
@@ -36,6 +38,7 @@ struct PrefillMetrics {
   // Per sequence: the prefill of the whole batch, then its first decoded token.
   LatencySummary time_to_first_token_us;
   double end_to_end_tokens_per_second = 0;  // decoded tokens over prefill + decode
+  EnergyMetrics energy;                     // joules_per_token: per prompt token
 };
 
 struct DecodeMetrics {
@@ -51,6 +54,7 @@ struct DecodeMetrics {
   std::optional<PrefillMetrics> prefill;          // none: workload.prefill false (or not modelled for the model)
   std::optional<SpeculativeMetrics> speculative;  // none: plain decoding
   std::optional<workloads::ExpertLoad> moe;       // none: a model without MoE layers
+  EnergyMetrics energy;
 };
 
 // Mean, nearest-rank p50 and p99, and max of the values.
@@ -60,8 +64,12 @@ std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path)
 // Per region, the mean over iterations of finish - start.
 std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
 
-DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
+// `inputs` are those the backend evaluated the plan with (the energy's events depend on them).
+DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline,
+                             const IterationInputs& inputs);
+// `hw`: the whole system drawing static power (the plan's, unless it holds only some rows).
 PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping::DecodeTimeline& prefill,
-                               const DecodeMetrics& decode, const mapping::DecodeTimeline& decode_timeline);
+                               const IterationInputs& inputs, const HardwareSpec& system, const DecodeMetrics& decode,
+                               const mapping::DecodeTimeline& decode_timeline);
 
 }  // namespace wafersim

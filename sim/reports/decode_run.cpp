@@ -50,6 +50,12 @@ std::pair<mapping::Plan, backend::Evaluation> finish_prefill(const Experiment& e
 
 }  // namespace
 
+HardwareSpec whole_system(const Experiment& experiment, const mapping::Plan& plan) {
+  HardwareSpec hw = plan.hw;
+  hw.grid_height = experiment.hardware.grid_height;  // a speculating target's plan holds only its band of rows
+  return hw;
+}
+
 DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
                      const SimOptions& options, const backend::ProgressFn& progress) {
   DecodeRun out;
@@ -61,14 +67,16 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
   } else {
     const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
     out.evaluation = backend.evaluate(plan, inputs, options, progress);
-    out.metrics = decode_metrics(plan, out.evaluation.timeline);
+    out.metrics = decode_metrics(plan, out.evaluation.timeline, inputs);
   }
   if (prefill) out.prefill = finish_prefill(experiment, std::move(*prefill), progress);
   if (out.prefill) {
     const auto& [prefill_plan, prefill_evaluation] = *out.prefill;
     backend::RunFigures& figures = out.evaluation.figures;
-    out.metrics.prefill = prefill_metrics(prefill_plan, prefill_evaluation.timeline, out.metrics,
-                                          out.speculative ? out.speculative->first_step : out.evaluation.timeline);
+    const workloads::PrefillInputs inputs(experiment.workload);
+    out.metrics.prefill =
+        prefill_metrics(prefill_plan, prefill_evaluation.timeline, inputs, whole_system(experiment, plan), out.metrics,
+                        out.speculative ? out.speculative->first_step : out.evaluation.timeline);
     figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, prefill_evaluation.figures.peak_rss_bytes);
     if (figures.measured) {  // engine figures cover both simulations
       figures.events += prefill_evaluation.figures.events;

@@ -21,6 +21,10 @@ struct DecodeRun {
   std::optional<SpeculativeEvaluation> speculative;
 };
 
+// The hardware drawing static power while `plan` runs: every row of the
+// experiment's wafers, also when the plan holds only some of them.
+HardwareSpec whole_system(const Experiment& experiment, const mapping::Plan& plan);
+
 // `plan` is compile_plan(experiment). `options` are the decode's (the prefill
 // runs with experiment.sim). The wall time and peak memory are left to the caller.
 DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,

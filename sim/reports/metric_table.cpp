@@ -1,6 +1,7 @@
 #include "sim/reports/metric_table.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,72 @@ using Read = std::function<nlohmann::json(const DecodeResult&)>;
 
 double sram_fraction(const DecodeResult& r, uint64_t bytes) {
   return double(bytes) / double(r.plan.hw.tile.sram_bytes);
+}
+
+// The energy figures of a phase (metrics.energy, metrics.prefill.energy), declared once for both.
+void add_energy_metrics(
+    const std::function<void(std::string, std::string, std::string, unsigned, std::optional<TableRow>, Read)>& add,
+    const std::string& prefix, const std::string& phase, const std::string& per, unsigned flags,
+    const std::function<const EnergyMetrics*(const DecodeResult&)>& of) {
+  auto read = [of](auto field) {
+    return [of, field](const DecodeResult& r) -> nlohmann::json {
+      const EnergyMetrics* e = of(r);
+      if (!e) return nullptr;
+      return field(*e);
+    };
+  };
+  const bool decode = phase == "decode";
+  add(prefix + "joules_per_token", "J", "energy of the " + phase + " over " + per + " (docs/ENERGY.md)",
+      flags | kGolden | (decode ? kSweepDefault : 0u),
+      TableRow{phase + (decode ? " energy per token" : " energy per prompt token"), "J", 1, 6},
+      read([](const EnergyMetrics& e) { return e.joules_per_token; }));
+  add(prefix + "average_power_watts", "W", "energy of the " + phase + " over its time",
+      flags | (decode ? kSweepDefault : 0u), TableRow{phase + " average power", "kW", 1e-3, 3},
+      read([](const EnergyMetrics& e) { return e.average_power_watts; }));
+  add(prefix + "peak_power_watts", "W",
+      "the highest mean power over windows of hardware.energy.peak_window_cycles (each region's events of an "
+      "iteration spread over its span); the average when the " +
+          phase + " is shorter than a window",
+      flags | (decode ? kSweepDefault : 0u), TableRow{phase + " peak power", "kW", 1e-3, 3},
+      read([](const EnergyMetrics& e) { return e.peak_power_watts; }));
+  add(prefix + "rated_power_watts", "W",
+      "the systems' published power rating (hardware.energy.rated_power_watts times the wafers); 0: none published",
+      flags, decode ? std::optional<TableRow>{TableRow{"rated power", "kW", 1e-3, 3}} : std::nullopt,
+      read([](const EnergyMetrics& e) { return e.rated_power_watts; }));
+  add(prefix + "exceeds_rated_power", "",
+      "true when peak_power_watts passes a published rated_power_watts (the command also warns on stderr)", flags,
+      std::nullopt, read([](const EnergyMetrics& e) { return e.exceeds_rating(); }));
+  add(prefix + "total_joules", "J", "energy of the whole " + phase + ": the breakdown's sum", flags | kGolden,
+      std::nullopt, read([](const EnergyMetrics& e) { return e.joules.total(); }));
+  const std::vector<std::tuple<std::string, std::string, double EnergyJoules::*>> parts = {
+      {"compute", "multiply-adds, by arithmetic width (hardware.energy.fmac_pj_*)", &EnergyJoules::compute},
+      {"sram", "SRAM bytes read and written by the tasks", &EnergyJoules::sram},
+      {"fabric", "bytes times the mesh links they crossed", &EnergyJoules::fabric},
+      {"offwafer", "bytes between wafers", &EnergyJoules::offwafer}};
+  for (const auto& [part, meaning, field] : parts)
+    add(prefix + "breakdown." + part, "J", "energy of the " + phase + "'s " + meaning, flags | kGolden,
+        decode ? std::optional<TableRow>{TableRow{"energy: " + part, "J", 1, 6}} : std::nullopt,
+        read([field = field](const EnergyMetrics& e) { return e.joules.*field; }));
+  add(prefix + "breakdown.static", "J",
+      "leakage and clock of every tile of every wafer over the " + phase +
+          "'s time, and each wafer's system's "
+          "fixed power (system_fixed_joules)",
+      flags | kGolden, decode ? std::optional<TableRow>{TableRow{"energy: static", "J", 1, 6}} : std::nullopt,
+      read([](const EnergyMetrics& e) { return e.joules.static_total(); }));
+  add(prefix + "system_fixed_joules", "J", "of breakdown.static, the systems' fixed power (cooling)", flags,
+      std::nullopt, read([](const EnergyMetrics& e) { return e.joules.system_fixed; }));
+  const std::vector<std::tuple<std::string, std::string, uint64_t EventCounts::*>> events = {
+      {"flops_32bit", "flops", &EventCounts::flops_32bit},
+      {"flops_16bit", "flops", &EventCounts::flops_16bit},
+      {"flops_8bit", "flops", &EventCounts::flops_8bit},
+      {"sram_read_bytes", "bytes", &EventCounts::sram_read_bytes},
+      {"sram_write_bytes", "bytes", &EventCounts::sram_write_bytes},
+      {"link_byte_hops", "byte hops", &EventCounts::link_byte_hops},
+      {"offwafer_bytes", "bytes", &EventCounts::offwafer_bytes}};
+  for (const auto& [name, unit, field] : events)
+    add(prefix + "events." + name, unit,
+        "the " + phase + "'s events the energy counts, from the plan's programs (the same for every backend)",
+        flags | kGolden, std::nullopt, read([field = field](const EnergyMetrics& e) { return e.events.*field; }));
 }
 
 std::vector<Metric> build_table() {
@@ -170,6 +237,11 @@ std::vector<Metric> build_table() {
       TableRow{"end-to-end throughput", "tokens/s", 1, 1},
       prefill([](const PrefillMetrics& p) { return p.end_to_end_tokens_per_second; }));
 
+  add_energy_metrics(add, "metrics.prefill.energy.", "prefill", "every sequence's prompt tokens", 0,
+                     [](const DecodeResult& r) -> const EnergyMetrics* {
+                       return r.metrics.prefill ? &r.metrics.prefill->energy : nullptr;
+                     });
+
   // Speculative decoding's figures: left out (no row, no key) when the workload decodes plainly.
   auto speculative = [](auto field) {
     return [field](const DecodeResult& r) -> nlohmann::json {
@@ -241,6 +313,9 @@ std::vector<Metric> build_table() {
   add("metrics.moe.idle_expert_fraction", "fraction",
       "routed experts that take no token of a decode step, over the routed experts, mean over MoE layers and steps",
       kMoe, TableRow{"MoE: idle experts", "%", 100, 1}, moe([](const Load& l) { return l.idle_fraction; }));
+
+  add_energy_metrics(add, "metrics.energy.", "decode", "the tokens generated", 0,
+                     [](const DecodeResult& r) { return &r.metrics.energy; });
 
   add("utilization.compute.mean", "fraction", "fraction of the run a tile computes, mean over tiles with a program",
       kMeasuredOnly, TableRow{"compute utilisation, mean", "%", 100, 2},

@@ -1,8 +1,13 @@
 #include "sim/reports/speculative_decode.h"
 
+#include <memory>
+
 #include "mapping/verify_plan.h"
+#include "models/program_events.h"
+#include "sim/experiment/energy_metrics.h"
 #include "sim/experiment/speculative_metrics.h"
 #include "sim/experiment/speculative_placement.h"
+#include "sim/reports/decode_run.h"
 #include "workloads/decode_inputs.h"
 #include "workloads/verify_inputs.h"
 
@@ -35,19 +40,29 @@ SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const m
   const backend::Evaluation draft_run =
       backend.evaluate_in_child(out.draft, draft_inputs, draft_options, draft_progress);
 
+  std::unique_ptr<IterationInputs> verify_inputs;
   if (pipelined) {
     // Iteration j * batch + s is position j of sequence s: a decode token's inputs.
     workloads::WorkloadSpec positions_workload = target.workload;
     positions_workload.decode_tokens = positions;
-    const workloads::DecodeInputs verify_inputs(target.model, positions_workload);
-    out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
+    verify_inputs = std::make_unique<workloads::DecodeInputs>(target.model, positions_workload);
   } else {
-    const workloads::VerifyInputs verify_inputs(target.model, target.workload,
-                                                positions);  // each sequence's own prompt
-    out.verify_run = backend.evaluate(out.verify, verify_inputs, options, progress);
+    verify_inputs = std::make_unique<workloads::VerifyInputs>(target.model, target.workload,
+                                                              positions);  // each sequence's own prompt
   }
+  out.verify_run = backend.evaluate(out.verify, *verify_inputs, options, progress);
   out.metrics = speculative_decode_metrics(spec, target, out.draft, draft_run.timeline, out.verify,
                                            out.verify_run.timeline, wafer_rows);
+  // Every step repeats the draft's events of all its iterations, then the verify pass's.
+  const SpeculativeMetrics& s = *out.metrics.speculative;
+  const EventCounts draft_events =
+      ProgramEvents(out.draft.programs).range(0, out.draft.programs.iterations, draft_inputs);
+  const EventCounts verify_events =
+      ProgramEvents(out.verify.programs).range(0, out.verify.programs.iterations, *verify_inputs);
+  out.metrics.energy =
+      stepped_energy_metrics(whole_system(experiment, target),
+                             {{draft_events, s.draft_cycles_per_step}, {verify_events, s.verify_cycles_per_step}},
+                             s.steps, out.metrics.tokens);
   out.first_step = first_step_timeline(*out.metrics.speculative, out.verify_run.timeline, target.workload.batch);
   backend::RunFigures& figures = out.verify_run.figures;
   figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, draft_run.figures.peak_rss_bytes);

@@ -110,10 +110,19 @@ TEST_CASE("run --heatmaps writes every wafer's arrays, and their means are the r
   CHECK(result["sim"]["tiles_simulated"] == tiles);
 
   const auto arrays = read_arrays(folder, index);
-  for (const char* quantity : {"region_id", "sram_used_bytes", "sram_weights_bytes", "sram_kv_bytes",
-                               "sram_buffers_bytes", "compute_busy_fraction", "link_busy_fraction_east",
-                               "link_busy_fraction_west", "link_busy_fraction_south", "link_busy_fraction_north"})
+  for (const char* quantity :
+       {"region_id", "sram_used_bytes", "sram_weights_bytes", "sram_kv_bytes", "sram_buffers_bytes",
+        "compute_busy_fraction", "link_busy_fraction_east", "link_busy_fraction_west", "link_busy_fraction_south",
+        "link_busy_fraction_north", "decode_energy_joules"})
     CHECK(arrays.count(quantity) == 1);
+
+  // The tiles' energy adds up to the decode's dynamic energy (static power is the same on every tile).
+  double tile_joules = 0;
+  for (double joules : arrays.at("decode_energy_joules")) tile_joules += joules;
+  const json& parts = result["metrics"]["energy"]["breakdown"];
+  CHECK(tile_joules > 0);
+  CHECK(tile_joules == Approx(parts["compute"].get<double>() + parts["sram"].get<double>() +
+                              parts["fabric"].get<double>() + parts["offwafer"].get<double>()));
 
   // Tiles with a program are the tiles of some region; compute is busy only there.
   const std::vector<double>& region = arrays.at("region_id");
@@ -178,7 +187,8 @@ TEST_CASE("map --heatmaps draws the plan alone: SRAM by kind adds up to the regi
   CHECK(index["wafers"] == plan["wafers"]);
   CHECK(plan["wafers"] == 2);  // every wafer gets its files
   const auto arrays = read_arrays(folder, index);
-  CHECK(arrays.size() == 5);  // region ids and SRAM, no busy fractions without a simulation
+  CHECK(arrays.size() == 6);  // region ids, SRAM and the energy the programs imply; no busy fractions
+  CHECK(arrays.count("decode_energy_joules") == 1);
   CHECK(arrays.count("compute_busy_fraction") == 0);
 
   const json& regions = plan["regions"];

@@ -1,0 +1,92 @@
+#pragma once
+// The events (models/energy.h) a program set causes, counted from the tasks
+// as the engine executes them but without timing them: the engine and the
+// closed form run the same programs, so both backends count the same events.
+// What changes from one iteration to the next is only the positions a task
+// reads (its context), the experts routed and whether a message still feeds an
+// iteration that runs, so each tile's program is reduced once to a handful of
+// terms and an iteration costs a pass over the terms, not over the tiles.
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "models/energy.h"
+#include "models/tile_program.h"
+
+namespace wafersim {
+
+class ProgramEvents {
+ public:
+  static constexpr uint32_t kNoClass = 0xffffffffu;
+  // `tile_class[t]` is the class tile t's events are reported under (a region,
+  // say), kNoClass or out of range for the last class (`classes` - 1); empty:
+  // every tile in class 0.
+  ProgramEvents(const ProgramSet& set, const std::vector<uint32_t>& tile_class = {}, uint32_t classes = 1);
+
+  uint32_t classes() const { return uint32_t(class_terms_.size()); }
+  // Each class's events in iteration n.
+  std::vector<EventCounts> iteration(uint64_t n, const IterationInputs& inputs) const;
+  // Every tile's events over iterations [first, last).
+  EventCounts range(uint64_t first, uint64_t last, const IterationInputs& inputs) const;
+  // Each tile's events over [first, last), in tile id order (none on an idle tile).
+  std::vector<EventCounts> per_tile(uint64_t first, uint64_t last, const IterationInputs& inputs) const;
+
+ private:
+  // A SkipUnlessExpert (unless) or SkipIfExpert guard, its expert resolved for the tile.
+  struct Guard {
+    bool unless = true;
+    uint32_t moe_layer = 0, expert = 0, experts = 1;
+    auto fields() const { return std::tie(unless, moe_layer, expert, experts); }
+    bool operator<(const Guard& other) const { return fields() < other.fields(); }
+  };
+  // How the events of one or more tasks depend on the iteration: under which
+  // guards (an interned set, 0: none), for which iteration delta (a message
+  // feeding an iteration past the last is not sent), and whether they are per
+  // position held (stride, window, offset as task_positions reads them).
+  struct TermKey {
+    uint32_t guards = 0, delta = 0;
+    bool per_position = false;
+    uint32_t stride = 1, window = 0, offset = 0;
+    auto fields() const { return std::tie(guards, delta, per_position, stride, window, offset); }
+    bool operator<(const TermKey& other) const { return fields() < other.fields(); }
+  };
+  struct Term {
+    TermKey key;
+    EventCounts events;
+  };
+  // Tiles with the same program, tile parameter and class: the same events.
+  struct Group {
+    uint32_t cls = 0;
+    uint64_t tiles = 0;
+    std::vector<Term> terms;
+  };
+  // A class's terms that differ only in their offset, summed over its tiles:
+  // `offsets` ascending, `prefix[i]` the events of the offsets before i, so a
+  // context's positions over all offsets take one binary search.
+  struct Bucket {
+    TermKey key;  // offset unused
+    std::vector<uint32_t> offsets;
+    std::vector<EventCounts> prefix;  // offsets.size() + 1 entries
+    bool offsets_below_stride = true;
+  };
+
+  std::vector<Term> program_terms(const Program& program, uint32_t param);
+  uint32_t intern_guards(std::vector<uint32_t> guards);
+  bool guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
+  EventCounts term_events(const TermKey& key, const EventCounts& events, uint64_t n, const IterationInputs& inputs,
+                          std::vector<int8_t>& cache) const;
+  EventCounts bucket_events(const Bucket& bucket, uint64_t n, const IterationInputs& inputs,
+                            std::vector<int8_t>& cache) const;
+
+  uint64_t iterations_ = 0;
+  std::vector<Guard> guards_;
+  std::vector<std::vector<uint32_t>> guard_sets_;  // [0] is the empty set
+  std::map<Guard, uint32_t> guard_ids_;
+  std::map<std::vector<uint32_t>, uint32_t> set_ids_;
+  std::vector<Group> groups_;
+  std::vector<uint32_t> tile_group_;  // per tile, or kNoClass for an idle tile
+  std::vector<std::vector<Bucket>> class_terms_;
+};
+
+}  // namespace wafersim

@@ -1,0 +1,127 @@
+#include "sim/experiment/energy_metrics.h"
+
+#include <algorithm>
+
+#include "models/program_events.h"
+
+namespace wafersim {
+
+namespace {
+
+// Dynamic joules in windows of `width` cycles over [0, end): those starting
+// at multiples of `width`, and one ending at `end`, so every window is whole.
+class Windows {
+ public:
+  Windows(uint64_t width, uint64_t end)
+      : width_(width), end_(end), last_start_(end > width ? end - width : 0), aligned_(end / width, 0.0) {}
+
+  // `joules` spent evenly over [a, b); all at a when the span is empty.
+  void add(double joules, uint64_t a, uint64_t b) {
+    a = std::min(a, end_ - 1);
+    b = std::min(std::max(b, a), end_);
+    if (b == a) {
+      if (a / width_ < aligned_.size()) aligned_[a / width_] += joules;
+      if (a >= last_start_) last_ += joules;
+      return;
+    }
+    const double per_cycle = joules / double(b - a);
+    for (uint64_t k = a / width_; k < aligned_.size() && k * width_ < b; ++k)
+      aligned_[k] += per_cycle * double(overlap(a, b, k * width_, (k + 1) * width_));
+    last_ += per_cycle * double(overlap(a, b, last_start_, end_));
+  }
+
+  double busiest_joules() const {
+    double most = last_;
+    for (double joules : aligned_) most = std::max(most, joules);
+    return most;
+  }
+
+ private:
+  static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+    const uint64_t lo = std::max(a, c), hi = std::min(b, d);
+    return hi > lo ? hi - lo : 0;
+  }
+
+  uint64_t width_, end_, last_start_;
+  std::vector<double> aligned_;
+  double last_ = 0;
+};
+
+double seconds_of(const HardwareSpec& hw, uint64_t cycles) { return hw.cycles_to_us(double(cycles)) / 1e6; }
+
+// Totals, per token and average power of `joules` over `cycles`.
+EnergyMetrics summarise_energy(const HardwareSpec& hw, const EventCounts& events, uint64_t cycles, uint64_t tokens) {
+  EnergyMetrics m;
+  m.events = events;
+  m.joules = run_energy(hw, events, cycles);
+  m.seconds = seconds_of(hw, cycles);
+  m.joules_per_token = tokens ? m.joules.total() / double(tokens) : 0;
+  m.average_power_watts = m.seconds > 0 ? m.joules.total() / m.seconds : 0;
+  m.peak_power_watts = m.average_power_watts;
+  m.rated_power_watts = rated_watts(hw);
+  return m;
+}
+
+// Each tile's region, regions.size() for a tile outside every region.
+std::vector<uint32_t> region_of_tiles(const mapping::Plan& plan) {
+  const ProgramSet& set = plan.programs;
+  std::vector<uint32_t> region(set.tiles(), uint32_t(plan.regions.size()));
+  for (size_t r = 0; r < plan.regions.size(); ++r) {
+    const mapping::BlockGeometry& box = plan.regions[r].box;
+    for (uint32_t i = 0; i < box.rows; ++i)
+      for (uint32_t j = 0; j < box.cols; ++j) {
+        const uint64_t tile = (uint64_t(box.wafer) * set.grid_height + box.y(i, j)) * set.grid_width + box.x(i, j);
+        if (tile < region.size()) region[tile] = uint32_t(r);
+      }
+  }
+  return region;
+}
+
+}  // namespace
+
+EnergyMetrics energy_metrics(const mapping::Plan& plan, const IterationInputs& inputs,
+                             const mapping::DecodeTimeline& timeline, uint64_t cycles, uint64_t tokens,
+                             const HardwareSpec& hw) {
+  const size_t regions = plan.regions.size();
+  const ProgramEvents counter(plan.programs, region_of_tiles(plan), uint32_t(regions + 1));
+  const uint64_t window = hw.energy.peak_window_cycles;
+  const bool windowed = window > 0 && cycles > window;
+  Windows windows(windowed ? window : 1, windowed ? cycles : 1);
+  EventCounts total;
+  for (uint64_t n = 0; n < plan.programs.iterations; ++n) {
+    const std::vector<EventCounts> per_region = counter.iteration(n, inputs);
+    for (size_t r = 0; r <= regions; ++r) {
+      total += per_region[r];
+      if (!windowed) continue;
+      const double joules = dynamic_energy(hw.energy, per_region[r]).total();
+      if (joules == 0) continue;
+      // A region's tiles work between its start and finish; tiles outside every region, any time.
+      const bool timed = r < regions && r < timeline.start.size() && n < timeline.start[r].size();
+      windows.add(joules, timed ? timeline.start[r][n] : 0, timed ? timeline.finish[r][n] : cycles);
+    }
+  }
+  EnergyMetrics m = summarise_energy(hw, total, cycles, tokens);
+  if (windowed)
+    m.peak_power_watts =
+        std::max(m.average_power_watts, static_watts(hw) + windows.busiest_joules() / seconds_of(hw, window));
+  return m;
+}
+
+EnergyMetrics stepped_energy_metrics(const HardwareSpec& hw, const std::vector<PhaseEvents>& phases, uint64_t steps,
+                                     uint64_t tokens) {
+  EventCounts total;
+  uint64_t cycles = 0;
+  double busiest_watts = 0;
+  for (const PhaseEvents& phase : phases) {
+    total += phase.events * steps;
+    cycles += phase.cycles * steps;
+    if (phase.cycles > 0)
+      busiest_watts =
+          std::max(busiest_watts, dynamic_energy(hw.energy, phase.events).total() / seconds_of(hw, phase.cycles));
+  }
+  EnergyMetrics m = summarise_energy(hw, total, cycles, tokens);
+  m.peak_power_watts = std::max(m.average_power_watts, static_watts(hw) + busiest_watts);
+  return m;
+}
+
+}  // namespace wafersim
