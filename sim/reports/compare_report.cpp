@@ -12,33 +12,32 @@ namespace wafersim::reports {
 
 namespace {
 
-// A Cerebras CS-3 (one WSE-3) is rated at about 23 kW:
-// https://awesomeagents.ai/hardware/cerebras-wse-3 states "Powers the CS-3
-// system at ~23kW" (a secondary page; Cerebras' own datasheet was not
-// retrieved). The whole system (wafer, power supplies, cooling), against the
-// GPUs' TDP alone: the comparison favours the GPUs. docs/GPU_REFERENCE.md.
-constexpr double kCs3SystemPowerWatts = 23e3;
-
 constexpr const char* kReferenceNote =
     "the GPU column is a closed-form reference (HBM and compute roofline, NVLink all-reduces, a fixed cost per "
     "layer; docs/GPU_REFERENCE.md), not a GPU simulation";
 
 std::string number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
+// power_w is what the side draws while it decodes: the wafer's energy model
+// (its average power over the decode), the GPUs' TDP; rated_power_w its rating.
 struct Side {
   double tokens_per_s_per_user = 0, tokens_per_s = 0, per_token_latency_us = 0;
-  std::optional<double> ttft_ms, power_w;
+  double power_w = 0, joules_per_token = 0;
+  std::optional<double> ttft_ms, rated_power_w;
 };
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
 nlohmann::json side_json(const Side& s) {
   nlohmann::json j;
   j["tokens_per_s_per_user"] = s.tokens_per_s_per_user;
   j["tokens_per_s"] = s.tokens_per_s;
   j["per_token_latency_us"] = s.per_token_latency_us;
-  j["time_to_first_token_ms"] = s.ttft_ms ? nlohmann::json(*s.ttft_ms) : nlohmann::json(nullptr);
-  j["power_w"] = s.power_w ? nlohmann::json(*s.power_w) : nlohmann::json(nullptr);
-  j["tokens_per_s_per_kw"] = s.power_w ? nlohmann::json(s.tokens_per_s / (*s.power_w / 1e3)) : nlohmann::json(nullptr);
-  j["joules_per_token"] = s.power_w ? nlohmann::json(*s.power_w / s.tokens_per_s) : nlohmann::json(nullptr);
+  j["time_to_first_token_ms"] = optional_json(s.ttft_ms);
+  j["power_w"] = s.power_w;
+  j["rated_power_w"] = optional_json(s.rated_power_w);
+  j["tokens_per_s_per_kw"] = s.power_w > 0 ? nlohmann::json(s.tokens_per_s / (s.power_w / 1e3)) : nlohmann::json();
+  j["joules_per_token"] = s.joules_per_token;
   return j;
 }
 
@@ -52,11 +51,6 @@ gpu_reference::Result gpu_reference_of(const Experiment& experiment, const GpuSy
   }
 }
 
-std::optional<double> wafer_system_power_watts(const HardwareSpec& hw) {
-  if (hw.name == "wse3") return kCs3SystemPowerWatts * hw.wafers;
-  return std::nullopt;
-}
-
 Report compare_report(const Experiment& experiment, const mapping::Plan& plan, const gpu_reference::Result& gpu,
                       const backend::ProgressFn& progress) {
   const std::unique_ptr<backend::Backend> analytic = backend::make_backend("analytic");
@@ -68,7 +62,9 @@ Report compare_report(const Experiment& experiment, const mapping::Plan& plan, c
   wafer.tokens_per_s = m.tokens_per_second;
   wafer.per_token_latency_us = m.per_token_latency_us.mean;
   if (m.prefill) wafer.ttft_ms = m.prefill->time_to_first_token_us.mean / 1e3;
-  wafer.power_w = wafer_system_power_watts(plan.hw);
+  wafer.power_w = m.energy.average_power_watts;
+  wafer.joules_per_token = m.energy.joules_per_token;
+  if (m.energy.rated_power_watts > 0) wafer.rated_power_w = m.energy.rated_power_watts;
 
   Side g;
   g.tokens_per_s_per_user = gpu.tokens_per_second_per_user;
@@ -76,6 +72,8 @@ Report compare_report(const Experiment& experiment, const mapping::Plan& plan, c
   g.per_token_latency_us = gpu.decode.total_us;
   if (gpu.has_prefill) g.ttft_ms = gpu.time_to_first_token_us / 1e3;
   g.power_w = gpu.power_watts;
+  g.rated_power_w = gpu.power_watts;
+  g.joules_per_token = gpu.joules_per_token;
 
   const std::string wafer_name = fmt::format("{} x{}", plan.hw.name, plan.hw.wafers);
   Table table({{"figure", "", false}, {"wafer: " + wafer_name, "", true}, {"gpu: " + gpu.system, "", true}});
@@ -83,16 +81,17 @@ Report compare_report(const Experiment& experiment, const mapping::Plan& plan, c
     return v ? number(*v, decimals) : std::string("n/a");
   };
   auto per_kw = [](const Side& s) {
-    return s.power_w ? number(s.tokens_per_s / (*s.power_w / 1e3), 1) : std::string("n/a");
+    return s.power_w > 0 ? number(s.tokens_per_s / (s.power_w / 1e3), 1) : std::string("n/a");
   };
-  auto joules = [](const Side& s) { return s.power_w ? number(*s.power_w / s.tokens_per_s, 3) : std::string("n/a"); };
+  auto kw = [&](const std::optional<double>& watts) { return optional_cell(watts ? *watts / 1e3 : watts, 1); };
   table.add_row({"tokens_per_s_per_user", number(wafer.tokens_per_s_per_user, 1), number(g.tokens_per_s_per_user, 1)});
   table.add_row({"tokens_per_s (all users)", number(wafer.tokens_per_s, 1), number(g.tokens_per_s, 1)});
   table.add_row({"per_token_latency_us", number(wafer.per_token_latency_us, 2), number(g.per_token_latency_us, 2)});
   table.add_row({"time_to_first_token_ms", optional_cell(wafer.ttft_ms, 3), optional_cell(g.ttft_ms, 3)});
-  table.add_row({"power_kw", wafer.power_w ? number(*wafer.power_w / 1e3, 1) : "n/a", number(*g.power_w / 1e3, 1)});
+  table.add_row({"power_kw", number(wafer.power_w / 1e3, 1), number(g.power_w / 1e3, 1)});
+  table.add_row({"rated_power_kw", kw(wafer.rated_power_w), kw(g.rated_power_w)});
   table.add_row({"tokens_per_s_per_kw", per_kw(wafer), per_kw(g)});
-  table.add_row({"joules_per_token_j", joules(wafer), joules(g)});
+  table.add_row({"joules_per_token_j", number(wafer.joules_per_token, 3), number(g.joules_per_token, 3)});
 
   Table steps({{"gpu decode step, per token", "", false}, {"value", "", true}});
   steps.add_row({"hbm_read_us (weights/" + std::to_string(gpu.gpus) + ", KV/" + std::to_string(gpu.kv_shards) + ")",
@@ -109,11 +108,10 @@ Report compare_report(const Experiment& experiment, const mapping::Plan& plan, c
       section_label(experiment.config, "hardware", plan.hw.name), plan.hw.wafers, gpu.system, gpu.gpus,
       plan.workload.batch, plan.workload.prompt_tokens, plan.workload.decode_tokens);
   out += table.str() + "\n" + steps.str();
-  if (!wafer.power_w)
-    out += "wafer power: n/a (a rated system power is known for the wse3 preset only: a CS-3, about 23 kW)\n";
-  else
-    out +=
-        "power: wafer = CS-3 system rating (about 23 kW per wafer); gpu = TDP x GPUs (hosts and switches excluded)\n";
+  out +=
+      "power and energy: wafer = the energy model's average over the decode (per-event energies and static power, "
+      "docs/ENERGY.md), beside its systems' rating (hardware.energy.rated_power_watts); gpu = TDP x GPUs for the "
+      "whole run (hosts and switches excluded)\n";
   if (experiment.speculative) out += "note: the wafer decodes speculatively; the GPU reference decodes plainly\n";
   out += std::string("note: ") + kReferenceNote + "\n";
 

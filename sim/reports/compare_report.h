@@ -19,10 +19,6 @@ namespace wafersim::reports {
 // cannot hold throws mapping::DoesNotFitError (exit 3), naming the GPUs.
 gpu_reference::Result gpu_reference_of(const Experiment& experiment, const GpuSystem& system);
 
-// A wafer system's rated power in watts, when a public figure for its preset
-// exists (wse3: a CS-3 per wafer); none otherwise.
-std::optional<double> wafer_system_power_watts(const HardwareSpec& hw);
-
 // Evaluates the plan in closed form (as `analytic`) and reports it beside `gpu`.
 Report compare_report(const Experiment& experiment, const mapping::Plan& plan, const gpu_reference::Result& gpu,
                       const backend::ProgressFn& progress);

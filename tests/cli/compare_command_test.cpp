@@ -16,6 +16,12 @@ namespace {
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
 const std::string kQuickstart = std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml";
 
+json run_json_of(const std::vector<std::string>& args) {
+  const Outcome outcome = run_wafersim(args);
+  REQUIRE(outcome.exit_code == 0);
+  return json::parse(outcome.out);
+}
+
 }  // namespace
 
 TEST_CASE("compare reports the wafer's analytic figures beside the GPU reference", "[cli][compare]") {
@@ -33,7 +39,7 @@ TEST_CASE("compare reports the wafer's analytic figures beside the GPU reference
         Approx(metrics["per_token_latency_us"]["mean"].get<double>()));
   CHECK(document["wafer"]["time_to_first_token_ms"].get<double>() ==
         Approx(metrics["time_to_first_token_us"]["mean"].get<double>() / 1e3));
-  // A WSE-3 has a rated system power; 8 H100s their TDP.
+  // The wafer's power is its energy model's; 8 H100s draw their TDP.
   CHECK(document["wafer"]["power_w"].get<double>() > 0);
   CHECK(document["gpu"]["power_w"].get<double>() == Approx(8 * 700.0));
   CHECK(document["gpu"]["system"] == "h100x8");
@@ -46,13 +52,24 @@ TEST_CASE("compare reports the wafer's analytic figures beside the GPU reference
     CHECK(compare.err.find(name) != std::string::npos);
 }
 
-TEST_CASE("compare says n/a for the power of a wafer without a rated system power", "[cli][compare]") {
+TEST_CASE("compare takes the wafer's power and energy from the energy model, its rating from the preset",
+          "[cli][compare]") {
+  const json analytic = run_json_of({"analytic", kQuickstart, "--json", "-", "--quiet"});
+  const json document = run_json_of({"compare", kQuickstart, "--against", "h100x8", "--json", "-", "--quiet"});
+  const json& energy = analytic["metrics"]["energy"];
+  CHECK(document["wafer"]["power_w"].get<double>() == Approx(energy["average_power_watts"].get<double>()));
+  CHECK(document["wafer"]["joules_per_token"].get<double>() == Approx(energy["joules_per_token"].get<double>()));
+  CHECK(document["wafer"]["rated_power_w"].get<double>() == Approx(23000.0));  // a CS-3
+  CHECK(document["wafer"]["power_w"].get<double>() < 23000.0);
+
+  // The tiny wafer has no published rating: n/a for it, the energy model's figures all the same.
   const Outcome outcome = run_wafersim({"compare", kTinyDense, "--against", "a100x1"});
   REQUIRE(outcome.exit_code == 0);
   CHECK(outcome.out.find("n/a") != std::string::npos);
-  const Outcome as_json = run_wafersim({"compare", kTinyDense, "--against", "a100x1", "--json", "-", "--quiet"});
-  REQUIRE(as_json.exit_code == 0);
-  CHECK(json::parse(as_json.out)["wafer"]["tokens_per_s_per_kw"].is_null());
+  const json tiny = run_json_of({"compare", kTinyDense, "--against", "a100x1", "--json", "-", "--quiet"});
+  CHECK(tiny["wafer"]["rated_power_w"].is_null());
+  CHECK(tiny["wafer"]["tokens_per_s_per_kw"].get<double>() > 0);
+  CHECK(tiny["wafer"]["joules_per_token"].get<double>() > 0);
 }
 
 TEST_CASE("a bad --against is one line on stderr and exit 2", "[cli][compare]") {
