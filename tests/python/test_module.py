@@ -51,6 +51,14 @@ class AgainstTheCli(unittest.TestCase):
         self.assertEqual(set(ours), set(theirs))
         self.assertEqual(without(ours, paths), without(theirs, paths))
         self.assertGreater(ours["metrics"]["tokens_per_second"], 100)
+        # The energy model too: a full 8B decode on a WSE-3 within a CS-3's rating.
+        energy = ours["metrics"]["energy"]
+        self.assertGreater(energy["joules_per_token"], 0)
+        self.assertEqual(set(energy["breakdown"]), {"compute", "sram", "fabric", "offwafer", "static"})
+        self.assertAlmostEqual(sum(energy["breakdown"].values()), energy["total_joules"])
+        self.assertLess(energy["peak_power_watts"], energy["rated_power_watts"])
+        self.assertFalse(energy["exceeds_rated_power"])
+        self.assertIn("energy", ours["metrics"]["prefill"])
 
     def test_overrides_match_set(self):
         cfg = wafersim.config(QUICKSTART, **{"hardware.fabric.hop_latency_cycles": 2}, workload__batch=2)
