@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <tuple>
 
 #include "models/dtype.h"
@@ -29,116 +28,146 @@ bool reads_tile_param(const Program& program) {
   return false;
 }
 
-uint32_t resolved(uint32_t field, uint32_t param, uint32_t plus = 0) {
-  return field == Task::kTileParam ? param + plus : field;
-}
-
 }  // namespace
-
-uint32_t ProgramEvents::intern_guards(std::vector<uint32_t> guards) {
-  std::sort(guards.begin(), guards.end());
-  guards.erase(std::unique(guards.begin(), guards.end()), guards.end());
-  const auto [entry, added] = set_ids_.try_emplace(guards, uint32_t(guard_sets_.size()));
-  if (added) guard_sets_.push_back(std::move(guards));
-  return entry->second;
-}
 
 // The tasks in order, as the engine runs them: a skip task covers the next
 // `count` tasks (skip tasks among them included), so a task runs when every
 // guard still open above it passes.
-std::vector<ProgramEvents::Term> ProgramEvents::program_terms(const Program& program, uint32_t param) {
-  std::map<TermKey, EventCounts> terms;
-  std::vector<std::pair<uint32_t, uint32_t>> open;  // guard id, tasks it still covers
+std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Program& program) {
+  std::vector<ProgramTerm> terms;
+  auto add = [&terms](ProgramTerm term) {
+    if (term.events == EventCounts{}) return;
+    for (ProgramTerm& existing : terms)
+      if (existing.fields() == term.fields()) {
+        existing.events += term.events;
+        return;
+      }
+    terms.push_back(std::move(term));
+  };
+  std::vector<std::pair<GuardSpec, uint32_t>> open;  // guard, tasks it still covers
   for (const Task& task : program.tasks) {
-    std::vector<uint32_t> ids;
-    for (const auto& [guard, left] : open) ids.push_back(guard);
-    const uint32_t guards = ids.empty() ? 0 : intern_guards(std::move(ids));
-    TermKey key;
-    key.guards = guards;
+    ProgramTerm term;
+    for (const auto& [guard, left] : open) term.guards.push_back(guard);
+    std::sort(term.guards.begin(), term.guards.end());
     switch (task.op) {
-      case TaskOp::Compute:
-        terms[key] += work_events(task.work, task.dtype);
-        if (!(task.work_per_position == Work{})) {
-          TermKey per_position = key;
-          per_position.per_position = true;
-          per_position.stride = task.kv_stride;
-          per_position.window = task.kv_window;
-          per_position.offset = resolved(task.kv_offset, param);
-          terms[per_position] += work_events(task.work_per_position, task.dtype);
-        }
+      case TaskOp::Compute: {
+        term.events = work_events(task.work, task.dtype);
+        add(term);
+        if (task.work_per_position == Work{}) break;
+        term.key.per_position = true;
+        term.key.stride = task.kv_stride;
+        term.key.window = task.kv_window;
+        term.offset_is_param = task.kv_offset == Task::kTileParam;
+        term.key.offset = term.offset_is_param ? 0 : task.kv_offset;
+        term.events = work_events(task.work_per_position, task.dtype);
+        add(term);
         break;
-      case TaskOp::Send: {
-        key.delta = task.iteration_delta;
-        EventCounts sent;
+      }
+      case TaskOp::Send:
+        term.key.delta = task.iteration_delta;
         if (task.dwafer != 0)
-          sent.offwafer_bytes = task.bytes;
+          term.events.offwafer_bytes = task.bytes;
         else
-          sent.link_byte_hops = uint64_t(task.bytes) * uint64_t(std::abs(task.dx) + std::abs(task.dy));
-        if (task.stream) sent += work_events(task.work, task.dtype);  // it combines on the way
-        terms[key] += sent;
+          term.events.link_byte_hops = uint64_t(task.bytes) * uint64_t(std::abs(task.dx) + std::abs(task.dy));
+        if (task.stream) term.events += work_events(task.work, task.dtype);  // it combines on the way
+        add(term);
         break;
-      }
-      case TaskOp::Multicast: {
-        key.delta = task.iteration_delta;
-        EventCounts sent;
-        sent.link_byte_hops = uint64_t(task.bytes) * task.count;
-        terms[key] += sent;
+      case TaskOp::Multicast:
+        term.key.delta = task.iteration_delta;
+        term.events.link_byte_hops = uint64_t(task.bytes) * task.count;
+        add(term);
         break;
-      }
       default: break;
     }
     for (auto& entry : open) --entry.second;
     open.erase(std::remove_if(open.begin(), open.end(), [](const auto& entry) { return entry.second == 0; }),
                open.end());
     if ((task.op == TaskOp::SkipUnlessExpert || task.op == TaskOp::SkipIfExpert) && task.count > 0) {
-      const Guard guard{task.op == TaskOp::SkipUnlessExpert, task.moe_layer,
-                        resolved(task.expert, param, task.expert_offset), task.experts};
-      const auto [entry, added] = guard_ids_.try_emplace(guard, uint32_t(guards_.size()));
-      if (added) guards_.push_back(guard);
-      open.push_back({entry->second, task.count});
+      GuardSpec spec;
+      spec.expert_is_param = task.expert == Task::kTileParam;
+      spec.guard = {task.op == TaskOp::SkipUnlessExpert, task.moe_layer,
+                    spec.expert_is_param ? task.expert_offset : task.expert, task.experts};
+      open.push_back({spec, task.count});
     }
   }
+  return terms;
+}
+
+template <class GuardId, class SetId>
+std::vector<ProgramEvents::Term> ProgramEvents::group_terms(const Group& group, GuardId&& guard_id,
+                                                            SetId&& set_id) const {
   std::vector<Term> out;
-  for (const auto& [key, events] : terms)
-    if (!(events == EventCounts{})) out.push_back({key, events});
+  for (const ProgramTerm& term : program_terms_[group.program]) {
+    Term resolved{term.key, term.events};
+    if (term.offset_is_param) resolved.key.offset = group.param;
+    if (!term.guards.empty()) {
+      std::vector<uint32_t> ids;
+      for (const GuardSpec& spec : term.guards) {
+        Guard guard = spec.guard;
+        if (spec.expert_is_param) guard.expert += group.param;
+        ids.push_back(guard_id(guard));
+      }
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      resolved.key.guards = set_id(ids);
+    }
+    out.push_back(resolved);
+  }
   return out;
 }
 
 ProgramEvents::ProgramEvents(const ProgramSet& set, const std::vector<uint32_t>& tile_class, uint32_t classes)
-    : iterations_(set.iterations), guard_sets_{{}} {
+    : iterations_(set.iterations), guard_sets_(1) {
   if (classes == 0) classes = 1;
   std::vector<bool> uses_param;
-  for (const Program& program : set.programs) uses_param.push_back(reads_tile_param(program));
+  for (const Program& program : set.programs) {
+    program_terms_.push_back(program_terms(program));
+    uses_param.push_back(reads_tile_param(program));
+  }
 
-  // Tiles by (program, parameter, class); each distinct program and parameter reduced once.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<Term>> terms_of;
-  tile_group_.assign(set.tile_program.size(), kNoClass);
+  // Tiles by (program, parameter, class), in that order: sorting keeps it deterministic and small.
+  struct Keyed {
+    uint32_t program, param, cls;
+    uint64_t tile;
+  };
+  std::vector<Keyed> keyed;
   for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
     const uint32_t program = set.tile_program[tile];
     if (program == ProgramSet::kIdle) continue;
     const uint32_t param = uses_param[program] && !set.tile_param.empty() ? set.tile_param[tile] : 0;
     uint32_t cls = tile < tile_class.size() ? tile_class[tile] : 0;
     if (cls >= classes) cls = classes - 1;
-    const auto [entry, added] = group_of.try_emplace({program, param, cls}, uint32_t(groups_.size()));
-    if (added) {
-      auto terms = terms_of.find({program, param});
-      if (terms == terms_of.end())
-        terms = terms_of.emplace(std::make_pair(program, param), program_terms(set.programs[program], param)).first;
-      groups_.push_back({cls, 0, terms->second});
-    }
-    ++groups_[entry->second].tiles;
-    tile_group_[tile] = entry->second;
+    keyed.push_back({program, param, cls, tile});
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    return std::tie(a.program, a.param, a.cls, a.tile) < std::tie(b.program, b.param, b.cls, b.tile);
+  });
+  tile_group_.assign(set.tile_program.size(), kNoClass);
+  for (const Keyed& k : keyed) {
+    if (groups_.empty() || std::tie(groups_.back().program, groups_.back().param, groups_.back().cls) !=
+                               std::tie(k.program, k.param, k.cls))
+      groups_.push_back({k.program, k.param, k.cls, 0});
+    ++groups_.back().tiles;
+    tile_group_[k.tile] = uint32_t(groups_.size() - 1);
   }
 
   // Each class's terms over its tiles, those that differ only in offset in one bucket.
+  auto intern_guard = [this](const Guard& guard) {
+    const auto [entry, added] = guard_ids_.try_emplace(guard, uint32_t(guards_.size()));
+    if (added) guards_.push_back(guard);
+    return entry->second;
+  };
+  auto intern_set = [this](const std::vector<uint32_t>& ids) {
+    const auto [entry, added] = set_ids_.try_emplace(ids, uint32_t(guard_sets_.size()));
+    if (added) guard_sets_.push_back(ids);
+    return entry->second;
+  };
   std::vector<std::map<TermKey, std::map<uint32_t, EventCounts>>> buckets(classes);
   for (const Group& group : groups_)
-    for (const Term& term : group.terms) {
+    for (const Term& term : group_terms(group, intern_guard, intern_set)) {
       TermKey key = term.key;
-      const uint32_t offset = key.offset;
       key.offset = 0;
-      buckets[group.cls][key][offset] += term.events * group.tiles;
+      buckets[group.cls][key][term.key.offset] += term.events * group.tiles;
     }
   class_terms_.resize(classes);
   for (uint32_t c = 0; c < classes; ++c)
@@ -222,11 +251,16 @@ EventCounts ProgramEvents::range(uint64_t first, uint64_t last, const IterationI
 }
 
 std::vector<EventCounts> ProgramEvents::per_tile(uint64_t first, uint64_t last, const IterationInputs& inputs) const {
+  // Every guard and set was interned when the classes were summed: find them again.
+  auto guard_id = [this](const Guard& guard) { return guard_ids_.at(guard); };
+  auto set_id = [this](const std::vector<uint32_t>& ids) { return set_ids_.at(ids); };
+  std::vector<std::vector<Term>> terms;
+  for (const Group& group : groups_) terms.push_back(group_terms(group, guard_id, set_id));
   std::vector<EventCounts> per_group(groups_.size());
   for (uint64_t n = first; n < last; ++n) {
     std::vector<int8_t> cache(guards_.size(), -1);
     for (size_t g = 0; g < groups_.size(); ++g)
-      for (const Term& term : groups_[g].terms) per_group[g] += term_events(term.key, term.events, n, inputs, cache);
+      for (const Term& term : terms[g]) per_group[g] += term_events(term.key, term.events, n, inputs, cache);
   }
   std::vector<EventCounts> out(tile_group_.size());
   for (size_t tile = 0; tile < tile_group_.size(); ++tile)

@@ -39,6 +39,7 @@ class ProgramEvents {
     uint32_t moe_layer = 0, expert = 0, experts = 1;
     auto fields() const { return std::tie(unless, moe_layer, expert, experts); }
     bool operator<(const Guard& other) const { return fields() < other.fields(); }
+    bool operator==(const Guard& other) const { return fields() == other.fields(); }
   };
   // How the events of one or more tasks depend on the iteration: under which
   // guards (an interned set, 0: none), for which iteration delta (a message
@@ -50,6 +51,23 @@ class ProgramEvents {
     uint32_t stride = 1, window = 0, offset = 0;
     auto fields() const { return std::tie(guards, delta, per_position, stride, window, offset); }
     bool operator<(const TermKey& other) const { return fields() < other.fields(); }
+    bool operator==(const TermKey& other) const { return fields() == other.fields(); }
+  };
+  // A program's terms before a tile's parameter is known: guards and offset
+  // may read it (Task::kTileParam), so one reduction serves every tile.
+  struct GuardSpec {
+    Guard guard;
+    bool expert_is_param = false;  // the expert is the tile's parameter + guard.expert
+    auto fields() const { return std::tie(guard, expert_is_param); }
+    bool operator<(const GuardSpec& other) const { return fields() < other.fields(); }
+    bool operator==(const GuardSpec& other) const { return fields() == other.fields(); }
+  };
+  struct ProgramTerm {
+    std::vector<GuardSpec> guards;
+    TermKey key;  // guards unset
+    bool offset_is_param = false;
+    EventCounts events;
+    auto fields() const { return std::tie(guards, key, offset_is_param); }
   };
   struct Term {
     TermKey key;
@@ -57,9 +75,8 @@ class ProgramEvents {
   };
   // Tiles with the same program, tile parameter and class: the same events.
   struct Group {
-    uint32_t cls = 0;
+    uint32_t program = 0, param = 0, cls = 0;
     uint64_t tiles = 0;
-    std::vector<Term> terms;
   };
   // A class's terms that differ only in their offset, summed over its tiles:
   // `offsets` ascending, `prefix[i]` the events of the offsets before i, so a
@@ -71,8 +88,11 @@ class ProgramEvents {
     bool offsets_below_stride = true;
   };
 
-  std::vector<Term> program_terms(const Program& program, uint32_t param);
-  uint32_t intern_guards(std::vector<uint32_t> guards);
+  static std::vector<ProgramTerm> program_terms(const Program& program);
+  // A group's terms, its parameter read: `guard_id` and `set_id` number a
+  // guard and a set of guard ids (interning them, or finding them once interned).
+  template <class GuardId, class SetId>
+  std::vector<Term> group_terms(const Group& group, GuardId&& guard_id, SetId&& set_id) const;
   bool guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
   EventCounts term_events(const TermKey& key, const EventCounts& events, uint64_t n, const IterationInputs& inputs,
                           std::vector<int8_t>& cache) const;
@@ -80,6 +100,7 @@ class ProgramEvents {
                             std::vector<int8_t>& cache) const;
 
   uint64_t iterations_ = 0;
+  std::vector<std::vector<ProgramTerm>> program_terms_;  // per program of the set
   std::vector<Guard> guards_;
   std::vector<std::vector<uint32_t>> guard_sets_;  // [0] is the empty set
   std::map<Guard, uint32_t> guard_ids_;
