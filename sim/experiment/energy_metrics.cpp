@@ -1,6 +1,7 @@
 #include "sim/experiment/energy_metrics.h"
 
 #include <algorithm>
+#include <map>
 
 #include "models/program_events.h"
 
@@ -10,29 +11,45 @@ namespace {
 
 // Dynamic joules in windows of `width` cycles over [0, end): those starting
 // at multiples of `width`, and one ending at `end`, so every window is whole.
+// The aligned windows are a sparse difference array: a run may span far more
+// windows than memory holds (a decode of 1e16 cycles), while what its spans
+// touch stays a few entries per span.
 class Windows {
  public:
   Windows(uint64_t width, uint64_t end)
-      : width_(width), end_(end), last_start_(end > width ? end - width : 0), aligned_(end / width, 0.0) {}
+      : width_(width), end_(end), count_(end / width), final_start_(end > width ? end - width : 0) {}
 
   // `joules` spent evenly over [a, b); all at a when the span is empty.
   void add(double joules, uint64_t a, uint64_t b) {
     a = std::min(a, end_ - 1);
     b = std::min(std::max(b, a), end_);
     if (b == a) {
-      if (a / width_ < aligned_.size()) aligned_[a / width_] += joules;
-      if (a >= last_start_) last_ += joules;
+      point(a / width_, joules);
+      if (a >= final_start_) final_ += joules;
       return;
     }
     const double per_cycle = joules / double(b - a);
-    for (uint64_t k = a / width_; k < aligned_.size() && k * width_ < b; ++k)
-      aligned_[k] += per_cycle * double(overlap(a, b, k * width_, (k + 1) * width_));
-    last_ += per_cycle * double(overlap(a, b, last_start_, end_));
+    final_ += per_cycle * double(overlap(a, b, final_start_, end_));
+    const uint64_t first = a / width_;
+    if (first >= count_) return;
+    const uint64_t last = std::min((b - 1) / width_, count_ - 1);
+    point(first, per_cycle * double(overlap(a, b, first * width_, (first + 1) * width_)));
+    if (last == first) return;
+    point(last, per_cycle * double(overlap(a, b, last * width_, (last + 1) * width_)));
+    if (last > first + 1) {  // the whole windows between
+      diff_[first + 1] += per_cycle * double(width_);
+      diff_[last] -= per_cycle * double(width_);
+    }
   }
 
-  double busiest_joules() const {
-    double most = last_;
-    for (double joules : aligned_) most = std::max(most, joules);
+  double busiest_joules() {
+    flush();
+    double most = final_, running = 0;
+    for (const auto& [window, change] : diff_) {
+      if (window >= count_) break;
+      running += change;
+      most = std::max(most, running);
+    }
     return most;
   }
 
@@ -41,10 +58,28 @@ class Windows {
     const uint64_t lo = std::max(a, c), hi = std::min(b, d);
     return hi > lo ? hi - lo : 0;
   }
+  // Consecutive spans mostly fall in one window: gather them before touching the map.
+  void point(uint64_t window, double joules) {
+    if (window >= count_) return;
+    if (window != pending_window_) {
+      flush();
+      pending_window_ = window;
+    }
+    pending_ += joules;
+  }
+  void flush() {
+    if (pending_ != 0) {
+      diff_[pending_window_] += pending_;
+      diff_[pending_window_ + 1] -= pending_;
+    }
+    pending_ = 0;
+  }
 
-  uint64_t width_, end_, last_start_;
-  std::vector<double> aligned_;
-  double last_ = 0;
+  uint64_t width_, end_, count_, final_start_;
+  std::map<uint64_t, double> diff_;
+  uint64_t pending_window_ = UINT64_MAX;
+  double pending_ = 0;
+  double final_ = 0;  // the window ending at `end`
 };
 
 double seconds_of(const HardwareSpec& hw, uint64_t cycles) { return hw.cycles_to_us(double(cycles)) / 1e6; }

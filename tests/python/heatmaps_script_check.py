@@ -39,12 +39,12 @@ class HeatmapsScript(unittest.TestCase):
 
     def test_run_arrays_one_picture_per_quantity(self):
         index = self.draw("run", TINY_DENSE, ["--set", "sim.contention=true"])
-        self.assertEqual(len(index["arrays"]), 10)
+        self.assertEqual(len(index["arrays"]), 11)
 
     def test_map_arrays_of_every_wafer(self):
         index = self.draw("map", TINY_MOE, [])
         self.assertEqual(index["wafers"], 2)
-        self.assertEqual(len(index["arrays"]), 5)
+        self.assertEqual(len(index["arrays"]), 6)
 
     def test_a_folder_without_arrays_is_refused(self):
         with tempfile.TemporaryDirectory() as scratch:
