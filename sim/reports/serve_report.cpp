@@ -174,7 +174,12 @@ ServeOutcome serve_run(const Experiment& experiment, const std::function<mapping
   const ServingRequests requests = serving_requests(experiment);
   Experiment compiled = experiment;
   compiled.workload = workloads::serving_plan_workload(experiment.workload);
-  return serve_experiment(experiment, compile(compiled), requests.spec, requests.stream, backend, step_times_path);
+  // The plan is compiled for one sequence and the SRAM it leaves is the KV
+  // share every resident sequence draws on: copies of the KV heads would
+  // spend that share on speed, so auto means one copy here, for the target
+  // and a speculative draft alike (mapping.kv_head_copies still sets more).
+  if (compiled.mapping.kv_head_copies == 0) compiled.mapping.kv_head_copies = 1;
+  return serve_experiment(compiled, compile(compiled), requests.spec, requests.stream, backend, step_times_path);
 }
 
 ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan& plan,
