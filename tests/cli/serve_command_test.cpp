@@ -215,6 +215,31 @@ TEST_CASE("serve --step-times scales the closed form to the cycles a run measure
   CHECK(csv.err.find("trace.csv: not a JSON document") != std::string::npos);
 }
 
+TEST_CASE("serve keeps one copy of each KV head unless told, and refuses step times measured with another count",
+          "[cli][serve]") {
+  Scratch scratch;
+  auto share = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"serve", kTinyServe, "--quiet", "--json", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome outcome = run_wafersim(args);
+    INFO(outcome.err);
+    REQUIRE(outcome.exit_code == 0);
+    return json::parse(outcome.out)["serving"]["kv_capacity_tokens"].get<uint64_t>();
+  };
+  // Two copies hold every position twice: the share the sessions draw on shrinks.
+  const uint64_t one = share({}), two = share({"--set", "mapping.kv_head_copies=2"});
+  CHECK(one == share({"--set", "mapping.kv_head_copies=1"}));
+  CHECK(two < one);
+  // `run` takes two copies of tiny-dense's heads by default; serve's one refuses its cycles.
+  const std::string engine = (scratch.path() / "run.json").string();
+  REQUIRE(run_wafersim({"run", kTinyServe, "--quiet", "--json", engine}).exit_code == 0);
+  const Outcome refused = run_wafersim({"serve", kTinyServe, "--quiet", "--step-times", engine});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("measured a plan with 2 copies of each KV head; serve's plan keeps 1") != std::string::npos);
+  CHECK(run_wafersim({"serve", kTinyServe, "--quiet", "--step-times", engine, "--set", "mapping.kv_head_copies=2"})
+            .exit_code == 0);
+}
+
 TEST_CASE("serve --backend sim takes the engine's per-region cycles in process, as --step-times takes a run's",
           "[cli][serve]") {
   Scratch scratch;
