@@ -125,30 +125,21 @@ ProgramEvents::ProgramEvents(const ProgramSet& set, const std::vector<uint32_t>&
     uses_param.push_back(reads_tile_param(program));
   }
 
-  // Tiles by (program, parameter, class), in that order: sorting keeps it deterministic and small.
-  struct Keyed {
-    uint32_t program, param, cls;
-    uint64_t tile;
-  };
-  std::vector<Keyed> keyed;
+  // Tiles by (program, parameter, class), groups numbered as first met in tile
+  // order. A map of the groups, not a sorted record per tile: a multi-wafer
+  // plan has millions of tiles and a few thousand groups.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
+  tile_group_.assign(set.tile_program.size(), kNoClass);
   for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
     const uint32_t program = set.tile_program[tile];
     if (program == ProgramSet::kIdle) continue;
     const uint32_t param = uses_param[program] && !set.tile_param.empty() ? set.tile_param[tile] : 0;
     uint32_t cls = tile < tile_class.size() ? tile_class[tile] : 0;
     if (cls >= classes) cls = classes - 1;
-    keyed.push_back({program, param, cls, tile});
-  }
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
-    return std::tie(a.program, a.param, a.cls, a.tile) < std::tie(b.program, b.param, b.cls, b.tile);
-  });
-  tile_group_.assign(set.tile_program.size(), kNoClass);
-  for (const Keyed& k : keyed) {
-    if (groups_.empty() || std::tie(groups_.back().program, groups_.back().param, groups_.back().cls) !=
-                               std::tie(k.program, k.param, k.cls))
-      groups_.push_back({k.program, k.param, k.cls, 0});
-    ++groups_.back().tiles;
-    tile_group_[k.tile] = uint32_t(groups_.size() - 1);
+    const auto [entry, added] = group_of.try_emplace({program, param, cls}, uint32_t(groups_.size()));
+    if (added) groups_.push_back({program, param, cls, 0});
+    ++groups_[entry->second].tiles;
+    tile_group_[tile] = entry->second;
   }
 
   // Each class's terms over its tiles, those that differ only in offset in one bucket.
