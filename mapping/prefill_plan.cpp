@@ -56,9 +56,11 @@ Plan compile_prefill_plan(const Plan& decode) {
     context.prefill = true;
     context.expert_tokens =
         region.kind == RegionKind::Moe ? busiest_expert_tokens(plan.model, plan.workload, uint32_t(region.layer)) : 0;
-    // The last layer gathers its slices to its root, where the prefill ends
-    // (the LM head would take them from there).
-    context.slices_out = context.slices_out && r + 2 < decode.regions.size();
+    // The last layer gathers its slices to its root, where the prefill ends:
+    // the chunk's last position only, the one the LM head would take.
+    const bool last_layer = r + 2 == decode.regions.size();
+    context.slices_out = context.slices_out && !last_layer;
+    context.last_position_out = last_layer;
     plan.regions.push_back(build_region(context, region.kind, region.layer, region.box));
     plan.stats.push_back(decode.stats[r]);
   }

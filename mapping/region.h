@@ -115,6 +115,9 @@ struct RegionContext {
   uint64_t max_context = 0;
   // The hand-off with the neighbours (Region::slices_in, slices_out).
   bool slices_in = false, slices_out = false;
+  // The prefill's last layer: only the chunk's last position goes on (the LM
+  // head takes that one), so its closing gather carries one token's slices.
+  bool last_position_out = false;
 };
 
 // A box too small for a region's sub-blocks: the compiler then makes it taller.

@@ -318,6 +318,7 @@ struct SliceLayer {
   bool grid;  // attention laid out as WaferLLM's kernel (mapping.attention: grid)
   bool slices_in, slices_out;
   uint32_t kv_head_copies;  // wanted (mapping.kv_head_copies, resolved by the compiler)
+  bool last_position_out;   // RegionContext::last_position_out
 };
 
 SliceLayer slice_layer(const RegionContext& context) {
@@ -325,7 +326,8 @@ SliceLayer slice_layer(const RegionContext& context) {
           context.options->attention == AttentionLayout::Grid,
           context.slices_in,
           context.slices_out,
-          std::max<uint32_t>(1, context.options->kv_head_copies)};
+          std::max<uint32_t>(1, context.options->kv_head_copies),
+          context.last_position_out};
 }
 
 // Attention half of a layer on slices, up to the MLP norm's scaled slices on the root column.
@@ -371,16 +373,21 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
 }
 
 // The MLP branch (on the root column's slices) joins the residual stream there.
-void add_slice_residual(ChainBuilder& chain, const ModelSpec& m, bool slices_out) {
+// With last_position_only (the prefill's last layer) the gather to the root
+// carries the chunk's last position alone: one token's slices.
+void add_slice_residual(ChainBuilder& chain, const ModelSpec& m, bool slices_out, bool last_position_only) {
   const Dtype act = m.activation_dtype;
   const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
   chain.add("residual_slices", [&](const StepEnv& env) {
     return column_compute_step(
         env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
   });
-  if (!slices_out)
-    chain.add("gather_residual",
-              [&](const StepEnv& env) { return gather_column_step(env, dtype_bytes(act, d_slice)); });
+  if (slices_out) return;
+  chain.add("gather_residual", [&](const StepEnv& env) {
+    StepEnv one_token = env;
+    if (last_position_only) one_token.tokens = 1;
+    return gather_column_step(one_token, dtype_bytes(act, d_slice));
+  });
 }
 
 void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context,
@@ -403,7 +410,7 @@ void add_distributed_layer(ChainBuilder& chain, const ModelSpec& m, uint32_t lay
   chain.add("down_proj", [&](const StepEnv& env) {
     return how.gemvs.row_to_column(env, GemvShape::matrix(m.ffn_dim, m.d_model, w).with_bias(m.mlp_bias, w));
   });
-  add_slice_residual(chain, m, how.slices_out);
+  add_slice_residual(chain, m, how.slices_out, how.last_position_out);
 }
 
 // Where an expert block sits: its row, its place in the row, and the end of its row (an expert index).
@@ -1043,7 +1050,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
                                                std::move(column_nodes), *slice_dispatch);
     chain.add("experts", [&](const StepEnv& env) { return moe_columns_dispatch_step(env, std::move(combine), layer); });
     chain.skip_tags_to(experts_end_tag);
-    add_slice_residual(chain, m, context.slices_out);
+    add_slice_residual(chain, m, context.slices_out, context.last_position_out);
     return;
   }
   if (tree) add_combining_tree(context, region, layer, rows, tokens, return_tag, row_tag, experts);
@@ -1066,7 +1073,7 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   // The experts' sum back to the slices of the residual stream.
   chain.add("scatter_moe_output",
             [&](const StepEnv& env) { return column_broadcast_step(env, vector_bytes, d_slice_bytes); });
-  add_slice_residual(chain, m, context.slices_out);
+  add_slice_residual(chain, m, context.slices_out, context.last_position_out);
 }
 
 }  // namespace
@@ -1312,6 +1319,8 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   region.slices_in = context.slices_in;
   region.slices_out = context.slices_out;
   region.timing_class = region_timing_class(m, kind, layer, box, region.slices_in, region.slices_out);
+  // Its closing gather carries one position: it times unlike the rest of its class.
+  if (context.last_position_out) region.timing_class.push_back(1);
   return region;
 }
 

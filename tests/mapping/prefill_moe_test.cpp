@@ -3,6 +3,7 @@
 // recounted from the router directly: an even share, or a count that ignores a
 // chunk's own tokens, fails.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -68,4 +69,32 @@ TEST_CASE("an MoE prefill gives every routed expert the busiest expert's load", 
     CHECK(shared == m.moe.n_shared_experts);
   }
   CHECK(moe_layers == m.n_layers);
+}
+
+TEST_CASE("the prefill's last layer gathers only the chunk's last position, the one the LM head takes",
+          "[mapping][prefill]") {
+  // The root hand-off: every layer gathers its chunk to its root, the last one position only.
+  const Experiment experiment = load_experiment_text(zoo_experiment("tiny-dense", "tiny", 100, 2), "dense.yaml",
+                                                     {"workload.prefill_chunk_tokens=32", "mapping.handoff=root"});
+  const mapping::Plan prefill = mapping::compile_prefill_plan(compile(experiment));
+  const uint32_t chunk = prefill.tokens_per_iteration;  // the prompt in near-equal chunks of at most 32
+  REQUIRE(chunk > 1);
+  std::vector<uint32_t> gathered_tokens;  // per layer, the tokens its closing gather carries
+  for (const mapping::Region& region : prefill.regions)
+    for (const auto& step : region.blocks[0].steps)
+      if (std::string(step->label()) == "gather_residual") gathered_tokens.push_back(step->env().tokens);
+  REQUIRE(gathered_tokens.size() == experiment.model.n_layers);
+  CHECK(gathered_tokens.front() == chunk);
+  CHECK(gathered_tokens.back() == 1);
+  // With the slices hand-off only the last layer gathers at all.
+  const mapping::Plan slices = mapping::compile_prefill_plan(compile(load_experiment_text(
+      zoo_experiment("tiny-dense", "tiny", 100, 2), "dense.yaml", {"workload.prefill_chunk_tokens=32"})));
+  size_t gathers = 0;
+  for (const mapping::Region& region : slices.regions)
+    for (const auto& step : region.blocks[0].steps)
+      if (std::string(step->label()) == "gather_residual") {
+        ++gathers;
+        CHECK(step->env().tokens == 1);
+      }
+  CHECK(gathers == 1);
 }
