@@ -119,10 +119,15 @@ MeasuredSteps measure_step_times(const Experiment& experiment, const mapping::Pl
   return measured;
 }
 
-// Measured / closed-form cycles of each region, at the context they were measured at.
+// Measured / closed-form cycles of each region. Both are the same figure
+// (metrics.per_layer, a region's span in the timeline), the closed form's
+// taken on the serving plan's own workload; where the measurement was at
+// another context, the table's ratio between the two contexts carries it
+// over (the table times a region on its own, which is not the span).
 std::vector<double> measured_ratios(const std::string& source, const std::vector<LayerCycles>& measured,
-                                    const std::vector<mapping::Region>& regions, const serving::StepCosts& costs,
-                                    serving::ItemKind kind, double context) {
+                                    double measured_context, const std::vector<LayerCycles>& closed,
+                                    double closed_context, const std::vector<mapping::Region>& regions,
+                                    const serving::StepCosts& costs, serving::ItemKind kind) {
   const size_t count = regions.size();
   if (measured.size() != count)
     bad_step_times(source, "has " + std::to_string(measured.size()) + " " +
@@ -133,20 +138,23 @@ std::vector<double> measured_ratios(const std::string& source, const std::vector
     if (measured[r].name != regions[r].name)
       bad_step_times(source, "region " + std::to_string(r) + " is not " + config::quoted(regions[r].name) +
                                  " (another model or mapping?)");
-    ratios.push_back(measured[r].cycles_per_token / costs.service_cycles(kind, r, context));
+    const double closed_at_measured = closed[r].cycles_per_token * costs.service_cycles(kind, r, measured_context) /
+                                      std::max(costs.service_cycles(kind, r, closed_context), 1.0);
+    ratios.push_back(measured[r].cycles_per_token / std::max(closed_at_measured, 1.0));
   }
   return ratios;
 }
 
 // Scales the closed form's cycles of every region to the measured ones.
-void apply_step_times(const std::string& source, const MeasuredSteps& measured, const mapping::Plan& plan,
-                      const mapping::Plan& prefill, serving::StepCosts& costs) {
-  const std::vector<double> decode =
-      measured_ratios(source, measured.decode, plan.regions, costs, serving::ItemKind::Decode, measured.decode_context);
-  const std::vector<double> chunk = measured_ratios(source, measured.prefill, prefill.regions, costs,
-                                                    serving::ItemKind::Prefill, measured.prefill_context);
-  costs.scale(serving::ItemKind::Decode, decode);
-  costs.scale(serving::ItemKind::Prefill, chunk);
+void apply_step_times(const std::string& source, const MeasuredSteps& measured, const Experiment& experiment,
+                      const mapping::Plan& plan, const mapping::Plan& prefill, serving::StepCosts& costs) {
+  const MeasuredSteps closed = measure_step_times(experiment, plan, *backend::make_backend("analytic"));
+  costs.scale(serving::ItemKind::Decode,
+              measured_ratios(source, measured.decode, measured.decode_context, closed.decode, closed.decode_context,
+                              plan.regions, costs, serving::ItemKind::Decode));
+  costs.scale(serving::ItemKind::Prefill,
+              measured_ratios(source, measured.prefill, measured.prefill_context, closed.prefill,
+                              closed.prefill_context, prefill.regions, costs, serving::ItemKind::Prefill));
 }
 
 }  // namespace
@@ -216,12 +224,12 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
   // The table is the closed form already; a backend that measures scales it to what it measured.
   if (!step_times_path.empty()) {
     const MeasuredSteps measured = read_step_times(step_times_path, experiment, plan, costs.chunk_tokens());
-    apply_step_times(step_times_path, measured, plan, prefill, costs);
+    apply_step_times(step_times_path, measured, experiment, plan, prefill, costs);
     outcome.step_times_origin = measured.origin;
     outcome.step_times_file = step_times_path;
   } else if (!backend.is_closed_form()) {
     const MeasuredSteps measured = measure_step_times(experiment, plan, backend);
-    apply_step_times(std::string("serve --backend ") + backend.name(), measured, plan, prefill, costs);
+    apply_step_times(std::string("serve --backend ") + backend.name(), measured, experiment, plan, prefill, costs);
     outcome.step_times_origin = measured.origin;
   }
   outcome.interpolation_error = costs.interpolation_error();
