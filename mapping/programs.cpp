@@ -124,14 +124,18 @@ std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& f
       // A prefill chunk carries its tokens' slices.
       const uint64_t bytes = dtype_bytes(plan.model.activation_dtype, elements) * plan.tokens_per_iteration;
       if (bytes > UINT32_MAX) throw std::logic_error("a slice of the chunk exceeds 4 GiB");
-      const Task send = SendTask()
-                            .dx(int32_t(b.x(k, 0)) - int32_t(a.x(i, 0)))
-                            .dy(int32_t(b.y(k, 0)) - int32_t(a.y(i, 0)))
-                            .dwafer(dwafer)
-                            .bytes(bytes)
-                            .tag(kTagInput)
-                            .category(dwafer != 0 ? Category::OffWafer : Category::Fabric)
-                            .layer(uint16_t(std::max(from.layer, 0)));
+      Task send = SendTask()
+                      .dx(int32_t(b.x(k, 0)) - int32_t(a.x(i, 0)))
+                      .dy(int32_t(b.y(k, 0)) - int32_t(a.y(i, 0)))
+                      .dwafer(dwafer)
+                      .bytes(bytes)
+                      .tag(kTagInput)
+                      .category(dwafer != 0 ? Category::OffWafer : Category::Fabric)
+                      .layer(uint16_t(std::max(from.layer, 0)));
+      // Where the two lines cut the stream differently the pieces shift along
+      // them; every other source tile's pieces shift along the receiving line
+      // (y first), so the two lines' links share the shifts.
+      send.y_first = dwafer == 0 && i % 2 == 1;
       pieces.push_back({i, k, send});
     }
   }
