@@ -262,3 +262,19 @@ TEST_CASE("mapping.kv_head_copies: auto takes the most copies that cost no wafer
   };
   CHECK(kv_bytes(forced) == 2 * kv_bytes(single));
 }
+
+TEST_CASE("the slices hand-off sends every other sender's pieces along the receiving line", "[mapping]") {
+  // Two wafers, so that some pieces also cross between wafers (those keep the default route).
+  const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"hardware.wafers=2", "mapping.strips=2"});
+  size_t pieces = 0, along_receiving = 0;
+  for (const auto& handoff : plan.handoffs)
+    for (const mapping::Plan::HandoffPiece& piece : handoff) {
+      ++pieces;
+      const bool same_wafer = piece.send.dwafer == 0;
+      CHECK(piece.send.y_first == (same_wafer && piece.from % 2 == 1));
+      along_receiving += piece.send.y_first;
+    }
+  REQUIRE(pieces > 0);
+  CHECK(along_receiving > 0);
+  CHECK(along_receiving < pieces);
+}
