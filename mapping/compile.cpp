@@ -2,6 +2,7 @@
 // blocks, checks every tile's SRAM and turns the blocks into tile programs.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "mapping/kv_groups.h"
 #include "mapping/layout.h"
 #include "mapping/plan.h"
 #include "mapping/programs.h"
@@ -272,7 +274,6 @@ class PlanCompiler {
     const MappingOptions& options = plan_.options;
     if (options.dataflow != Dataflow::Distributed || options.attention != AttentionLayout::Groups) return 1;
     if (m.n_kv_heads == 0 || m.n_heads % m.n_kv_heads != 0) return 1;
-    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
     auto block_holds = [&](uint32_t copies) {
       const uint64_t block_bytes = uint64_t(options.layer_columns) * options.layer_rows * tile_budget_;
       const std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
@@ -286,9 +287,10 @@ class PlanCompiler {
       const uint32_t needed = lower_bound_wafers(copies);
       return needed > 0 && needed <= wafers;
     };
-    for (uint32_t copies = q_per_kv; copies > 1; --copies)
-      if (q_per_kv % copies == 0 && fits(copies)) return copies;
-    return 1;
+    uint32_t copies = mapping::kv_head_copies(m.n_kv_heads, m.n_heads, UINT32_MAX, UINT32_MAX);
+    while (copies > 1 && !fits(copies))
+      copies = mapping::kv_head_copies(m.n_kv_heads, m.n_heads, UINT32_MAX, copies - 1);
+    return copies;
   }
 
   // Wafers as starting_wafers() bounds them, with `copies` of each KV head's cache.
@@ -690,12 +692,9 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
   Plan plan = compile_with_axis(hw, model, workload, copies);
   if (plan.hw.wafers <= first.wafers_at_least()) return plan;
   Plan single = compile_with_axis(hw, model, workload, one_copy);
-  const uint32_t q_per_kv = model.n_heads / model.n_kv_heads;
-  for (uint32_t fewer = copies.kv_head_copies; plan.hw.wafers > single.hw.wafers;) {
-    do --fewer;
-    while (fewer > 1 && q_per_kv % fewer != 0);
-    if (fewer == 1) return single;
-    copies.kv_head_copies = fewer;
+  while (plan.hw.wafers > single.hw.wafers) {
+    copies.kv_head_copies = kv_head_copies(model.n_kv_heads, model.n_heads, UINT32_MAX, copies.kv_head_copies - 1);
+    if (copies.kv_head_copies == 1) return single;
     plan = compile_with_axis(hw, model, workload, copies);
   }
   return plan;
