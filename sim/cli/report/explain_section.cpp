@@ -33,7 +33,7 @@ void add_explain_section(HtmlPage& page, const std::vector<ReportInput>& inputs)
   std::string body;
   for (const ReportInput& input : inputs)
     if (input.document.contains("explain"))
-      body += "<h3>" + escape_html(result_label(input)) + "</h3>\n" + explain_html(input.document["explain"]);
+      body += "<h3>" + escape_html(result_label(input)) + "</h3>\n" + explain_html(input.document.at("explain"));
   if (!body.empty()) page.add_section("why", "Why", body);
 }
 

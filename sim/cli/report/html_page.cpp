@@ -17,6 +17,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 svg { display: block; margin: 0.3em 0 1em; font-size: 11px; }
 svg text { fill: #222; } .axis { stroke: #888; stroke-width: 1; } .grid { stroke: #e4e4e4; stroke-width: 1; }
 p.note { color: #555; font-size: 0.9em; } nav li { display: inline; margin-right: 1em; }
+div.maps { display: flex; flex-wrap: wrap; gap: 0 1.5em; } div.maps > div { width: 440px; }
 dl.explain dt { font-weight: bold; } dl.explain dd { margin: 0 0 0.4em 1.5em; }
 )";
 

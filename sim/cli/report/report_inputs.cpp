@@ -55,7 +55,7 @@ ReportInput read_report_input(const std::string& path) {
   const auto has_object = [&](const char* key) { return document.contains(key) && document[key].is_object(); };
   if (!document.is_object() || !document.contains("version"))
     refuse(path, "not a wafersim result (expected the --json FILE of run, analytic or serve, or a search's output)");
-  if (document.value("fits", true) == false)
+  if (document.contains("fits") && document["fits"] == false)
     refuse(path, "the model does not fit (\"fits\": false): no figures to report");
   if (has_object("metrics") && document.contains("engine")) return {path, ResultKind::kDecode, std::move(document)};
   if (has_object("serving")) return {path, ResultKind::kServe, std::move(document)};
