@@ -1,5 +1,5 @@
-// wafersim report: the --json results of run, analytic and serve (and a
-// search's output), with --heatmaps folders, as one self-contained HTML page
+// wafersim report: the --json results of run, analytic and serve, the
+// search.json of search and --heatmaps folders as one self-contained HTML page
 // (docs/REPORT.md).
 #include <memory>
 
@@ -39,7 +39,7 @@ void add_report_command(CLI::App& app) {
       "report",
       "One self-contained HTML page of results: metrics, critical path, per layer and per step, energy, serving "
       "percentiles, a search's Pareto front, heatmaps (no script, nothing loaded from elsewhere)");
-  command->add_option("RESULT", options->inputs, "--json FILE of run, analytic or serve, or a search's output")
+  command->add_option("RESULT", options->inputs, "--json FILE of run, analytic or serve, or the search.json of search")
       ->required();
   command->add_option("-o,--out", options->out_path, "The HTML file to write ('-' = stdout)")
       ->required()

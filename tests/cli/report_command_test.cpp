@@ -23,6 +23,12 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 // The page of `inputs`, requiring success and silence.
 std::string report_of(const Scratch& scratch, const std::vector<std::string>& inputs) {
   const std::string page = (scratch.path() / "report.html").string();
@@ -65,25 +71,41 @@ TEST_CASE("report shows a result's explain object and a search's Pareto front", 
   nlohmann::json decode = run_json({"analytic", kTinyDense});
   decode["explain"] = {{"latency_bound_by", "reduce tree depth"},
                        {"knobs", {{{"knob", "mapping.reduce_k: 3"}, {"effect", "-8 %"}}}}};
+  // search.json as `wafersim search` writes it: its front, default and best points.
+  auto point = [](const std::string& k, nlohmann::json objective, nlohmann::json wafers) {
+    return nlohmann::json{{"config_hash", "h" + k},
+                          {"values", {{"mapping.reduce_k", k}}},
+                          {"objective", objective},
+                          {"pareto", wafers},
+                          {"feasible", !objective.is_null()},
+                          {"status", "ok"},
+                          {"round", 0},
+                          {"file", "points/h" + k + ".yaml"}};
+  };
   const nlohmann::json search = {
+      {"experiment", "quickstart.yaml"},
+      {"strategy", "coordinate"},
+      {"engine", "analytic"},
+      {"objective", {{"name", "tokens_per_second_per_user"}, {"path", "metrics.tokens_per_second_per_user"}}},
+      {"pareto_against", {{"name", "wafers"}, {"path", "experiment.wafers"}}},
+      {"evaluated", 12},
       {"version", "0.1.0"},
-      {"search",
-       {{"objectives", {"tokens_per_second_per_user", "wafers"}},
-        {"points",
-         {{{"tokens_per_second_per_user", 5000.0}, {"wafers", 1}, {"pareto", true}, {"label", "reduce_k=3"}},
-          {{"tokens_per_second_per_user", 3000.0}, {"wafers", 2}, {"pareto", false}},
-          {{"tokens_per_second_per_user", 6000.0}, {"wafers", 4}, {"pareto", true}}}}}}};
+      {"default", point("2", 5000.0, 1)},
+      {"best", point("3", 6000.0, 1)},
+      {"gain_over_default", 1.2},
+      {"pareto", {point("3", 6000.0, 1), point("4", 6500.0, 2), point("5", nullptr, 4)}},
+      {"default_on_front", false}};
   const std::string page =
       report_of(scratch, {scratch.write("explained.json", decode.dump()), scratch.write("search.json", search.dump())});
   CHECK_THAT(page, Catch::Contains("<h2>Why</h2>") && Catch::Contains("reduce tree depth") &&
                        Catch::Contains("mapping.reduce_k: 3"));
-  CHECK_THAT(page, Catch::Contains("<h2>Search</h2>") && Catch::Contains("3 points, 2 on the Pareto front"));
-  CHECK_THAT(page, Catch::Contains("<title>reduce_k=3: 5000, 1</title>"));
-
-  // A search output without the two objectives the page reads gets a note, not an error.
-  const std::string unreadable =
-      report_of(scratch, {scratch.write("other.json", R"({"version": "0.1.0", "search": {}})")});
-  CHECK_THAT(unreadable, Catch::Contains("<h2>Search</h2>") && Catch::Contains("No chart"));
+  CHECK_THAT(page, Catch::Contains("<h2>Search</h2>") && Catch::Contains("search of quickstart.yaml by coordinate"));
+  // Two feasible points of the front (in colour) and the default; the point without a figure is not drawn.
+  CHECK_THAT(page, Catch::Contains("<title>front: mapping.reduce_k=3: 1, 6000</title>") &&
+                       Catch::Contains("<title>front: mapping.reduce_k=4: 2, 6500</title>") &&
+                       Catch::Contains("<title>default: mapping.reduce_k=2: 1, 5000</title>"));
+  CHECK(count_of(page, "<circle") == 3);
+  CHECK_THAT(page, Catch::Contains("<td>mapping.reduce_k=5</td><td class=\"n\">—</td>"));
 }
 
 TEST_CASE("report refuses what is not a result in one line naming the file, and writes no page", "[cli][report]") {

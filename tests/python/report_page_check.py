@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """`wafersim report` in a real browser: headless Chromium (Debian's `chromium`)
-loads the page of a decode, a serve result and a --heatmaps folder; the page
+loads the page of a decode result (with an explanation), a serve result, a
+search's search.json and a --heatmaps folder; the page
 must render its sections and charts, log nothing to the console (it needs no
 script, and its Content-Security-Policy makes a browser log any script or load)
 and give a non-blank screenshot. Exit 77 (ctest: skipped) when chromium is not
 installed (scripts/setup.sh installs it)."""
+import json
 import os
 import shutil
 import struct
@@ -64,8 +66,20 @@ class ReportPage(unittest.TestCase):
         run("analytic", TINY_DENSE, "--json", decode)
         run("run", TINY_DENSE, "--set", "sim.contention=true", "--heatmaps", maps)
         run("serve", TINY_SERVE, "--json", serve)
+        with open(decode) as handle:
+            explained = json.load(handle)
+        explained["explain"] = {"latency_bound_by": "reduce tree depth"}
+        with open(decode, "w") as handle:
+            json.dump(explained, handle)
+        search = os.path.join(cls.scratch, "search.json")
+        front = [{"values": {"mapping.reduce_k": k}, "objective": speed, "pareto": 1, "file": f"points/{k}.yaml"}
+                 for k, speed in ((2, 5000.0), (3, 6000.0))]
+        with open(search, "w") as handle:
+            json.dump({"version": "0.1.0", "experiment": "tiny.yaml", "strategy": "grid", "default": front[0],
+                       "best": front[1], "objective": {"name": "tokens_per_second_per_user"},
+                       "pareto_against": {"name": "wafers"}, "pareto": front}, handle)
         cls.page = os.path.join(cls.scratch, "report.html")
-        subprocess.run([WAFERSIM, "report", decode, serve, "--heatmaps", maps, "-o", cls.page], check=True)
+        subprocess.run([WAFERSIM, "report", decode, serve, search, "--heatmaps", maps, "-o", cls.page], check=True)
 
     @classmethod
     def tearDownClass(cls):
@@ -73,10 +87,12 @@ class ReportPage(unittest.TestCase):
 
     def test_the_browser_renders_every_section_and_chart(self):
         dom, log = chromium(self.scratch, self.page, "--dump-dom")
-        for title in ("Inputs", "Metrics", "Critical path", "Per layer", "Per step", "Energy", "Serving", "Heatmaps"):
+        for title in ("Inputs", "Why", "Metrics", "Critical path", "Per layer", "Per step", "Energy", "Serving",
+                      "Search", "Heatmaps"):
             self.assertIn(f"<h2>{title}</h2>", dom)
         self.assertGreaterEqual(dom.count("<svg"), 10)
         self.assertIn("<rect", dom)
+        self.assertIn("<circle", dom)
         self.assertIn("throughput per user", dom)
         self.assertIn("compute_busy_fraction, wafer 0", dom)
         self.assertEqual(console_lines(log), [])

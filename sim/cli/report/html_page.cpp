@@ -8,7 +8,7 @@ namespace {
 
 // System fonts only: the page loads nothing.
 const char* const kStyle = R"(
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; line-height: 1.35; }
+body { font-family: sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 1100px; color: #222; line-height: 1.35; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; margin-top: 1.6em; }
 h3 { font-size: 1.05em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }

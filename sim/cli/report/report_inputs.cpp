@@ -54,13 +54,16 @@ ReportInput read_report_input(const std::string& path) {
   nlohmann::json document = parse_json(path);
   const auto has_object = [&](const char* key) { return document.contains(key) && document[key].is_object(); };
   if (!document.is_object() || !document.contains("version"))
-    refuse(path, "not a wafersim result (expected the --json FILE of run, analytic or serve, or a search's output)");
+    refuse(path,
+           "not a wafersim result (expected the --json FILE of run, analytic or serve, or a search's search.json)");
   if (document.contains("fits") && document["fits"] == false)
     refuse(path, "the model does not fit (\"fits\": false): no figures to report");
   if (has_object("metrics") && document.contains("engine")) return {path, ResultKind::kDecode, std::move(document)};
   if (has_object("serving")) return {path, ResultKind::kServe, std::move(document)};
-  if (has_object("search")) return {path, ResultKind::kSearch, std::move(document)};
-  refuse(path, "not a wafersim result: no \"metrics\", \"serving\" or \"search\" object");
+  if (has_object("objective") && has_object("pareto_against") && document.contains("pareto") &&
+      document["pareto"].is_array())
+    return {path, ResultKind::kSearch, std::move(document)};
+  refuse(path, "not a wafersim result: no \"metrics\" (run, analytic), \"serving\" (serve) or \"pareto\" (search)");
 }
 
 HeatmapFolder read_heatmap_folder(const std::string& folder) {

@@ -1,6 +1,6 @@
 #pragma once
 // What `wafersim report` reads: the --json documents of run, analytic and
-// serve (and a search's output), recognised by their keys, and the folders
+// serve and the search.json of `wafersim search`, recognised by their keys, and the folders
 // --heatmaps writes. Each reader throws CommandError (exit 2) with one line
 // naming the file for anything it cannot draw.
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace wafersim::cli {
 enum class ResultKind {
   kDecode,  // run or analytic: "engine" and a "metrics" object
   kServe,   // serve: a "serving" object
-  kSearch   // a design search's output: a "search" object (docs/REPORT.md)
+  kSearch   // `wafersim search`'s search.json: "objective" and "pareto_against" objects, a "pareto" array
 };
 
 struct ReportInput {

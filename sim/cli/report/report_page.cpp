@@ -8,7 +8,7 @@ namespace {
 
 std::string text_at(const nlohmann::json& document, const std::string& path) {
   const nlohmann::json* value = find_path(document, path);
-  if (!value || value->is_null()) return "?";
+  if (!value || value->is_null()) return "—";
   return value->is_string() ? value->get<std::string>() : value->dump();
 }
 
@@ -46,7 +46,7 @@ std::string result_label(const ReportInput& input) {
   else if (input.kind == ResultKind::kServe)
     what += ", serve, max batch " + text_at(document, "experiment.max_batch");
   else
-    what = "search";
+    what = "search of " + text_at(document, "experiment") + " by " + text_at(document, "strategy");
   return file + ": " + what;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The sections of the report page, one file per kind of input: decode results
-// (run, analytic), serve results, a search's output, the "why" of any result
+// (run, analytic), serve results, a search's search.json, the "why" of any result
 // that explains itself, and --heatmaps folders (docs/REPORT.md).
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@ std::string result_label(const ReportInput& input);
 void add_decode_sections(HtmlPage& page, const std::vector<const ReportInput*>& results);
 // Each serve result's figures per request class and its latency percentiles.
 void add_serve_section(HtmlPage& page, const std::vector<const ReportInput*>& results);
-// A search's points and Pareto front.
+// A search's Pareto front, its default and best plans.
 void add_search_section(HtmlPage& page, const std::vector<const ReportInput*>& results);
 // The `explain` object of any result that has one.
 void add_explain_section(HtmlPage& page, const std::vector<ReportInput>& inputs);

@@ -1,10 +1,6 @@
-// The section of a design search's output: its points and Pareto front over two
-// objectives. What it reads is the contract docs/REPORT.md states ("search"
-// object: "objectives", two dotted paths into each point, and "points", each
-// with "pareto" true on the front and an optional "label"); an output without
-// them gets a note saying so instead of a chart.
-#include <algorithm>
-
+// The section of a design search's output (`wafersim search`'s search.json):
+// the Pareto front of its objective against its second figure, the default
+// plan and the best one beside it, and the front's knobs as a table.
 #include <fmt/format.h>
 
 #include "sim/cli/report/report_sections.h"
@@ -14,27 +10,65 @@ namespace wafersim::cli {
 
 namespace {
 
-std::string search_chart(const ReportInput& input) {
-  const nlohmann::json* objectives = find_path(input.document, "search.objectives");
-  const nlohmann::json* points = find_path(input.document, "search.points");
-  if (!objectives || !objectives->is_array() || objectives->size() != 2 || !(*objectives)[0].is_string() ||
-      !(*objectives)[1].is_string() || !points || !points->is_array())
-    return "<p class=\"note\">No chart: the page draws a search's \"objectives\" (two names) over its "
-           "\"points\" (docs/REPORT.md), and this output has not both.</p>\n";
-  const std::string x = (*objectives)[0].get<std::string>(), y = (*objectives)[1].get<std::string>();
-  std::vector<ScatterPoint> drawn;
-  for (size_t i = 0; i < points->size(); ++i) {
-    const std::string at = fmt::format("search.points.{}.", i);
-    const nlohmann::json* label = find_path(input.document, at + "label");
-    const nlohmann::json* pareto = find_path(input.document, at + "pareto");
-    drawn.push_back({number_at(input, at + x), number_at(input, at + y),
-                     label && label->is_string() ? label->get<std::string>() : fmt::format("point {}", i),
-                     pareto && pareto->is_boolean() && pareto->get<bool>()});
+std::string text_of(const nlohmann::json* value) {
+  if (!value || value->is_null()) return "—";
+  return value->is_string() ? value->get<std::string>() : value->dump();
+}
+
+// "mapping.reduce_k=3, hardware.wafers=2": the knobs a point sets.
+std::string knobs(const nlohmann::json* values) {
+  std::string out;
+  if (values && values->is_object())
+    for (const auto& [key, value] : values->items()) out += (out.empty() ? "" : ", ") + key + "=" + text_of(&value);
+  return out;
+}
+
+// A point at `path` ("search.pareto.3", "default") as drawn: nothing when either figure is missing (not feasible).
+void add_point(const ReportInput& input, const std::string& path, const std::string& name, bool on_front,
+               std::vector<ScatterPoint>& points) {
+  const nlohmann::json* objective = find_path(input.document, path + ".objective");
+  const nlohmann::json* second = find_path(input.document, path + ".pareto");
+  if (!objective || !second || objective->is_null() || second->is_null()) return;
+  points.push_back({number_at(input, path + ".pareto"), number_at(input, path + ".objective"),
+                    name + " " + knobs(find_path(input.document, path + ".values")), on_front});
+}
+
+std::string summary(const ReportInput& input) {
+  const nlohmann::json& d = input.document;
+  std::vector<std::vector<std::string>> rows;
+  for (const char* path : {"experiment", "strategy", "evaluated", "objective.name", "pareto_against.name",
+                           "default.objective", "best.objective", "gain_over_default", "default_on_front"})
+    rows.push_back({path, text_of(find_path(d, path))});
+  rows.push_back({"best plan", knobs(find_path(d, "best.values"))});
+  return html_table({"figure", "value"}, rows, {false, true});
+}
+
+std::string front_table(const ReportInput& input) {
+  const nlohmann::json* front = find_path(input.document, "pareto");
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; front && front->is_array() && i < front->size(); ++i) {
+    const std::string at = fmt::format("pareto.{}.", i);
+    rows.push_back(
+        {knobs(find_path(input.document, at + "values")), text_of(find_path(input.document, at + "objective")),
+         text_of(find_path(input.document, at + "pareto")), text_of(find_path(input.document, at + "file"))});
   }
-  const size_t on_front = size_t(std::count_if(drawn.begin(), drawn.end(), [](auto& p) { return p.highlighted; }));
-  return fmt::format("<p class=\"note\">{} points, {} on the Pareto front (in colour, joined).</p>\n", drawn.size(),
-                     on_front) +
-         svg_scatter(drawn, x, y);
+  return html_table({"knobs", text_of(find_path(input.document, "objective.name")),
+                     text_of(find_path(input.document, "pareto_against.name")), "point"},
+                    rows, {false, true, true, false});
+}
+
+std::string search_body(const ReportInput& input) {
+  std::vector<ScatterPoint> points;
+  const nlohmann::json* front = find_path(input.document, "pareto");
+  for (size_t i = 0; front && front->is_array() && i < front->size(); ++i)
+    add_point(input, fmt::format("pareto.{}", i), "front:", true, points);
+  add_point(input, "default", "default:", false, points);
+  return summary(input) +
+         "<p class=\"note\">The Pareto front in colour and joined, the default plan in grey (on the front, it is "
+         "drawn twice); each point's knobs in its tooltip.</p>\n" +
+         svg_scatter(points, text_of(find_path(input.document, "pareto_against.name")),
+                     text_of(find_path(input.document, "objective.name"))) +
+         front_table(input);
 }
 
 }  // namespace
@@ -43,7 +77,7 @@ void add_search_section(HtmlPage& page, const std::vector<const ReportInput*>& r
   if (results.empty()) return;
   std::string body;
   for (const ReportInput* input : results)
-    body += "<h3>" + escape_html(result_label(*input)) + "</h3>\n" + search_chart(*input);
+    body += "<h3>" + escape_html(result_label(*input)) + "</h3>\n" + search_body(*input);
   page.add_section("search", "Search", body);
 }
 
