@@ -94,13 +94,14 @@ std::string bytes_share(uint64_t used, uint64_t of) { return fmt::format("{:.0f}
 // parameter changes nothing, read off the two plans.
 std::string unchanged_because(const WhatIf& with_preset, const WhatIf& base) {
   std::vector<std::string> same, moved;
-  (with_preset.wafers == base.wafers ? same : moved)
-      .push_back(with_preset.wafers == base.wafers ? fmt::format("{} wafer(s)", base.wafers)
-                                                   : fmt::format("wafers {} -> {}", with_preset.wafers, base.wafers));
-  (with_preset.kv_head_copies == base.kv_head_copies ? same : moved)
-      .push_back(with_preset.kv_head_copies == base.kv_head_copies
-                     ? fmt::format("{} KV-head copies", base.kv_head_copies)
-                     : fmt::format("KV-head copies {} -> {}", with_preset.kv_head_copies, base.kv_head_copies));
+  if (with_preset.wafers == base.wafers)
+    same.push_back(fmt::format("{} wafer(s)", base.wafers));
+  else
+    moved.push_back(fmt::format("wafers {} -> {}", with_preset.wafers, base.wafers));
+  if (with_preset.kv_head_copies == base.kv_head_copies)
+    same.push_back(fmt::format("{} KV-head copies", base.kv_head_copies));
+  else
+    moved.push_back(fmt::format("KV-head copies {} -> {}", with_preset.kv_head_copies, base.kv_head_copies));
   if (with_preset.sram_peak_bytes * base.sram_bytes != base.sram_peak_bytes * with_preset.sram_bytes)
     moved.push_back(fmt::format("the fullest tile's SRAM {} -> {}",
                                 bytes_share(with_preset.sram_peak_bytes, with_preset.sram_bytes),
