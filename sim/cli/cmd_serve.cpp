@@ -3,6 +3,7 @@
 #include "models/cycle_limit.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/serve_capacity.h"
 #include "sim/reports/compile.h"
 #include "sim/reports/output.h"
 #include "sim/reports/serve_report.h"
@@ -16,9 +17,12 @@ struct ServeOptions {
   std::string requests_csv;  // --requests-csv FILE
   std::string step_times;    // --step-times FILE
   std::string backend = "analytic";
+  CapacityFlags capacity;  // --capacity: a search over arrival rates instead of one run
 };
 
 void serve(const ServeOptions& options) {
+  if (options.capacity.capacity)
+    return serve_capacity(options.experiment, options.backend, options.step_times, options.capacity);
   const Experiment experiment = load_experiment(options.experiment.file, options.experiment.common.sets);
   const std::unique_ptr<backend::Backend> backend = backend::make_backend(options.backend);
   const auto compile = [&](const Experiment& compiled) {
@@ -59,6 +63,7 @@ void add_serve_command(CLI::App& app) {
                        "plan's workload in this process and scales the closed form to it")
       ->check(CLI::IsMember(backend::backend_names()))
       ->excludes(step_times);
+  add_capacity_options(*command, options->capacity);
   command->callback([options] { serve(*options); });
 }
 
