@@ -61,10 +61,14 @@ Parsed parse(const SearchOptions& options) {
                                           ": the front needs a second figure, not the objective (e.g. wafers)");
   for (const std::string& argument : options.constraints)
     parsed.ranking.constraints.push_back(parse_constraint(argument));
+  const sweep::SlurmOptions& slurm = options.slurm;
+  if (options.backend != "slurm" &&
+      (!slurm.partition.empty() || !slurm.time_limit.empty() || !slurm.memory.empty() || !slurm.extra_args.empty()))
+    throw CommandError(kExitBadInput, "--partition, --time, --mem and --sbatch-arg need --backend slurm");
   const std::vector<std::string>& strategies = strategy_names();
   if (std::find(strategies.begin(), strategies.end(), options.strategy) == strategies.end())
-    throw CommandError(kExitBadInput, "--strategy " + options.strategy + ": unknown strategy (strategies: " +
-                                          config::join(strategies) + ")" +
+    throw CommandError(kExitBadInput, "--strategy " + options.strategy +
+                                          ": unknown strategy (strategies: " + config::join(strategies) + ")" +
                                           config::did_you_mean(options.strategy, strategies));
   return parsed;
 }
@@ -86,9 +90,8 @@ std::string folder_for(const SearchOptions& options) {
   if (!error && absolute == absolute.root_path())
     throw CommandError(kExitBadInput, "-o " + options.out + " is the file-system root; choose a folder for the search");
   // A Slurm task may start in another folder: it is given the search's by its absolute path.
-  std::string folder = options.backend == "slurm"
-                           ? std::filesystem::absolute(options.out).lexically_normal().string()
-                           : options.out;
+  std::string folder =
+      options.backend == "slurm" ? std::filesystem::absolute(options.out).lexically_normal().string() : options.out;
   if (folder.size() > 1 && folder.back() == '/') folder.pop_back();
   return folder;
 }
@@ -109,8 +112,7 @@ std::string changes_text(const nlohmann::json& point, const nlohmann::json& base
 // How many times better the best is than the default: best / default for a
 // figure to raise, default / best for one to lower; null without both.
 nlohmann::json gain(const nlohmann::json& best, const nlohmann::json& base, const Figure& objective) {
-  if (!best["objective"].is_number() || !base["objective"].is_number() || !base["feasible"].get<bool>())
-    return nullptr;
+  if (!best["objective"].is_number() || !base["objective"].is_number() || !base["feasible"].get<bool>()) return nullptr;
   const double b = best["objective"].get<double>(), d = base["objective"].get<double>();
   if (b <= 0 || d <= 0) return nullptr;
   return objective.higher_is_better ? b / d : d / b;
@@ -121,9 +123,8 @@ std::vector<const Evaluated*> leaders(const std::vector<Evaluated>& points, cons
   std::vector<const Evaluated*> feasible;
   for (const Evaluated& point : points)
     if (ranking.score(point)) feasible.push_back(&point);
-  std::stable_sort(feasible.begin(), feasible.end(), [&](const Evaluated* a, const Evaluated* b) {
-    return *ranking.score(*a) > *ranking.score(*b);
-  });
+  std::stable_sort(feasible.begin(), feasible.end(),
+                   [&](const Evaluated* a, const Evaluated* b) { return *ranking.score(*a) > *ranking.score(*b); });
   if (feasible.size() > count) feasible.resize(count);
   return feasible;
 }
@@ -154,38 +155,37 @@ void print_summary(const nlohmann::json& document, const std::string& folder) {
   const std::string objective = document["objective"]["name"];
   const nlohmann::json& base = document["default"];
   const nlohmann::json& best = document["best"];
-  std::cout << fmt::format("search: {} points by {} ({} round(s){}), closed form, in {:.1f} s with {} job(s)\n",
-                           document["evaluated"].get<size_t>(), document["strategy"].get<std::string>(),
-                           document["rounds"].get<size_t>(),
-                           document["strategy"] == "coordinate"
-                               ? fmt::format(", {} pass(es)", document["passes"].get<size_t>())
-                               : std::string(),
-                           document["wall_seconds"].get<double>(), document["jobs"].get<unsigned>());
+  std::cout << fmt::format(
+      "search: {} points by {} ({} round(s){}), closed form, in {:.1f} s with {} job(s)\n",
+      document["evaluated"].get<size_t>(), document["strategy"].get<std::string>(), document["rounds"].get<size_t>(),
+      document["strategy"] == "coordinate" ? fmt::format(", {} pass(es)", document["passes"].get<size_t>())
+                                           : std::string(),
+      document["wall_seconds"].get<double>(), document["jobs"].get<unsigned>());
   std::cout << fmt::format("default: {} {}{}\n", objective, figure_text(base["objective"]),
-                           base["feasible"].get<bool>() ? "" : " (not feasible: " + base["status"].get<std::string>() +
-                                                                   " or outside a constraint)");
+                           base["feasible"].get<bool>()
+                               ? ""
+                               : " (not feasible: " + base["status"].get<std::string>() + " or outside a constraint)");
   if (best.is_null()) {
     std::cout << "best: no point is feasible (each failed, does not fit or breaks a constraint)\n";
   } else {
     const nlohmann::json& ratio = document["gain_over_default"];
-    std::cout << fmt::format("best:    {} {}{}: {}\n", objective, figure_text(best["objective"]),
-                             ratio.is_number()
-                                 ? fmt::format(", {:.3f}x the default ({:+.1f} %)", ratio.get<double>(),
-                                               (ratio.get<double>() - 1) * 100)
-                                 : std::string(),
-                             best["config_hash"] == base["config_hash"] ? "the default itself" : changes_text(best, base));
+    std::cout << fmt::format(
+        "best:    {} {}{}: {}\n", objective, figure_text(best["objective"]),
+        ratio.is_number()
+            ? fmt::format(", {:.3f}x the default ({:+.1f} %)", ratio.get<double>(), (ratio.get<double>() - 1) * 100)
+            : std::string(),
+        best["config_hash"] == base["config_hash"] ? "the default itself" : changes_text(best, base));
   }
   std::cout << fmt::format("pareto front ({} against {}): {} point(s); the default is {}on it\n", objective,
                            document["pareto_against"]["name"].get<std::string>(), document["pareto"].size(),
                            document["default_on_front"].get<bool>() ? "" : "not ");
   for (const nlohmann::json& row : document["verify"])
-    std::cout << fmt::format("verify {}: engine {} against closed form {} ({}){}\n",
-                             row["config_hash"].get<std::string>(), figure_text(row["engine"]),
-                             figure_text(row["closed_form"]),
-                             row["difference"].is_number()
-                                 ? fmt::format("{:+.2f} %", row["difference"].get<double>() * 100)
-                                 : std::string("no figure"),
-                             row["status"] == "ok" ? "" : ": " + row["error"].get<std::string>());
+    std::cout << fmt::format(
+        "verify {}: engine {} against closed form {} ({}){}\n", row["config_hash"].get<std::string>(),
+        figure_text(row["engine"]), figure_text(row["closed_form"]),
+        row["difference"].is_number() ? fmt::format("{:+.2f} %", row["difference"].get<double>() * 100)
+                                      : std::string("no figure"),
+        row["status"] == "ok" ? "" : ": " + row["error"].get<std::string>());
   std::cout << "files: " << folder << "/{points.csv,pareto.csv,search.json,best.yaml}\n";
 }
 
@@ -281,9 +281,7 @@ void add_search_command(CLI::App& app) {
                    "KEY=a,b,c | KEY=range:START:STOP[:STEP] | KEY=log2:START:STOP (repeatable; KEY a parameter or "
                    "section)")
       ->required();
-  command
-      ->add_option("--objective", options->objective,
-                   "What to optimise: " + config::join(objective_names(), " | "))
+  command->add_option("--objective", options->objective, "What to optimise: " + config::join(objective_names(), " | "))
       ->required();
   command->add_option("--constraint", options->constraints,
                       "KEY<=V or KEY>=V on a figure (ttft, wafers, ...) or a result path (repeatable)");
@@ -296,7 +294,8 @@ void add_search_command(CLI::App& app) {
   command->add_option("--seed", options->seed, "Seed of --strategy random")->capture_default_str();
   command->add_option("--jobs", options->jobs, "Points run at once (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
-  command->add_option("-o,--out", options->out, "Output folder: points/, points.csv, pareto.csv, best.yaml, search.json")
+  command
+      ->add_option("-o,--out", options->out, "Output folder: points/, points.csv, pareto.csv, best.yaml, search.json")
       ->required();
   command->add_option("--verify", options->verify, "Run the best N points again with the engine (sim) and compare")
       ->capture_default_str()

@@ -16,7 +16,8 @@ void add_capacity_options(CLI::App& serve, CapacityFlags& flags) {
           ->excludes(serve.get_option("--requests-csv"));
   serve.add_option("--slo", flags.slo, "With --capacity: bounds in ms, e.g. ttft_p99_ms=500,tpot_p99_ms=2")
       ->needs(capacity);
-  serve.add_option("--capacity-seeds", flags.seeds, "With --capacity: serving seeds per step; a step meets when all do")
+  serve
+      .add_option("--capacity-seeds", flags.seeds, "With --capacity: serving seeds per step; a step meets when all do")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u))
       ->needs(capacity);
@@ -28,8 +29,8 @@ void add_capacity_options(CLI::App& serve, CapacityFlags& flags) {
       ->needs(capacity);
 }
 
-void serve_capacity(const ExperimentOptions& experiment, const std::string& backend_name,
-                    const std::string& step_times, const CapacityFlags& flags) {
+void serve_capacity(const ExperimentOptions& experiment, const std::string& backend_name, const std::string& step_times,
+                    const CapacityFlags& flags) {
   if (flags.slo.empty())
     throw CommandError(kExitBadInput, "--capacity needs --slo KEY=MS[,KEY=MS...], e.g. ttft_p99_ms=500,tpot_p99_ms=2");
   CapacityOptions options;

@@ -21,7 +21,7 @@ void add_capacity_options(CLI::App& serve, CapacityFlags& flags);
 
 // Searches the largest rate per class meeting the SLOs, printing each step on
 // stderr and the table on stdout, the JSON to --json.
-void serve_capacity(const ExperimentOptions& experiment, const std::string& backend_name,
-                    const std::string& step_times, const CapacityFlags& flags);
+void serve_capacity(const ExperimentOptions& experiment, const std::string& backend_name, const std::string& step_times,
+                    const CapacityFlags& flags);
 
 }  // namespace wafersim::cli

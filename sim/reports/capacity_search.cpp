@@ -80,8 +80,8 @@ class ClassSearch {
   bool step(const std::string& phase, double rate) {
     CapacityStep step{phase, rate, true, {}};
     for (uint64_t seed : result_.seeds) {
-      const Experiment experiment =
-          load_({"serving." + searched_.name + ".rate_per_s=" + rate_text(rate), "serving.seed=" + std::to_string(seed)});
+      const Experiment experiment = load_(
+          {"serving." + searched_.name + ".rate_per_s=" + rate_text(rate), "serving.seed=" + std::to_string(seed)});
       const ServeOutcome outcome = serve_(experiment);
       result_.model_label = outcome.model_label;
       result_.hardware_label = outcome.hardware_label;
@@ -242,19 +242,21 @@ std::string capacity_step_line(const CapacityOptions& options, const ClassCapaci
   for (size_t b = 0; b < options.slo.size(); ++b)
     figures.push_back(options.slo[b].key + " " + figure_text(worst(step, b)));
   return fmt::format("{} step {}: {} {} sessions/s: {} ({} of {} seeds meet, {} requests; worst {})", searched.name,
-                     searched.steps.size(), step.phase, rate_text(step.rate_per_s),
-                     step.meets ? "meets" : "violates", meeting, step.runs.size(), requests,
-                     config::join(figures));
+                     searched.steps.size(), step.phase, rate_text(step.rate_per_s), step.meets ? "meets" : "violates",
+                     meeting, step.runs.size(), requests, config::join(figures));
 }
 
 std::string capacity_table(const CapacityOptions& options, const CapacityResult& result) {
-  std::string out = fmt::format("{} on {} ({} wafer(s)): capacity under {}, {} seed(s) per step ({}), tolerance {} %\n",
-                                result.model_label, result.hardware_label, result.wafers, slo_text(options),
-                                result.seeds.size(), seeds_text(result.seeds),
-                                config::format_number(options.tolerance * 100));
+  std::string out =
+      fmt::format("{} on {} ({} wafer(s)): capacity under {}, {} seed(s) per step ({}), tolerance {} %\n",
+                  result.model_label, result.hardware_label, result.wafers, slo_text(options), result.seeds.size(),
+                  seeds_text(result.seeds), config::format_number(options.tolerance * 100));
   for (const ClassCapacity& searched : result.classes) {
-    std::vector<Table::Column> columns = {{"step", "", true}, {"phase", "", false}, {"rate", "sessions/s", true},
-                                          {"meets", "", false}, {"seeds meeting", "", true}};
+    std::vector<Table::Column> columns = {{"step", "", true},
+                                          {"phase", "", false},
+                                          {"rate", "sessions/s", true},
+                                          {"meets", "", false},
+                                          {"seeds meeting", "", true}};
     for (const SloBound& bound : options.slo) columns.push_back({bound.key + ", worst seed", "", true});
     Table table(columns);
     for (size_t s = 0; s < searched.steps.size(); ++s) {
@@ -313,12 +315,11 @@ nlohmann::json capacity_json(const Experiment& experiment, const CapacityOptions
                               {"violating_rate_per_s", optional(searched.violating_rate_per_s)},
                               {"steps", steps}};
   }
-  return {{"capacity",
-           {{"slo", slo}, {"seeds", result.seeds}, {"tolerance", options.tolerance}, {"classes", classes}}},
-          {"experiment",
-           {{"model", result.model_label}, {"hardware", result.hardware_label}, {"wafers", result.wafers}}},
-          {"config_hash", experiment.config.hash()},
-          {"version", version()}};
+  return {
+      {"capacity", {{"slo", slo}, {"seeds", result.seeds}, {"tolerance", options.tolerance}, {"classes", classes}}},
+      {"experiment", {{"model", result.model_label}, {"hardware", result.hardware_label}, {"wafers", result.wafers}}},
+      {"config_hash", experiment.config.hash()},
+      {"version", version()}};
 }
 
 }  // namespace wafersim::reports

@@ -33,8 +33,8 @@ std::vector<Row> feasible_rows(const Csv& csv, const std::string& second) {
   std::vector<Row> rows;
   for (const auto& row : csv.rows)
     if (row[csv.column("feasible")] == "true")
-      rows.push_back({std::stod(row[csv.column(kObjective)]), std::stod(row[csv.column(second)]),
-                      row[csv.column("config_hash")]});
+      rows.push_back(
+          {std::stod(row[csv.column(kObjective)]), std::stod(row[csv.column(second)]), row[csv.column("config_hash")]});
   return rows;
 }
 
@@ -72,8 +72,7 @@ TEST_CASE("a grid search's best plan is the fastest point and runs again as repo
 TEST_CASE("coordinate descent reaches the grid's best on a small space with fewer points", "[cli][search]") {
   Scratch scratch;
   std::vector<std::string> grid_arguments = kGridAxes, coordinate_arguments = kGridAxes;
-  for (const char* a : {"--objective", "tokens_per_second_per_user", "--strategy", "grid"})
-    grid_arguments.push_back(a);
+  for (const char* a : {"--objective", "tokens_per_second_per_user", "--strategy", "grid"}) grid_arguments.push_back(a);
   for (const char* a : {"--objective", "tokens_per_second_per_user", "--strategy", "coordinate"})
     coordinate_arguments.push_back(a);
   REQUIRE(search(scratch.path() / "grid", grid_arguments).exit_code == 0);
@@ -143,10 +142,11 @@ TEST_CASE("values that do not combine are listed as invalid and the search goes 
 
 TEST_CASE("a random search is seeded and resumes without running its points again", "[cli][search]") {
   Scratch scratch;
-  const std::vector<std::string> arguments = {
-      "--vary",      "mapping.ktree_levels=1,2,3", "--vary", "mapping.region_aspect=0.25,0.5,1,2,4",
-      "--objective", "tokens_per_second",          "--strategy", "random",
-      "--points",    "6"};
+  const std::vector<std::string> arguments = {"--vary",      "mapping.ktree_levels=1,2,3",
+                                              "--vary",      "mapping.region_aspect=0.25,0.5,1,2,4",
+                                              "--objective", "tokens_per_second",
+                                              "--strategy",  "random",
+                                              "--points",    "6"};
   auto with_seed = [&](const std::string& seed) {
     std::vector<std::string> all = arguments;
     all.push_back("--seed");

@@ -76,8 +76,9 @@ void run_locally(const sweep::SweepPlan& plan, const std::vector<const sweep::Po
       });
   sweep::remove_temporary_files(points_dir);
   if (summary.interrupted)
-    throw CommandError(kExitInterrupted, "search interrupted; continue it with the same command and --resume "
-                                         "(the points already run are kept)");
+    throw CommandError(kExitInterrupted,
+                       "search interrupted; continue it with the same command and --resume "
+                       "(the points already run are kept)");
 }
 
 }  // namespace
@@ -154,12 +155,16 @@ void Evaluator::check_values() {
 
 std::vector<const Evaluated*> Evaluator::evaluate(const std::vector<Choice>& choices) {
   std::vector<size_t> found, fresh;
+  bool new_points = false;  // this batch adds points: a round, whether they run now or were run before
   for (const Choice& choice : choices) {
     auto same_choice = [&](const Evaluated& e) { return e.choice == choice; };
     auto known = std::find_if(evaluated_.begin(), evaluated_.end(), same_choice);
     if (known == evaluated_.end()) {
       std::optional<sweep::Point> planned = plan_point_or_refusal(choice);
       if (!planned) {
+        rounds_ += new_points ? 0 : 1;
+        new_points = true;
+        evaluated_.back().round = rounds_;
         found.push_back(evaluated_.size() - 1);
         continue;
       }
@@ -168,7 +173,8 @@ std::vector<const Evaluated*> Evaluator::evaluate(const std::vector<Choice>& cho
       known = std::find_if(evaluated_.begin(), evaluated_.end(),
                            [&](const Evaluated& e) { return e.point.hash == point.hash; });
       if (known == evaluated_.end()) {
-        if (fresh.empty()) ++rounds_;
+        rounds_ += new_points ? 0 : 1;
+        new_points = true;
         const std::string base = points_dir_ + "/" + point.hash;
         write_text_atomically(base + ".yaml", point.yaml);
         std::optional<nlohmann::json> record = sweep::read_point_record(base + ".json");
@@ -206,8 +212,8 @@ void Evaluator::run_on_slurm(const std::vector<size_t>& indices) {
   std::vector<std::string> hashes;
   for (size_t index : indices) hashes.push_back(evaluated_[index].point.hash);
   const sweep::Submission submission = sweep::submit_array(settings_.folder, hashes, settings_.slurm);
-  std::cerr << fmt::format("search: round {}: Slurm job {}, {} task(s) (logs: {}/slurm/)\n", rounds_,
-                           submission.job_id, hashes.size(), settings_.folder);
+  std::cerr << fmt::format("search: round {}: Slurm job {}, {} task(s) (logs: {}/slurm/)\n", rounds_, submission.job_id,
+                           hashes.size(), settings_.folder);
   // The next round depends on this one: wait for the array to end, asking
   // the controller every few seconds.
   for (double pause = 1; sweep::unfinished_tasks(submission) > 0; pause = std::min(pause * 2, 10.0))

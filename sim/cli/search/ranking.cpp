@@ -119,14 +119,15 @@ nlohmann::json point_json(const std::vector<std::string>& columns, const Evaluat
     const std::optional<double> value = figure_of(point, f);
     return value ? nlohmann::json(*value) : nlohmann::json();
   };
-  return {{"config_hash", point.point.hash},
-          {"values", values},
-          {"objective", figure(ranking.objective)},
-          {"pareto", figure(ranking.pareto)},
-          {"feasible", ranking.score(point).has_value()},
-          {"status", point.record.value("status", "")},
-          {"round", point.round},
-          {"file", point.point.hash.empty() ? nlohmann::json() : nlohmann::json("points/" + point.point.hash + ".yaml")}};
+  return {
+      {"config_hash", point.point.hash},
+      {"values", values},
+      {"objective", figure(ranking.objective)},
+      {"pareto", figure(ranking.pareto)},
+      {"feasible", ranking.score(point).has_value()},
+      {"status", point.record.value("status", "")},
+      {"round", point.round},
+      {"file", point.point.hash.empty() ? nlohmann::json() : nlohmann::json("points/" + point.point.hash + ".yaml")}};
 }
 
 }  // namespace wafersim::cli::search

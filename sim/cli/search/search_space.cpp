@@ -162,8 +162,8 @@ const std::vector<std::string>& objective_names() {
 Figure objective_figure(const std::string& name) {
   const std::vector<std::string>& names = objective_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    refuse("--objective", name, "unknown objective (objectives: " + config::join(names) + ")" +
-                                    config::did_you_mean(name, names));
+    refuse("--objective", name,
+           "unknown objective (objectives: " + config::join(names) + ")" + config::did_you_mean(name, names));
   return *find_figure(name);
 }
 
@@ -183,8 +183,9 @@ Constraint parse_constraint(const std::string& argument) {
   constraint.at_most = at != std::string::npos;
   if (!constraint.at_most) at = argument.find(">=");
   if (at == std::string::npos || at == 0)
-    refuse("--constraint", argument, "expects KEY<=VALUE or KEY>=VALUE (KEY: a figure such as ttft or wafers, or a "
-                                     "result path such as metrics.per_token_latency_us.p99)");
+    refuse("--constraint", argument,
+           "expects KEY<=VALUE or KEY>=VALUE (KEY: a figure such as ttft or wafers, or a "
+           "result path such as metrics.per_token_latency_us.p99)");
   const std::string key = argument.substr(0, at);
   const std::string text = argument.substr(at + 2);
   char* end = nullptr;
