@@ -54,8 +54,8 @@ TEST_CASE("serve --capacity finds a real-time rate that meets the SLO and a tent
 }
 
 TEST_CASE("bad --slo values are refused in one line naming --slo", "[cli][serve][capacity]") {
-  for (const char* slo : {"ttft_p99=500", "ttft_p98_ms=500", "ttft_p99_ms=-1", "ttft_p99_ms=500,ttft_p99_ms=4",
-                                 "ttft_p99_ms=abc", ""}) {
+  for (const char* slo :
+       {"ttft_p99=500", "ttft_p98_ms=500", "ttft_p99_ms=-1", "ttft_p99_ms=500,ttft_p99_ms=4", "ttft_p99_ms=abc", ""}) {
     const Outcome outcome = run_wafersim({"serve", coding_assistant(), "--capacity", "--slo", slo});
     INFO(slo << ": " << outcome.err);
     CHECK(outcome.exit_code == 2);
