@@ -173,7 +173,8 @@ TEST_CASE("a random search is seeded and resumes without running its points agai
   CHECK(read_csv(scratch.path() / "a" / "points.csv").values("config_hash") == a);
 }
 
-TEST_CASE("--verify runs the best point with the engine and reports the closed form's distance", "[cli][search]") {
+TEST_CASE("a search's --verify runs the best point with the engine and reports the closed form's distance",
+          "[cli][search]") {
   Scratch scratch;
   const Outcome outcome = search(scratch.path(), {"--vary", "mapping.ktree_levels=1,2", "--objective",
                                                   "tokens_per_second_per_user", "--strategy", "grid", "--verify", "1"});
