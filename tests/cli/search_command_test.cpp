@@ -2,7 +2,9 @@
 // milliseconds a point): the best plan, the Pareto front, constraints,
 // strategies, resume, --verify and the refusals of bad arguments.
 #include <algorithm>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -215,4 +217,23 @@ TEST_CASE("bad search arguments are refused in one line naming the argument", "[
     CHECK_THAT(outcome.err, Catch::Contains(expected));
     CHECK(!std::filesystem::exists(scratch.path() / "points.csv"));
   }
+}
+
+TEST_CASE("for Llama 3.1 8B on one WSE-3 a search finds a plan faster than the default and says by how much",
+          "[cli][search]") {
+  Scratch scratch;
+  const Outcome outcome =
+      run_wafersim({"search", std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml", "--vary",
+                    "mapping.region_aspect=0.25,1", "--vary", "mapping.strips=0,6", "--objective",
+                    "tokens_per_second_per_user", "--strategy", "grid", "--jobs", "2", "-o", scratch.path().string()});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const nlohmann::json document = read_json(scratch.path() / "search.json");
+  const double gain = document["gain_over_default"].get<double>();
+  CHECK(gain > 1);
+  CHECK(document["best"]["objective"].get<double>() ==
+        Approx(document["default"]["objective"].get<double>() * gain).epsilon(1e-12));
+  std::ostringstream reported;
+  reported << std::fixed << std::setprecision(1) << "(+" << (gain - 1) * 100 << " %)";
+  CHECK_THAT(outcome.out, Catch::Contains(reported.str()));
 }
