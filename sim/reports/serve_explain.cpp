@@ -42,7 +42,8 @@ nlohmann::json class_losses(const ServeOutcome& outcome) {
 // the entry, or paused), and inside it (entry to the LM head).
 nlohmann::json item_times(double wait_cycles, double pipeline_cycles, uint64_t items, double clock_hz) {
   const double per_item_ms = items > 0 ? 1e3 / (clock_hz * double(items)) : 0;
-  return {{"items", items}, {"waiting_ms", wait_cycles * per_item_ms}, {"in_pipeline_ms", pipeline_cycles * per_item_ms}};
+  return {
+      {"items", items}, {"waiting_ms", wait_cycles * per_item_ms}, {"in_pipeline_ms", pipeline_cycles * per_item_ms}};
 }
 
 bool helps(const nlohmann::json& what_if) {
@@ -132,8 +133,9 @@ std::string serve_explain_table(const nlohmann::json& explain) {
   if (binding == "max_batch")
     text += "  binding      serving.scheduler.max_batch, not the wafer: " + held + "\n";
   else if (binding == "entry")
-    text += "  binding      the pipeline's entry, not serving.scheduler.max_batch (doubling it does not help): " +
-            waits + "; " + held + "\n";
+    text +=
+        "  binding      the pipeline's entry, not serving.scheduler.max_batch (doubling it does not help): " + waits +
+        "; " + held + "\n";
   else if (binding == "kv_share")
     text += "  binding      the KV share, not the wafer: " + held + "\n";
   else if (binding == "pipeline")

@@ -49,7 +49,8 @@ TEST_CASE("serve --explain names the overload's binding limit and the class that
     }
   CHECK(background);
   // Decode steps wait longer to enter the pipeline than they take in it.
-  CHECK(explained["decode_token"]["waiting_ms"].get<double>() > explained["decode_token"]["in_pipeline_ms"].get<double>());
+  CHECK(explained["decode_token"]["waiting_ms"].get<double>() >
+        explained["decode_token"]["in_pipeline_ms"].get<double>());
 }
 
 TEST_CASE("serve --explain finds nothing binding under a light load", "[cli][explain][serve]") {
