@@ -278,7 +278,7 @@ class PlanCompiler {
     const ModelSpec& m = plan_.model;
     const MappingOptions& options = plan_.options;
     if (options.dataflow != Dataflow::Distributed || options.attention != AttentionLayout::Groups) return 1;
-    if (m.n_kv_heads == 0 || m.n_heads % m.n_kv_heads != 0) return 1;
+    if (m.cached_kv_heads() == 0 || m.n_heads % m.cached_kv_heads() != 0) return 1;
     auto block_holds = [&](uint32_t copies) {
       const uint64_t block_bytes = uint64_t(options.layer_columns) * options.layer_rows * tile_budget_;
       const std::vector<RegionNeed> needs = region_needs(m, max_context_, copies);
@@ -292,9 +292,9 @@ class PlanCompiler {
       const uint32_t needed = lower_bound_wafers(copies);
       return needed > 0 && needed <= wafers;
     };
-    uint32_t copies = mapping::kv_head_copies(m.n_kv_heads, m.n_heads, UINT32_MAX, UINT32_MAX);
+    uint32_t copies = mapping::kv_head_copies(m.cached_kv_heads(), m.n_heads, UINT32_MAX, UINT32_MAX);
     while (copies > 1 && !fits(copies))
-      copies = mapping::kv_head_copies(m.n_kv_heads, m.n_heads, UINT32_MAX, copies - 1);
+      copies = mapping::kv_head_copies(m.cached_kv_heads(), m.n_heads, UINT32_MAX, copies - 1);
     return copies;
   }
 
@@ -672,6 +672,26 @@ namespace {
 Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
                        const MappingOptions& options, Refusal refusal = Refusal::Explained);
 
+// Latent attention has one KV head for all the query heads: a group that
+// attends with many of them keeps their queries and partials (about 2 KB per
+// head) on every tile, which one copy of the cache cannot hold for
+// DeepSeek-V3's 128 heads. So the copies go up from the bound's pick, each
+// count dividing the query heads, until a plan fits; only the last count's
+// refusal reaches the user.
+Plan compile_latent_copies(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                           MappingOptions options) {
+  for (;;) {
+    uint32_t more = options.kv_head_copies + 1;
+    while (more <= model.n_heads && model.n_heads % more != 0) ++more;
+    if (more > model.n_heads) return compile_with_axis(hw, model, workload, options);
+    try {
+      return compile_with_axis(hw, model, workload, options, Refusal::Unexplained);
+    } catch (const DoesNotFitError&) {
+      options.kv_head_copies = more;
+    }
+  }
+}
+
 // The plan compile_plan takes, without its programs: the candidates it
 // compares differ in wafers only, and a program set costs 8 bytes per tile of
 // every wafer (gigabytes for hundreds of wafers), so only the chosen plan gets one.
@@ -686,6 +706,7 @@ Plan choose_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadS
   const PlanCompiler first(hw, model, workload, options);
   MappingOptions copies = options;
   copies.kv_head_copies = first.kv_head_copies();
+  if (model.is_mla()) return compile_latent_copies(hw, model, workload, copies);
   if (copies.kv_head_copies == 1) return compile_with_axis(hw, model, workload, copies);
   MappingOptions one_copy = options;
   one_copy.kv_head_copies = 1;
@@ -700,7 +721,8 @@ Plan choose_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadS
   if (plan.hw.wafers <= first.wafers_at_least()) return plan;
   Plan single = compile_with_axis(hw, model, workload, one_copy);
   while (plan.hw.wafers > single.hw.wafers) {
-    copies.kv_head_copies = kv_head_copies(model.n_kv_heads, model.n_heads, UINT32_MAX, copies.kv_head_copies - 1);
+    copies.kv_head_copies =
+        kv_head_copies(model.cached_kv_heads(), model.n_heads, UINT32_MAX, copies.kv_head_copies - 1);
     if (copies.kv_head_copies == 1) return single;
     plan = compile_with_axis(hw, model, workload, copies);
   }

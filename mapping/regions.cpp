@@ -191,10 +191,13 @@ uint64_t add_qkv_slices(ChainBuilder& chain, const ModelSpec& m, bool along_row,
 // softmax once the partials are combined.
 AttentionShape attention_shape(const ModelSpec& m, uint32_t layer, uint64_t max_context = 0) {
   const bool windowed = m.sliding_window > 0 && m.attended_positions(layer, ~0ull >> 1) == m.sliding_window;
-  AttentionShape shape{m.n_heads,  m.n_kv_heads,
+  AttentionShape shape{m.n_heads,  m.cached_kv_heads(),
                        m.head_dim, windowed ? m.sliding_window : 0,
                        m.kv_dtype, workloads::attention_flops_per_score(m),
                        {}};
+  shape.key_dim = m.attention_key_dim();
+  shape.value_dim = m.attention_value_dim();
+  shape.entry_dim = m.cached_entry_dim();
   if (max_context > 0) shape.max_positions = m.attended_positions(layer, max_context);
   if (m.attention_sinks)
     shape.sinks = Work{uint64_t(m.n_heads) * ElementwiseFlops::kSoftmax, dtype_bytes(m.weight_dtype, m.n_heads), 0};
@@ -330,6 +333,89 @@ SliceLayer slice_layer(const RegionContext& context) {
           context.last_position_out};
 }
 
+// Multi-head latent attention (model.mla), absorbed, from the input norm's
+// slices on the root column to the attention output's on the root row's
+// groups, then through W_UV and W_O back to the root column (docs/MAPPING.md,
+// "Multi-head latent attention"). Attention is one latent KV head of key
+// width kv_lora_rank + qk_rope_head_dim and value width kv_lora_rank, whose
+// copies (mapping.kv_head_copies) share out the query heads.
+void add_latent_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context,
+                          const SliceLayer& how) {
+  const Dtype w = m.weight_dtype, act = m.activation_dtype;
+  const workloads::MlaSpec& mla = m.mla;
+  const uint64_t heads = m.n_heads, entry = m.cached_entry_dim();
+  const uint64_t latents = uint64_t(mla.q_lora_rank) + mla.kv_lora_rank;
+  // Both latents and the rope key as slices on the root row; W_D's rows are
+  // ordered so that every root-row tile holds an even share of each.
+  chain.add("latent_proj", [&](const StepEnv& env) {
+    return how.gemvs.column_to_row(env, GemvShape::matrix(m.d_model, latents + mla.qk_rope_head_dim, w));
+  });
+  const BlockGeometry& g = chain.geo();
+  const uint64_t latent_slice = g.largest_column_share(mla.q_lora_rank) + g.largest_column_share(mla.kv_lora_rank);
+  const uint64_t rope_slice = g.largest_column_share(mla.qk_rope_head_dim);
+  // The two RMSNorms over the row: each tile's sums of squares of its share of
+  // either latent, the two fp32 sums all-reduced along the row, the scaling;
+  // the norm vectors are stored with the scaling, as slices on the row.
+  const uint64_t sums_bytes = sum_bytes(2);
+  const uint64_t stats_flops = workloads::norm_statistics_flops_per_element(workloads::NormKind::RMSNorm);
+  chain.add("latent_norm_stats", [&](const StepEnv& env) {
+    return column_compute_step(env, Work{latent_slice * stats_flops, chain.gemv_sum_bytes(latent_slice), sums_bytes},
+                               act, /*along_row=*/true);
+  });
+  chain.add("latent_norm_reduce",
+            [&](const StepEnv& env) { return gather_row_step(env, sums_bytes, /*reduce=*/true); });
+  chain.add("latent_norm_broadcast", [&](const StepEnv& env) { return row_broadcast_step(env, sums_bytes); });
+  const Work scale{latent_slice * workloads::norm_scaling_flops_per_element(workloads::NormKind::RMSNorm),
+                   chain.gemv_sum_bytes(latent_slice) + dtype_bytes(w, latent_slice) + sums_bytes,
+                   dtype_bytes(act, latent_slice)};
+  chain.add("latent_norm_scale",
+            [&](const StepEnv& env) { return column_compute_step(env, scale, act, /*along_row=*/true, latents, w); });
+  chain.add("rotary_key", [&](const StepEnv& env) {
+    return column_compute_step(
+        env,
+        Work{rope_slice * ElementwiseFlops::kRotary, chain.gemv_sum_bytes(rope_slice), dtype_bytes(act, rope_slice)},
+        act, /*along_row=*/true);
+  });
+  // Every head's non-rotary and rope query on the root column; rotary turns the rope parts.
+  const uint64_t q_width = heads * (uint64_t(m.head_dim) + mla.qk_rope_head_dim);
+  chain.add("q_up_proj", [&](const StepEnv& env) {
+    return how.gemvs.row_to_column(env, GemvShape::matrix(mla.q_lora_rank, q_width, w));
+  });
+  const uint64_t q_slice = g.largest_row_share(q_width),
+                 q_rope_slice = g.largest_row_share(heads * mla.qk_rope_head_dim);
+  chain.add("rotary_query", [&](const StepEnv& env) {
+    return column_compute_step(
+        env, Work{q_rope_slice * ElementwiseFlops::kRotary, chain.gemv_sum_bytes(q_slice), dtype_bytes(act, q_slice)},
+        act);
+  });
+  // W_UK absorbed: each head's non-rotary query through its own 128 x 512
+  // block into the latent space, the heads' blocks spread over the block's
+  // tiles. The rope queries reach the root row with the latent queries (the
+  // move is not charged: docs/MAPPING.md).
+  chain.add("q_absorb", [&](const StepEnv& env) {
+    return how.gemvs.column_to_row(env, GemvShape::matrix(heads * m.head_dim, heads * mla.kv_lora_rank, w)
+                                            .with_stored(heads * m.head_dim * mla.kv_lora_rank));
+  });
+  const uint32_t copies = kv_head_copies(1, m.n_heads, g.cols, how.kv_head_copies);
+  // Each root-row tile's slice of the absorbed queries and of the cache entry.
+  const uint64_t slice = g.largest_column_share(heads * entry + entry);
+  chain.add("attention", [&](const StepEnv& env) {
+    AttentionShape shape = attention_shape(m, layer, max_context);
+    shape.kv_copies = copies;
+    return row_attention_step(env, shape, dtype_bytes(act, slice));
+  });
+  // W_UV then W_O, from the heads' latent outputs on the root row to the
+  // residual stream's slices on the root column: the two factors as one
+  // GEMV holding both (the move of the heads' values between them is not
+  // charged: docs/MAPPING.md).
+  const uint64_t v_width = heads * mla.v_head_dim;
+  chain.add("o_proj", [&](const StepEnv& env) {
+    return how.gemvs.row_to_column(env, GemvShape::matrix(heads * mla.kv_lora_rank, m.d_model, w)
+                                            .with_stored(uint64_t(mla.kv_lora_rank) * v_width + v_width * m.d_model)
+                                            .with_bias(m.o_bias, w));
+  });
+}
+
 // Attention half of a layer on slices, up to the MLP norm's scaled slices on the root column.
 void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t layer, uint64_t max_context,
                                const SliceLayer& how) {
@@ -340,9 +426,15 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
       return column_broadcast_step(env, dtype_bytes(act, m.d_model), dtype_bytes(act, d_slice));
     });
   // Every norm vector of the layer (and the sinks) is stored with the input norm's scaling, as the root dataflow
-  // stores them with its input norm.
+  // stores them with its input norm. With latent attention the latents' norm vectors are stored with their own scaling.
+  const uint64_t latent_norms = m.is_mla() ? uint64_t(m.mla.q_lora_rank) + m.mla.kv_lora_rank : 0;
   add_slice_norm(chain, m, false, "input_norm_stats", "input_norm_reduce", "input_norm_broadcast", "input_norm_scale",
-                 workloads::layer_vector_params(m, layer));
+                 workloads::layer_vector_params(m, layer) - latent_norms);
+  if (m.is_mla()) {
+    add_latent_attention(chain, m, layer, max_context, how);
+    add_slice_norm(chain, m, true, "residual_norm_stats", "mlp_norm_reduce", "mlp_norm_broadcast", "mlp_norm_scale", 0);
+    return;
+  }
   // QKV as slices on the root row. W_QKV's rows are ordered so that the slice
   // of root-row column j belongs to the attention group that owns column j
   // (its queries, and its KV head's key and value in the head's first copy),

@@ -24,8 +24,9 @@ uint64_t act_bytes(const StepEnv& env, uint64_t elements) { return dtype_bytes(e
 // One tile's block of a GEMV, costed as the graph costs the whole matrix: it
 // reads its weights (and bias) and its input slice and writes its partial sums.
 Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, uint64_t block_out, bool bias) {
-  return Work{workloads::matmul_flops(block_in, block_out, bias),
-              dtype_bytes(shape.weight, block_in * block_out) + (bias ? dtype_bytes(shape.bias_dtype, block_out) : 0) +
+  const uint64_t weights = shape.block_weights(block_in, block_out);
+  return Work{workloads::ElementwiseFlops::kMultiplyAdd * weights + (bias ? block_out : 0),
+              dtype_bytes(shape.weight, weights) + (bias ? dtype_bytes(shape.bias_dtype, block_out) : 0) +
                   act_bytes(env, block_in),
               dtype_bytes(env.partial_sum, block_out)};
 }
@@ -192,7 +193,7 @@ class GemvToColumn final : public GemvToColumnStep {
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     const BlockGeometry& g = env_.geo;
-    return g.row_share(shape_.d_out, i) * g.column_share(shape_.d_in, j);
+    return shape_.block_weights(g.row_share(shape_.d_out, i), g.column_share(shape_.d_in, j));
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
@@ -264,7 +265,7 @@ class GemvToRow final : public GemvToRowStep {
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
     const BlockGeometry& g = env_.geo;
-    return g.row_share(shape_.d_in, i) * g.column_share(shape_.d_out, j);
+    return shape_.block_weights(g.row_share(shape_.d_in, i), g.column_share(shape_.d_out, j));
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
@@ -417,15 +418,15 @@ class Attention final : public AttentionStep {
         shape_(shape) {
     const BlockGeometry& g = env.geo;
     const uint64_t queries = groups().queries_per_group;
-    row_bytes_ = act_bytes(env, uint64_t(shape.n_heads + 2 * shape.n_kv_heads) * shape.head_dim);
-    kv_bytes_ = act_bytes(env, 2ull * groups().heads_per_group * shape.head_dim);
-    column_bytes_ = act_bytes(env, queries * shape.head_dim) + kv_bytes_;
+    row_bytes_ = act_bytes(env, uint64_t(shape.n_heads) * shape.key_dim + uint64_t(shape.n_kv_heads) * shape.entry_dim);
+    kv_bytes_ = act_bytes(env, uint64_t(groups().heads_per_group) * shape.entry_dim);
+    column_bytes_ = act_bytes(env, queries * shape.key_dim) + kv_bytes_;
     // Flash-decoding partial per query head: the weighted sum (activation format) and its max and sum (fp32).
-    partial_bytes_ = queries * (act_bytes(env, shape.head_dim) + 2 * 4);
+    partial_bytes_ = queries * (act_bytes(env, shape.value_dim) + 2 * 4);
     fixed_ = Work{0, column_bytes_, partial_bytes_};
     // Per position: q.k, softmax and p.v of each query head of the group.
     per_position_ = Work{queries * shape.flops_per_score,
-                         dtype_bytes(shape.kv, 2ull * groups().heads_per_group * shape.head_dim), 0};
+                         dtype_bytes(shape.kv, uint64_t(groups().heads_per_group) * shape.entry_dim), 0};
     const uint32_t column_levels = tree_patterns(g.rows);
     // Partials reduce down each column.
     column_tree_.along_row = false;
@@ -486,7 +487,7 @@ class Attention final : public AttentionStep {
     tags_used_ = uint16_t(patterns_ + group_levels + along);
     // With copies a group's own multicast carries its query heads only.
     along_bytes_ = copied() ? column_bytes_ - kv_bytes_ : column_bytes_;
-    out_bytes_ = act_bytes(env, queries * shape.head_dim);
+    out_bytes_ = act_bytes(env, queries * shape.value_dim);
     // Each group's first column adds the sink logits of the group's query heads.
     if (shape.n_heads > 0 && shape.sinks.flops > 0) {
       const uint64_t heads = queries;

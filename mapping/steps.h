@@ -308,8 +308,26 @@ struct GemvShape {
     return shape;
   }
 
-  uint64_t elements() const { return d_in * d_out + (bias ? d_out : 0); }
-  uint64_t bytes() const { return dtype_bytes(weight, d_in * d_out) + (bias ? dtype_bytes(bias_dtype, d_out) : 0); }
+  // A matrix that stores fewer than d_in x d_out elements: the per-head
+  // blocks of latent attention's absorbed products, or two factors applied
+  // one after the other (W_O after W_UV). Its elements are spread evenly over
+  // the block's tiles, each tile's share in proportion to its dense block.
+  GemvShape with_stored(uint64_t elements) const {
+    GemvShape shape = *this;
+    shape.stored = elements;
+    return shape;
+  }
+  // Weight elements of a tile whose dense block is rows x cols (rounded up).
+  uint64_t block_weights(uint64_t rows, uint64_t cols) const {
+    return stored == 0 ? rows * cols : (rows * cols * stored + d_in * d_out - 1) / (d_in * d_out);
+  }
+
+  uint64_t weights() const { return stored == 0 ? d_in * d_out : stored; }
+  uint64_t elements() const { return weights() + (bias ? d_out : 0); }
+  uint64_t bytes() const { return dtype_bytes(weight, weights()) + (bias ? dtype_bytes(bias_dtype, d_out) : 0); }
+
+ private:
+  uint64_t stored = 0;  // 0: dense
 };
 std::unique_ptr<Step> gemv_to_column_step(const StepEnv& env, const GemvShape& shape, int32_t input_tag = -1);
 // The same with x already spread as slices on the root row (Front::Row, slice
@@ -357,6 +375,12 @@ struct AttentionShape {
   // Copies of each KV head's cache (row_attention_step only; kv_groups.h):
   // each attends with its own share of the head's query heads.
   uint32_t kv_copies = 1;
+  // Widths per query head of its key (what a score multiplies) and its value,
+  // and the elements one position of one KV head keeps: head_dim, head_dim and
+  // 2 x head_dim; with latent attention (absorbed) the latent plus the rope
+  // key, the latent, and the two as one entry (AttentionStep; grid attention
+  // reads head_dim).
+  uint32_t key_dim = 0, value_dim = 0, entry_dim = 0;
 };
 std::unique_ptr<Step> attention_step(const StepEnv& env, const AttentionShape& shape);
 // The same between slices on the root row (Front::Row to Front::Row): each

@@ -197,13 +197,14 @@ class GraphBuilder {
     return matmul(matrices, find(matrices, prefix + "down_proj"), layer, n, {activated});
   }
 
-  uint32_t build_layer(uint32_t layer_index, const AttentionWork& work, uint32_t stream) {
-    const int32_t layer = int32_t(layer_index);
-    const std::vector<MatrixSpec> matrices = layer_matrices(model_, layer_index);
+  // The queries and the cache entry attention reads, after the layer's input norm.
+  struct AttentionInputs {
+    uint32_t q = 0, cached = 0;
+  };
+
+  AttentionInputs build_qkv(const std::vector<MatrixSpec>& matrices, int32_t layer, uint32_t attn_in) {
     const uint64_t n = rows_.size(), hd = model_.head_dim;
     const uint64_t q_width = model_.n_heads * hd, kv_width = model_.n_kv_heads * hd;
-
-    const uint32_t attn_in = norm("attn_norm", layer, n, stream);
     uint32_t q = matmul(matrices, find(matrices, "q_proj"), layer, n, {attn_in});
     uint32_t k = matmul(matrices, find(matrices, "k_proj"), layer, n, {attn_in});
     const uint32_t v = matmul(matrices, find(matrices, "v_proj"), layer, n, {attn_in});
@@ -225,15 +226,79 @@ class GraphBuilder {
       op.deps = q == k ? std::vector<uint32_t>{q} : std::vector<uint32_t>{q, k};
       q = k = push(std::move(op));
     }
-
-    const uint64_t position_bytes = kv_bytes_per_position(model_);
-    const uint64_t key_bytes = position_bytes / 2, value_bytes = position_bytes - key_bytes;
     GraphOp append = make("kv_append", OpKind::KvAppend, layer, {n, 2 * kv_width}, {n, 2 * kv_width});
-    append.kv_bytes_written = n * position_bytes;
+    append.kv_bytes_written = n * kv_bytes_per_position(model_);
     append.activation_bytes_in = act(2 * n * kv_width);
     append.deps = {k, v};
-    const uint32_t cached = push(std::move(append));
+    return {q, push(std::move(append))};
+  }
 
+  // A per-head product of latent attention run absorbed (DeepSeek-V2, section
+  // 2.1.3): each of the n_heads heads multiplies its own `in` elements by its
+  // block of the matrix, so the op reads n_heads x `in` and writes n_heads x
+  // the block's outputs, with the matrix's weights and FLOPs.
+  uint32_t absorbed(const std::vector<MatrixSpec>& matrices, const std::string& name, int32_t layer, uint64_t n,
+                    uint64_t in, uint32_t input) {
+    const uint32_t index = find(matrices, name);
+    const MatrixSpec& m = matrices[index];
+    const uint64_t heads = model_.n_heads, in_width = heads * in, out_width = m.d_in * m.d_out / in;
+    const uint32_t op = matmul(matrices, index, layer, n, {input});
+    GraphOp& product = graph_.ops[op];
+    product.input_shape = {n, in_width};
+    product.output_shape = {n, out_width};
+    product.activation_bytes_in = act(n * in_width);
+    product.activation_bytes_out = act(n * out_width);
+    return op;
+  }
+
+  // Multi-head latent attention, absorbed: the query and KV latents, their
+  // RMSNorms, the query's up projection, rotary on the rope parts, each head's
+  // non-rotary query through W_UK into the latent space (k_up_proj), and the
+  // cache entry: the normed KV latent and the rope key.
+  AttentionInputs build_mla(const std::vector<MatrixSpec>& matrices, int32_t layer, uint32_t attn_in) {
+    const MlaSpec& mla = model_.mla;
+    const uint64_t n = rows_.size(), heads = model_.n_heads, entry = model_.cached_entry_dim();
+    const uint32_t q_latent = matmul(matrices, find(matrices, "q_a_proj"), layer, n, {attn_in});
+    const uint32_t kv_latent = matmul(matrices, find(matrices, "kv_a_proj_with_mqa"), layer, n, {attn_in});
+    const uint64_t latents = uint64_t(mla.q_lora_rank) + mla.kv_lora_rank;
+    GraphOp norm = make("latent_norm", OpKind::Norm, layer, {n, latents}, {n, latents});
+    norm.flops = n * latents * ElementwiseFlops::kRmsNorm;
+    norm.weight_bytes_read = weight_bytes(latents);
+    norm.activation_bytes_in = act(n * latents);
+    norm.activation_bytes_out = act(n * latents);
+    norm.deps = {q_latent, kv_latent};
+    const uint32_t normed = push(std::move(norm));
+    const uint32_t q = matmul(matrices, find(matrices, "q_b_proj"), layer, n, {normed});
+    const uint64_t q_width = heads * (uint64_t(model_.head_dim) + mla.qk_rope_head_dim);
+    GraphOp rotary = make("rotary", OpKind::Rotary, layer, {n, q_width + entry}, {n, q_width + entry});
+    rotary.flops = n * rotated_elements(model_) * ElementwiseFlops::kRotary;
+    rotary.activation_bytes_in = act(n * (q_width + entry));
+    rotary.activation_bytes_out = rotary.activation_bytes_in;
+    rotary.deps = {q, normed};
+    const uint32_t turned = push(std::move(rotary));
+    const uint32_t q_absorbed = absorbed(matrices, "k_up_proj", layer, n, model_.head_dim, turned);
+    GraphOp append = make("kv_append", OpKind::KvAppend, layer, {n, entry}, {n, entry});
+    append.kv_bytes_written = n * kv_bytes_per_position(model_);
+    append.activation_bytes_in = act(n * entry);
+    append.deps = {turned};
+    return {q_absorbed, push(std::move(append))};
+  }
+
+  uint32_t build_layer(uint32_t layer_index, const AttentionWork& work, uint32_t stream) {
+    const int32_t layer = int32_t(layer_index);
+    const std::vector<MatrixSpec> matrices = layer_matrices(model_, layer_index);
+    const uint64_t n = rows_.size();
+    const uint64_t q_width = uint64_t(model_.n_heads) * model_.attention_key_dim();
+    const uint64_t out_width = uint64_t(model_.n_heads) * model_.attention_value_dim();
+
+    const uint32_t attn_in = norm("attn_norm", layer, n, stream);
+    const auto [q, cached] =
+        model_.is_mla() ? build_mla(matrices, layer, attn_in) : build_qkv(matrices, layer, attn_in);
+
+    // Scores read every cached element; the values re-read the keys' (MLA: the latent) or their own half.
+    const uint64_t position_bytes = kv_bytes_per_position(model_);
+    const uint64_t key_bytes = model_.is_mla() ? position_bytes : position_bytes / 2;
+    const uint64_t value_bytes = position_bytes - key_bytes;
     const uint64_t heads = model_.n_heads;
     GraphOp scores = make("attention_scores", OpKind::AttentionScores, layer, {n, q_width}, work.scores_shape);
     scores.flops = heads * score_flops(model_) * work.score_pairs;
@@ -252,13 +317,15 @@ class GraphBuilder {
     softmax.deps = {logits};
     const uint32_t probabilities = push(std::move(softmax));
 
-    GraphOp values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, q_width});
+    GraphOp values = make("attention_values", OpKind::AttentionValues, layer, work.scores_shape, {n, out_width});
     values.flops = heads * value_flops(model_) * work.score_pairs;
     values.kv_bytes_read = work.positions_read * value_bytes;
     values.activation_bytes_in = act(heads * work.score_pairs);
-    values.activation_bytes_out = act(n * q_width);
+    values.activation_bytes_out = act(n * out_width);
     values.deps = {probabilities, cached};
-    const uint32_t attended = push(std::move(values));
+    uint32_t attended = push(std::move(values));
+    // Each head's latent output through its block of W_UV.
+    if (model_.is_mla()) attended = absorbed(matrices, "v_up_proj", layer, n, model_.mla.kv_lora_rank, attended);
 
     const uint32_t out = matmul(matrices, find(matrices, "o_proj"), layer, n, {attended});
     stream = residual("attn_residual", layer, stream, out);

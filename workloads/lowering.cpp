@@ -55,6 +55,23 @@ const Rows kEmbedding = {
 const Rows kLayer =
     joined({kRootAttention, kFeedForward, {{"gather_down", {}, "gathers"}, {"residual", {"mlp_residual"}, ""}}});
 
+// Multi-head latent attention (model.mla) in place of QKV: both latents from
+// the root column to the root row, their RMSNorms there (statistics
+// all-reduced along the row) and rotary of the rope key, the query's up
+// projection back to the root column with rotary of its rope parts, and
+// W_UK absorbed into each head's query on its way to the root row.
+const Rows kLatentAttention = {
+    {"latent_proj", {"q_a_proj", "kv_a_proj_with_mqa"}, ""},
+    {"latent_norm_stats", {"latent_norm"}, ""},
+    {"latent_norm_reduce", {}, "moves"},
+    {"latent_norm_broadcast", {}, "moves"},
+    {"latent_norm_scale", {}, "latent_norm"},
+    {"rotary_key", {}, "rotary"},
+    {"q_up_proj", {"q_b_proj"}, ""},
+    {"rotary_query", {"rotary"}, ""},
+    {"q_absorb", {"k_up_proj"}, ""},
+};
+
 // Norms on slices: each slice's statistics, their all-reduce along the root
 // column, the scaling. Attention and the MLP norm of a layer on slices.
 const Rows kDistributedAttention = joined({
@@ -65,8 +82,10 @@ const Rows kDistributedAttention = joined({
      {"input_norm_scale", {}, "attn_norm"},
      {"qkv_proj", {"q_proj", "k_proj", "v_proj"}, ""}},
     kQkvSlices,
+    kLatentAttention,
     {{"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
-     {"o_proj", {"o_proj"}, ""},
+     // With latent attention each head's latent output passes W_UV on its way into W_O.
+     {"o_proj", {"v_up_proj", "o_proj"}, ""},
      {"residual_norm_stats", {"mlp_norm", "attn_residual"}, "", ResidualForm::Sequential},
      {"mlp_norm_reduce", {}, "moves", ResidualForm::Sequential},
      {"mlp_norm_broadcast", {}, "moves", ResidualForm::Sequential},

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/config/param_table.h"
@@ -24,6 +25,11 @@ constexpr const char* kTopK = "model.moe.top_k";
 constexpr const char* kExpertFfnDim = "model.moe.expert_ffn_dim";
 constexpr const char* kMoeLayers = "model.moe.layers";
 constexpr const char* kRotaryDim = "model.rotary_dim";
+constexpr const char* kMlaPrefix = "model.mla.";
+constexpr const char* kKvLoraRank = "model.mla.kv_lora_rank";
+constexpr const char* kQLoraRank = "model.mla.q_lora_rank";
+constexpr const char* kRopeHeadDim = "model.mla.qk_rope_head_dim";
+constexpr const char* kVHeadDim = "model.mla.v_head_dim";
 
 std::vector<config::Choice<Dtype>> dtype_choices() {
   std::vector<config::Choice<Dtype>> choices;
@@ -60,6 +66,22 @@ config::ParamTable<MoeSpec> moe_table() {
            &MoeSpec::n_shared_experts)
       .add(int_param(kExpertFfnDim, "elements", "0", 0, kMaxWidth, "Hidden width of one expert (routed and shared)"),
            &MoeSpec::expert_ffn_dim);
+}
+
+config::ParamTable<MlaSpec> mla_table() {
+  return config::ParamTable<MlaSpec>()
+      .add(int_param(kQLoraRank, "elements", "0", 0, kMaxWidth,
+                     "Multi-head latent attention: width of the query latent (q_lora_rank)"),
+           &MlaSpec::q_lora_rank)
+      .add(int_param(kKvLoraRank, "elements", "0", 0, kMaxWidth,
+                     "Multi-head latent attention: width of the cached KV latent (kv_lora_rank); 0 = no latent "
+                     "attention"),
+           &MlaSpec::kv_lora_rank)
+      .add(int_param(kRopeHeadDim, "elements", "0", 0, 65536,
+                     "Multi-head latent attention: rotary width of each query head and of the one shared rope key"),
+           &MlaSpec::qk_rope_head_dim)
+      .add(int_param(kVHeadDim, "elements", "0", 0, 65536, "Multi-head latent attention: width of each value head"),
+           &MlaSpec::v_head_dim);
 }
 
 const config::ParamTable<ModelSpec>& model_table() {
@@ -127,6 +149,7 @@ const config::ParamTable<ModelSpec>& model_table() {
           .add_enum<Dtype>("model.activation_dtype", dtype_choices(), "bf16", "Activations passed between operations",
                            &ModelSpec::activation_dtype)
           .add_table(moe_table(), &ModelSpec::moe)
+          .add_table(mla_table(), &ModelSpec::mla)
           .add_converted(
               config::as_type(config::ParamType::IntList,
                               int_param(kMoeLayers, "layer index", "[]", 0, std::numeric_limits<double>::infinity(),
@@ -162,6 +185,41 @@ void check_moe(const config::Config& config, ModelSpec& model) {
     config.fail(kMoeLayers, "lists a layer twice");
   if (moe.layers.empty())
     for (uint32_t layer = 0; layer < model.n_layers; ++layer) moe.layers.push_back(layer);
+}
+
+// Latent attention replaces the Q/K/V projections and the per-head cache;
+// what the spec's other attention settings describe has no place in it.
+void check_mla(const config::Config& config, const ModelSpec& model) {
+  if (!model.is_mla()) {
+    for (const config::ParamSpec& param : config.schema().params())
+      if (param.path.rfind(kMlaPrefix, 0) == 0 && !config.is_default(param.path))
+        config.fail_given({param.path, kKvLoraRank},
+                          param.path + " is set but model.mla.kv_lora_rank is 0 (no latent attention)");
+    return;
+  }
+  const std::pair<const char*, uint32_t> widths[] = {{kQLoraRank, model.mla.q_lora_rank},
+                                                     {kRopeHeadDim, model.mla.qk_rope_head_dim},
+                                                     {kVHeadDim, model.mla.v_head_dim}};
+  for (const auto& [path, width] : widths)
+    if (width == 0)
+      config.fail_given({path, kKvLoraRank}, std::string(path) + " must be at least 1 with latent attention");
+  if (model.mla.qk_rope_head_dim % 2 != 0) config.fail(kRopeHeadDim, "must be even: rotary turns pairs of elements");
+  if (model.n_kv_heads != model.n_heads)
+    config.fail_given({"model.n_kv_heads", kKvLoraRank},
+                      "model.n_kv_heads must equal model.n_heads with latent attention (each head decompresses its "
+                      "own key and value from the one cached latent)");
+  if (model.positions != PositionKind::Rotary)
+    config.fail_given({"model.positions", kKvLoraRank}, "latent attention needs rotary positions (its rope key)");
+  const std::pair<const char*, bool> unsupported[] = {{"model.qk_norm", model.qk_norm},
+                                                      {"model.attention_sinks", model.attention_sinks},
+                                                      {"model.qkv_bias", model.qkv_bias},
+                                                      {"model.sliding_window", model.sliding_window != 0},
+                                                      {"model.rotary_dim", model.rotary_dim != 0},
+                                                      {"model.parallel_residual", model.parallel_residual}};
+  for (const auto& [path, set] : unsupported)
+    if (set)
+      config.fail_given({path, kKvLoraRank},
+                        std::string(path) + " cannot be combined with latent attention (model.mla)");
 }
 
 void check_shape(const config::Config& config, const ModelSpec& model) {
@@ -214,6 +272,7 @@ ModelSpec model_from_config(const config::Config& config, const std::string& unn
   if (model.name.empty()) model.name = unnamed;
   check_moe(config, model);
   check_shape(config, model);
+  check_mla(config, model);
   return model;
 }
 

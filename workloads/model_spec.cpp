@@ -64,15 +64,41 @@ uint64_t norm_params(const ModelSpec& model, uint64_t width) {
 
 }  // namespace
 
+namespace {
+
+// Multi-head latent attention's matrices, as Hugging Face's DeepSeek-V3 names
+// them, but kv_b_proj (kv_lora_rank -> n_heads x (qk_nope_head_dim + v_head_dim))
+// split into its key half W_UK (k_up_proj) and value half W_UV (v_up_proj),
+// which decode applies at different places.
+void append_mla(const ModelSpec& model, std::vector<MatrixSpec>& out) {
+  const MlaSpec& mla = model.mla;
+  const uint64_t heads = model.n_heads;
+  const Dtype w = model.weight_dtype;
+  out.push_back(matrix("q_a_proj", MatrixRole::QDown, model.d_model, mla.q_lora_rank, false, w, w));
+  out.push_back(matrix("kv_a_proj_with_mqa", MatrixRole::KvDown, model.d_model,
+                       uint64_t(mla.kv_lora_rank) + mla.qk_rope_head_dim, false, w, w));
+  out.push_back(matrix("q_b_proj", MatrixRole::QUp, mla.q_lora_rank,
+                       heads * (uint64_t(model.head_dim) + mla.qk_rope_head_dim), false, w, w));
+  out.push_back(matrix("k_up_proj", MatrixRole::KUp, mla.kv_lora_rank, heads * model.head_dim, false, w, w));
+  out.push_back(matrix("v_up_proj", MatrixRole::VUp, mla.kv_lora_rank, heads * mla.v_head_dim, false, w, w));
+  out.push_back(matrix("o_proj", MatrixRole::O, heads * mla.v_head_dim, model.d_model, model.o_bias, w, w));
+}
+
+}  // namespace
+
 std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer) {
   std::vector<MatrixSpec> out;
   const uint64_t q_width = uint64_t(model.n_heads) * model.head_dim;
   const uint64_t kv_width = uint64_t(model.n_kv_heads) * model.head_dim;
   const Dtype w = model.weight_dtype;
-  out.push_back(matrix("q_proj", MatrixRole::Q, model.d_model, q_width, model.qkv_bias, w, w));
-  out.push_back(matrix("k_proj", MatrixRole::K, model.d_model, kv_width, model.qkv_bias, w, w));
-  out.push_back(matrix("v_proj", MatrixRole::V, model.d_model, kv_width, model.qkv_bias, w, w));
-  out.push_back(matrix("o_proj", MatrixRole::O, q_width, model.d_model, model.o_bias, w, w));
+  if (model.is_mla()) {
+    append_mla(model, out);
+  } else {
+    out.push_back(matrix("q_proj", MatrixRole::Q, model.d_model, q_width, model.qkv_bias, w, w));
+    out.push_back(matrix("k_proj", MatrixRole::K, model.d_model, kv_width, model.qkv_bias, w, w));
+    out.push_back(matrix("v_proj", MatrixRole::V, model.d_model, kv_width, model.qkv_bias, w, w));
+    out.push_back(matrix("o_proj", MatrixRole::O, q_width, model.d_model, model.o_bias, w, w));
+  }
   if (!model.is_moe_layer(layer)) {
     append_ffn(model, out, "", model.ffn_dim, w, false, -1);
     return out;
@@ -93,13 +119,14 @@ uint64_t layer_vector_params(const ModelSpec& model, uint32_t /*layer*/) {
   uint64_t params = (model.parallel_residual ? 1 : 2) * norm_params(model, model.d_model);
   if (model.qk_norm) params += 2 * uint64_t(model.head_dim);  // one weight per head dimension, shared by heads
   if (model.attention_sinks) params += model.n_heads;
+  if (model.is_mla()) params += uint64_t(model.mla.q_lora_rank) + model.mla.kv_lora_rank;  // the latents' RMSNorms
   return params;
 }
 
 uint64_t final_norm_params(const ModelSpec& model) { return norm_params(model, model.d_model); }
 
 uint64_t kv_bytes_per_position(const ModelSpec& model) {
-  return dtype_bytes(model.kv_dtype, 2 * uint64_t(model.n_kv_heads) * model.head_dim);
+  return dtype_bytes(model.kv_dtype, uint64_t(model.cached_kv_heads()) * model.cached_entry_dim());
 }
 
 uint64_t kv_bytes_at_context(const ModelSpec& model, uint64_t context) {

@@ -31,6 +31,20 @@ struct MoeSpec {
   bool router_bias = false;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3): queries pass through a
+// low-rank latent, and each position caches only its compressed latent c_KV
+// (kv_lora_rank) and one rope key shared by all heads (qk_rope_head_dim).
+// head_dim is then each head's non-rotary query and key width (qk_nope_head_dim).
+// Decode runs it absorbed: W_UK folds into each head's query, W_UV applies to
+// each head's latent output, so attention is one latent KV head of key width
+// kv_lora_rank + qk_rope_head_dim and value width kv_lora_rank.
+struct MlaSpec {
+  uint32_t q_lora_rank = 0;
+  uint32_t kv_lora_rank = 0;  // 0 = the model has no latent attention
+  uint32_t qk_rope_head_dim = 0;
+  uint32_t v_head_dim = 0;
+};
+
 struct ModelSpec {
   std::string name;
   uint32_t d_model = 0;
@@ -62,7 +76,16 @@ struct ModelSpec {
   Dtype kv_dtype = Dtype::BF16;
   Dtype activation_dtype = Dtype::BF16;
   MoeSpec moe;
+  MlaSpec mla;
 
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // The heads the KV cache holds: the one latent head with MLA, else n_kv_heads.
+  uint32_t cached_kv_heads() const { return is_mla() ? 1 : n_kv_heads; }
+  // Widths of one query head's key (what a score multiplies) and of its value, as attention reads them.
+  uint32_t attention_key_dim() const { return is_mla() ? mla.kv_lora_rank + mla.qk_rope_head_dim : head_dim; }
+  uint32_t attention_value_dim() const { return is_mla() ? mla.kv_lora_rank : head_dim; }
+  // Elements one position of one cached KV head holds: key and value, or with MLA the latent and the rope key.
+  uint32_t cached_entry_dim() const { return is_mla() ? attention_key_dim() : 2 * head_dim; }
   bool is_moe_layer(uint32_t layer) const;
   // Elements of each query and key head that rotary turns (0 without rotary positions).
   uint32_t rotated_dims() const;
@@ -72,7 +95,25 @@ struct ModelSpec {
 };
 
 // What one weight matrix of a layer is for.
-enum class MatrixRole : uint8_t { Q, K, V, O, Gate, Up, Down, Router, ExpertGate, ExpertUp, ExpertDown };
+// MLA: QDown (W_DQ), KvDown (W_DKV with the rope key's W_KR), QUp (W_UQ with W_QR), KUp (W_UK), VUp (W_UV).
+enum class MatrixRole : uint8_t {
+  Q,
+  K,
+  V,
+  O,
+  Gate,
+  Up,
+  Down,
+  Router,
+  ExpertGate,
+  ExpertUp,
+  ExpertDown,
+  QDown,
+  KvDown,
+  QUp,
+  KUp,
+  VUp
+};
 
 struct MatrixSpec {
   std::string name;  // "q_proj", "experts.17.down_proj"
@@ -93,7 +134,8 @@ std::vector<MatrixSpec> layer_matrices(const ModelSpec& model, uint32_t layer);
 uint64_t layer_vector_params(const ModelSpec& model, uint32_t layer);
 // Parameters of the norm after the last layer.
 uint64_t final_norm_params(const ModelSpec& model);
-// KV-cache bytes one position adds to one layer: 2 * n_kv_heads * head_dim * kv bytes.
+// KV-cache bytes one position adds to one layer: 2 * n_kv_heads * head_dim * kv bytes, or with MLA
+// (kv_lora_rank + qk_rope_head_dim) * kv bytes.
 uint64_t kv_bytes_per_position(const ModelSpec& model);
 // KV-cache bytes held by all layers at `context` positions (windowed layers keep the window only).
 uint64_t kv_bytes_at_context(const ModelSpec& model, uint64_t context);

@@ -26,11 +26,13 @@ uint32_t activation_inputs(MlpKind kind) { return gated(kind) ? 2 : 1; }
 
 uint64_t qk_norm_flops_per_element(const ModelSpec& model) { return model.qk_norm ? ElementwiseFlops::kRmsNorm : 0; }
 uint64_t rotated_elements(const ModelSpec& model) {
+  // Latent attention turns each query head's rope part and the one shared rope key.
+  if (model.is_mla()) return (uint64_t(model.n_heads) + 1) * model.mla.qk_rope_head_dim;
   return uint64_t(model.n_heads + model.n_kv_heads) * model.rotated_dims();
 }
 
-uint64_t score_flops(const ModelSpec& model) { return ElementwiseFlops::kMultiplyAdd * model.head_dim; }
-uint64_t value_flops(const ModelSpec& model) { return ElementwiseFlops::kMultiplyAdd * model.head_dim; }
+uint64_t score_flops(const ModelSpec& model) { return ElementwiseFlops::kMultiplyAdd * model.attention_key_dim(); }
+uint64_t value_flops(const ModelSpec& model) { return ElementwiseFlops::kMultiplyAdd * model.attention_value_dim(); }
 uint64_t attention_flops_per_score(const ModelSpec& model) {
   return score_flops(model) + ElementwiseFlops::kSoftmax + value_flops(model);
 }

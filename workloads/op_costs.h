@@ -54,10 +54,13 @@ uint32_t activation_inputs(MlpKind kind);
 // Per query and key element: the q/k norm (if the model has one). Values get none.
 uint64_t qk_norm_flops_per_element(const ModelSpec& model);
 // Query and key elements one token's rotary turns (kRotary FLOPs each):
-// rotated_dims of every query and key head; 0 without rotary positions.
+// rotated_dims of every query and key head (with latent attention the rope
+// part of every query head and the shared rope key); 0 without rotary positions.
 uint64_t rotated_elements(const ModelSpec& model);
 
-// Attention per query head and attended position: q.k, softmax and p.v.
+// Attention per query head and attended position: q.k, softmax and p.v, over
+// the widths attention reads (with latent attention, absorbed: the latent and
+// rope key, and the latent as value).
 uint64_t score_flops(const ModelSpec& model);  // q.k: one multiply-add per head element
 uint64_t value_flops(const ModelSpec& model);  // p.v: the same
 uint64_t attention_flops_per_score(const ModelSpec& model);

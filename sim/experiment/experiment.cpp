@@ -102,6 +102,26 @@ config::Config load_experiment_text_config(const std::string& yaml_text, const s
   return config::load_string(experiment_schema(), yaml_text, name, load_options(overrides));
 }
 
+namespace {
+
+// Latent attention is laid out by the distributed dataflow's groups attention
+// and timed with GEMVs (regions.cpp, add_latent_attention); the other layouts
+// have no latent steps.
+void refuse_latent_attention_layouts(const config::Config& config, const mapping::MappingOptions& mapping) {
+  const std::string why = "multi-head latent attention (model.mla) is laid out ";
+  if (mapping.dataflow == mapping::Dataflow::Root)
+    config.fail_given({"mapping.dataflow", "model.mla.kv_lora_rank"},
+                      why + "by the distributed dataflow only (mapping.dataflow: distributed)");
+  if (mapping.attention == mapping::AttentionLayout::Grid)
+    config.fail_given({"mapping.attention", "model.mla.kv_lora_rank"},
+                      why + "by the groups attention only (mapping.attention: groups)");
+  if (mapping.prefill_gemm == mapping::PrefillGemm::MeshGemm)
+    config.fail_given({"mapping.prefill_gemm", "model.mla.kv_lora_rank"},
+                      why + "with chunked GEMVs in a prefill only (mapping.prefill_gemm: chunked_gemv)");
+}
+
+}  // namespace
+
 Experiment experiment_from_config(const config::Config& config) {
   Experiment experiment{config,
                         hardware_from_config(config),
@@ -120,6 +140,7 @@ Experiment experiment_from_config(const config::Config& config) {
                           std::to_string(kMaxIterations) + " per experiment");
   const mapping::MappingOptions& mapping = experiment.mapping;
   const HardwareSpec& hw = experiment.hardware;
+  if (experiment.model.is_mla()) refuse_latent_attention_layouts(config, mapping);
   if (mapping.layer_columns > hw.grid_width)
     config.fail_given({"mapping.layer_grid.columns", "hardware.grid_width"},
                       "a layer region of " + std::to_string(mapping.layer_columns) + " columns is wider than the " +

@@ -55,6 +55,10 @@ const char* reference_name(const char* label, bool learned_positions) {
 }  // namespace
 
 std::string unsupported_reason(const workloads::ModelSpec& m) {
+  // The reference forward pass and the evaluator's attention know Q/K/V heads only.
+  if (m.is_mla())
+    return "multi-head latent attention (model.mla) is not evaluated: the reference has no latent projections and the "
+           "evaluator no absorbed ones";
   for (Dtype dtype : {m.kv_dtype, m.activation_dtype})
     if (!supported_dtype(dtype))
       return fmt::format("{} activations or KV entries are not emulated (fp32, fp16 and bf16 are)", to_string(dtype));

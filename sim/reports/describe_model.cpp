@@ -192,6 +192,9 @@ void print_summary(const workloads::LoadedModel& loaded, const Graph& graph, std
   out << "model " << m.name << " (" << loaded.source << ")\n"
       << "  " << m.n_layers << " layers, d_model " << m.d_model << ", " << m.n_heads << " query heads and "
       << m.n_kv_heads << " key/value heads of " << m.head_dim << ", ";
+  if (m.is_mla())
+    out << "latent attention (query latent " << m.mla.q_lora_rank << ", cached KV latent " << m.mla.kv_lora_rank
+        << " and rope key " << m.mla.qk_rope_head_dim << ", value heads of " << m.mla.v_head_dim << "), ";
   if (m.moe.n_experts)
     out << m.moe.n_experts << " experts (top " << m.moe.top_k << ", " << m.moe.n_shared_experts << " shared) of width "
         << m.moe.expert_ffn_dim << " on " << m.moe.layers.size() << " layers, ";

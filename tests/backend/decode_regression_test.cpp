@@ -110,6 +110,24 @@ TEST_CASE("contention on: copies of the KV heads within 10 percent", "[regressio
                                             "mapping.kv_head_copies=4"});
 }
 
+// Multi-head latent attention (model.mla): the latent projections and norms,
+// the absorbed GEMVs and one latent KV head's attention, in a dense layer and
+// beside an MoE layer with a shared expert.
+TEST_CASE("contention off: latent attention, dense and MoE layers, agrees to the cycle", "[regression][exact][mla]") {
+  require_same_cycles("tiny-mla", {"workload.batch=2"});
+}
+TEST_CASE("contention off: latent attention with four copies of its cache, relays and two wafers agrees to the cycle",
+          "[regression][exact][mla]") {
+  require_same_cycles("tiny-mla", {"mapping.kv_head_copies=4", "hardware.fabric.colors=8", "hardware.wafers=2"});
+}
+TEST_CASE("contention off: latent attention with store-and-forward trees at a long context agrees to the cycle",
+          "[regression][exact][mla]") {
+  require_same_cycles("tiny-mla", {"mapping.reduction=tree", "workload.prompt_tokens=1500"});
+}
+TEST_CASE("contention on: latent attention within 10 percent", "[regression][contention][mla]") {
+  require_within_ten_percent("tiny-mla", {"mapping.kv_head_copies=2"});
+}
+
 // Every reduction variant (mapping.reduction): the distributed dataflow streams K-trees by default.
 TEST_CASE("contention off: distributed dataflow with store-and-forward fan-in trees agrees to the cycle",
           "[regression][exact][distributed]") {

@@ -48,6 +48,10 @@ TEST_CASE("prefill, contention off: four copies of two KV heads agree to the cyc
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "model.n_heads=8", "model.head_dim=32",
                                                    "model.n_kv_heads=2", "mapping.kv_head_copies=4"}));
 }
+TEST_CASE("prefill, contention off: latent attention, dense and MoE layers, agrees to the cycle",
+          "[regression][exact][prefill][mla]") {
+  require_same_cycles("tiny-mla", kChunks);
+}
 TEST_CASE("prefill, contention off: chunks of three sequences agree to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "workload.batch=3"}));
 }

@@ -57,6 +57,14 @@ TEST_CASE("run with sim.functional refuses a plan it cannot evaluate as bad inpu
   CHECK(outcome.err.find("fp8") != std::string::npos);
 }
 
+TEST_CASE("run with sim.functional refuses latent attention as bad input", "[cli][functional][mla]") {
+  const Outcome outcome = run_wafersim({"run", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-mla.yaml",
+                                        "--quiet", "--set", "sim.functional=true"});
+  CHECK(outcome.exit_code == 2);
+  CHECK(outcome.err.find("sim.functional") != std::string::npos);
+  CHECK(outcome.err.find("latent attention") != std::string::npos);
+}
+
 TEST_CASE("run with sim.functional refuses a model larger than the memory it can have", "[cli][functional]") {
   // Llama 3.1 70B: about 70e9 parameters at 12 bytes each is more than this machine's memory.
   const Outcome outcome =

@@ -167,17 +167,37 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
             const uint64_t rotated = workloads::rotated_elements(m);
             margin = std::max(margin, on_row ? column_padding(rotated, geo) : row_padding(rotated, geo));
           }
+          // Latent attention cuts each part on its own line: the two latents
+          // along the root row, the rope key along it and the query heads' rope
+          // parts down the root column. A group is charged the mean of its
+          // parts' paddings, weighted by their elements: at most the worst.
+          const std::string label = step->label();
+          if (label == "latent_norm_stats" || label == "latent_norm_scale")
+            margin = std::max(column_padding(m.mla.q_lora_rank, geo), column_padding(m.mla.kv_lora_rank, geo));
+          if (label == "rotary_key" || label == "rotary_query")
+            margin = std::max(column_padding(m.mla.qk_rope_head_dim, geo),
+                              row_padding(uint64_t(m.n_heads) * m.mla.qk_rope_head_dim, geo));
         } else if (!step_ops.empty()) {
           const workloads::GraphOp& first = *step_ops[0];
           uint64_t d_out = 0;
           for (const workloads::GraphOp* op : step_ops) d_out += op->output_shape.back();
           const uint64_t d_in = first.input_shape.back();
+          // A GEMV storing fewer weights than its dense d_in x d_out (latent
+          // attention's per-head blocks, W_O after W_UV) applies its ops one
+          // after another, reading the first's input and writing the last's
+          // output, and spreads its weights evenly: each tile's share is
+          // rounded up to a whole element, at most one per tile beyond the
+          // cut's padding.
+          const uint64_t weights = step->total_weight_elements();
+          const bool block_structured = (cut == Cut::GemvToColumn || cut == Cut::GemvToRow) && weights < d_in * d_out;
+          if (block_structured) d_out = step_ops.back()->output_shape.back();
+          const double rounding = block_structured ? 1.0 + double(geo.rows) * geo.cols / double(weights) : 1.0;
           switch (cut) {
             case Cut::None:
             case Cut::Column: break;
-            case Cut::GemvToColumn: margin = row_padding(d_out, geo) * column_padding(d_in, geo); break;
-            case Cut::GemvToRow: margin = row_padding(d_in, geo) * column_padding(d_out, geo); break;
-            case Cut::KvHeads: margin = padding(m.n_kv_heads, std::min(m.n_kv_heads, geo.cols)); break;
+            case Cut::GemvToColumn: margin = row_padding(d_out, geo) * column_padding(d_in, geo) * rounding; break;
+            case Cut::GemvToRow: margin = row_padding(d_in, geo) * column_padding(d_out, geo) * rounding; break;
+            case Cut::KvHeads: margin = padding(m.cached_kv_heads(), std::min(m.cached_kv_heads(), geo.cols)); break;
           }
         }
         g.margin = std::max(g.margin, margin);

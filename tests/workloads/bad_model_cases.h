@@ -24,4 +24,8 @@ inline const BadModelCase kBadModels[] = {
     {"odd_rotary_dim.yaml", "model.rotary_dim", 7},
     {"rotary_dim_over_head.yaml", "model.rotary_dim", 10},
     {"rotary_dim_without_rotary.yaml", "model.rotary_dim", 11},
+    {"mla_settings_without_rank.yaml", "model.mla.q_lora_rank", 11},
+    // A check between two keys fails at the one given last (config::Config::fail_given).
+    {"mla_kv_heads.yaml", "model.mla.kv_lora_rank", 12},
+    {"mla_with_sinks.yaml", "model.mla.kv_lora_rank", 13},
 };

@@ -35,6 +35,9 @@ const Official kOfficial[] = {
     {"gpt-oss-120b", 116.83e9, 0.005, 5.13e9, 0.005},
     {"gpt-oss-20b", 20.91e9, 0.005, 3.61e9, 0.005},
     {"qwen3-235b-a22b", 235e9, 0.005, 22e9, 0.5 / 22},
+    // The main model's 671 B and 36.6 B activated (the release's README_WEIGHTS.md;
+    // the model card rounds the latter to 37 B).
+    {"deepseek-v3", 671e9, 0.005, 36.6e9, 0.005},
 };
 
 double rel(double value, double reference) { return std::abs(value - reference) / reference; }
@@ -51,10 +54,17 @@ PerToken derive(const ModelSpec& m) {
   const double d = m.d_model, q = double(m.n_heads) * m.head_dim, kv = double(m.n_kv_heads) * m.head_dim;
   const double mlp_matrices = gated(m.mlp) ? 3 : 2;
   const double norm = m.norm == NormKind::LayerNorm ? 2 * d : d;
+  // Latent attention: W_DQ, W_DKV with W_KR, W_UQ with W_QR, W_UK, W_UV, W_O; the two latents' RMSNorms.
+  const MlaSpec& a = m.mla;
+  const double heads = m.n_heads, latent_attention = d * a.q_lora_rank + d * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                                                     a.q_lora_rank * heads * (m.head_dim + a.qk_rope_head_dim) +
+                                                     a.kv_lora_rank * heads * (m.head_dim + a.v_head_dim) +
+                                                     heads * a.v_head_dim * d;
   for (uint32_t layer = 0; layer < m.n_layers; ++layer) {
-    t.matrix_weights += d * q + 2 * d * kv + q * d;
+    t.matrix_weights += m.is_mla() ? latent_attention : d * q + 2 * d * kv + q * d;
     t.biases += (m.qkv_bias ? q + 2 * kv : 0) + (m.o_bias ? d : 0);
-    t.vectors += 2 * norm + (m.qk_norm ? 2.0 * m.head_dim : 0) + (m.attention_sinks ? m.n_heads : 0);
+    t.vectors += 2 * norm + (m.qk_norm ? 2.0 * m.head_dim : 0) + (m.attention_sinks ? m.n_heads : 0) +
+                 double(a.q_lora_rank) + a.kv_lora_rank;
     const bool moe = m.moe.n_experts > 0 && (m.moe.layers.empty() || std::find(m.moe.layers.begin(), m.moe.layers.end(),
                                                                                layer) != m.moe.layers.end());
     const double width = moe ? m.moe.expert_ffn_dim : m.ffn_dim;
@@ -76,12 +86,18 @@ bool windowed(const ModelSpec& m, uint32_t layer) {
 }
 
 // q.k and the weighted sum of values: 2 FLOPs per multiply-add, each over
-// n_heads * head_dim per attended position.
+// n_heads * head_dim per attended position; absorbed latent attention over
+// the latent and the rope key, and the latent.
+double attention_flops_per_position(const ModelSpec& m) {
+  if (m.is_mla()) return 2.0 * m.n_heads * (2.0 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+  return 4.0 * m.n_heads * m.head_dim;
+}
+
 double decode_attention_flops(const ModelSpec& m, uint64_t context) {
   double flops = 0;
   for (uint32_t layer = 0; layer < m.n_layers; ++layer) {
     const double positions = windowed(m, layer) ? std::min<double>(context, m.sliding_window) : double(context);
-    flops += 4.0 * m.n_heads * m.head_dim * positions;
+    flops += attention_flops_per_position(m) * positions;
   }
   return flops;
 }
@@ -95,7 +111,7 @@ double prefill_attention_flops(const ModelSpec& m, uint64_t p) {
       const double w = m.sliding_window;
       pairs = w * (w + 1) / 2 + (double(p) - w) * w;
     }
-    flops += 4.0 * m.n_heads * m.head_dim * pairs;
+    flops += attention_flops_per_position(m) * pairs;
   }
   return flops;
 }
@@ -147,6 +163,14 @@ TEST_CASE("tiny models have the sizes their files describe", "[zoo]") {
   const ParamCounts moe = count_params(load_model("tiny-moe").model);
   CHECK(moe.total == 2 * 262144 + 2 * (attention + router + 8 * expert) + 256);
   CHECK(moe.active == 262144 + 2 * (attention + router + 2 * expert) + 256);
+  // tiny-mla: per layer W_DQ 256x64, W_DKV 256x(64+16), W_UQ 64x4(32+16), W_UK and W_UV 64x4x32,
+  // W_O 4x32x256, norms 2x256 + 64 + 64; layer 0 an MLP 3 x 256x512, layer 1 a 256x8 router and
+  // 8 + 1 experts of 3 x 256x128 (2 + 1 active).
+  const uint64_t latent = 256 * 64 + 256 * 80 + 64 * 192 + 2 * 64 * 128 + 128 * 256 + 2 * 256 + 128;
+  const uint64_t mlp = 3 * 131072, small_expert = 3 * 32768;
+  const ParamCounts mla = count_params(load_model("tiny-mla").model);
+  CHECK(mla.total == 2 * 262144 + 2 * latent + mlp + router + 9 * small_expert + 256);
+  CHECK(mla.active == 262144 + 2 * latent + mlp + router + 3 * small_expert + 256);
 }
 
 TEST_CASE("decode FLOPs per token are 2 x active params plus the attention term", "[zoo][graph]") {
@@ -183,7 +207,10 @@ TEST_CASE("KV bytes per token are 2 x layers x kv heads x head_dim x bytes", "[z
   for (const std::string& name : zoo_model_names()) {
     INFO(name);
     const ModelSpec model = load_model(name).model;
-    const uint64_t expected = 2ull * model.n_layers * model.n_kv_heads * model.head_dim * 2;  // bf16
+    // Latent attention caches one latent and one rope key per layer, whatever the heads.
+    const uint64_t per_layer = model.is_mla() ? uint64_t(model.mla.kv_lora_rank) + model.mla.qk_rope_head_dim
+                                              : 2ull * model.n_kv_heads * model.head_dim;
+    const uint64_t expected = model.n_layers * per_layer * 2;  // bf16
     CHECK(uint64_t(model.n_layers) * kv_bytes_per_position(model) == expected);
     CHECK(graph_totals(build_decode_graph(model, {1, 100, 1})).kv_bytes_written == expected);
   }
