@@ -73,7 +73,7 @@ Result evaluate(const workloads::ModelSpec& model, const workloads::WorkloadSpec
   Result r;
   r.system = system.label();
   r.gpus = system.count;
-  r.kv_shards = std::max<uint32_t>(1, std::min(system.count, model.n_kv_heads));
+  r.kv_shards = std::max<uint32_t>(1, std::min(system.count, model.cached_kv_heads()));
 
   // Capacity: every weight (all experts) split over the GPUs, and the cache of
   // every sequence at the largest context split over the KV heads' shards.

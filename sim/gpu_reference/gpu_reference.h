@@ -56,7 +56,7 @@ struct StepTimes {
 struct Result {
   std::string system;                   // "h100x8"
   uint32_t gpus = 0;                    // tensor-parallel degree
-  uint32_t kv_shards = 0;               // GPUs the KV cache is split over: min(gpus, n_kv_heads); the rest replicate it
+  uint32_t kv_shards = 0;               // GPUs the KV cache is split over: min(gpus, cached KV heads)
   StepTimes decode;                     // mean over the decode's steps
   uint32_t decode_steps_evaluated = 0;  // steps timed (at most 64, evenly spaced; the mean is over them)
   double tokens_per_second_per_user = 0;

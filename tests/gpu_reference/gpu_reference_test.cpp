@@ -130,6 +130,11 @@ TEST_CASE("an MoE decode reads the routed experts only, and more of them with a 
   CHECK(d.decode.hbm_bytes_per_gpu > 0.9 * double(workloads::count_params(dense).weight_bytes));
 }
 
+TEST_CASE("a latent-attention cache is one head, which every GPU keeps whole", "[gpu_reference][mla]") {
+  CHECK(evaluate(model("tiny-mla"), workload(128), system_of("h100x4")).kv_shards == 1);
+  CHECK(evaluate(model("tiny-dense"), workload(128), system_of("h100x4")).kv_shards == 2);  // its two KV heads
+}
+
 TEST_CASE("a model larger than the GPUs' HBM does not fit; more GPUs hold it", "[gpu_reference]") {
   const workloads::ModelSpec m = model("llama3.1-405b");
   try {
