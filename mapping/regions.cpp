@@ -390,11 +390,11 @@ void add_latent_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t laye
   });
   // W_UK absorbed: each head's non-rotary query through its own 128 x 512
   // block into the latent space, the heads' blocks spread over the block's
-  // tiles. The rope queries reach the root row with the latent queries (the
-  // move is not charged: docs/MAPPING.md).
+  // tiles; each head's rope part passes through as an identity block without
+  // weights, so its move to the root row rides in the GEMV's messages.
   chain.add("q_absorb", [&](const StepEnv& env) {
-    return how.gemvs.column_to_row(env, GemvShape::matrix(heads * m.head_dim, heads * mla.kv_lora_rank, w)
-                                            .with_stored(heads * m.head_dim * mla.kv_lora_rank));
+    return how.gemvs.column_to_row(
+        env, GemvShape::matrix(q_width, heads * entry, w).with_stored(heads * m.head_dim * mla.kv_lora_rank));
   });
   const uint32_t copies = kv_head_copies(1, m.n_heads, g.cols, how.kv_head_copies);
   // Each root-row tile's slice of the absorbed queries and of the cache entry.

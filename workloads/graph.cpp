@@ -234,15 +234,12 @@ class GraphBuilder {
   }
 
   // A per-head product of latent attention run absorbed (DeepSeek-V2, section
-  // 2.1.3): each of the n_heads heads multiplies its own `in` elements by its
-  // block of the matrix, so the op reads n_heads x `in` and writes n_heads x
-  // the block's outputs, with the matrix's weights and FLOPs.
+  // 2.1.3): each of the n_heads heads multiplies its own part of the op's
+  // `in_width` inputs by its block of the matrix, so the op reads and writes
+  // every head's elements, with the matrix's weights and FLOPs.
   uint32_t absorbed(const std::vector<MatrixSpec>& matrices, const std::string& name, int32_t layer, uint64_t n,
-                    uint64_t in, uint32_t input) {
-    const uint32_t index = find(matrices, name);
-    const MatrixSpec& m = matrices[index];
-    const uint64_t heads = model_.n_heads, in_width = heads * in, out_width = m.d_in * m.d_out / in;
-    const uint32_t op = matmul(matrices, index, layer, n, {input});
+                    uint64_t in_width, uint64_t out_width, uint32_t input) {
+    const uint32_t op = matmul(matrices, find(matrices, name), layer, n, {input});
     GraphOp& product = graph_.ops[op];
     product.input_shape = {n, in_width};
     product.output_shape = {n, out_width};
@@ -276,7 +273,8 @@ class GraphBuilder {
     rotary.activation_bytes_out = rotary.activation_bytes_in;
     rotary.deps = {q, normed};
     const uint32_t turned = push(std::move(rotary));
-    const uint32_t q_absorbed = absorbed(matrices, "k_up_proj", layer, n, model_.head_dim, turned);
+    // The absorbed query, as attention reads it: each head's latent-space query and its rope part, passed on.
+    const uint32_t q_absorbed = absorbed(matrices, "k_up_proj", layer, n, q_width, heads * entry, turned);
     GraphOp append = make("kv_append", OpKind::KvAppend, layer, {n, entry}, {n, entry});
     append.kv_bytes_written = n * kv_bytes_per_position(model_);
     append.activation_bytes_in = act(n * entry);
@@ -325,7 +323,8 @@ class GraphBuilder {
     values.deps = {probabilities, cached};
     uint32_t attended = push(std::move(values));
     // Each head's latent output through its block of W_UV.
-    if (model_.is_mla()) attended = absorbed(matrices, "v_up_proj", layer, n, model_.mla.kv_lora_rank, attended);
+    if (model_.is_mla())
+      attended = absorbed(matrices, "v_up_proj", layer, n, out_width, heads * model_.mla.v_head_dim, attended);
 
     const uint32_t out = matmul(matrices, find(matrices, "o_proj"), layer, n, {attended});
     stream = residual("attn_residual", layer, stream, out);
