@@ -17,6 +17,7 @@
 #include "mapping/tile_sram.h"
 #include "models/config/error.h"
 #include "models/field_list.h"
+#include "models/repair.h"
 #include "models/sram_ledger.h"
 #include "models/task_builders.h"
 #include "workloads/op_costs.h"
@@ -24,6 +25,14 @@
 namespace wafersim::mapping {
 
 namespace {
+
+// The plan runs on the repaired wafer's logical grid, which holds no dead tile
+// by construction; a task on one is the compiler's fault, not the input's.
+void refuse_dead_tiles(const Plan& plan) {
+  if (!plan.hw.repair) return;
+  const std::string dead = task_on_dead_tile(plan.programs, *plan.hw.repair);
+  if (!dead.empty()) throw std::logic_error("the plan uses a dead tile: " + dead);
+}
 
 using workloads::ModelSpec;
 using workloads::WorkloadSpec;
@@ -251,6 +260,7 @@ class PlanCompiler {
 
     connect_regions(plan_);
     build_programs(plan_);
+    refuse_dead_tiles(plan_);
     sum_up(plan_);
     return std::move(plan_);
   }

@@ -1,0 +1,49 @@
+#pragma once
+// Repair of a defective wafer, as a row-and-column redundancy scheme does it:
+// rows and columns that hold a dead tile are retired and the logical grid
+// shifts into the spares beyond them, so programs see a perfect logical grid
+// of the preset's size (docs/DEFECTS.md). A logical hop across a retired row
+// or column takes one more physical hop for each.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/defect_map.h"
+#include "models/detours.h"
+#include "models/tile_program.h"
+
+namespace wafersim {
+
+// More dead tiles than the spares can retire: the model does not fit (exit 3).
+class UnrepairableWaferError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct WaferRepair {
+  DefectMap defects;
+  std::vector<uint32_t> column_of;  // logical column -> physical column
+  std::vector<uint32_t> row_of;     // logical row -> physical row
+  uint32_t spare_rows_used = 0, spare_columns_used = 0;
+  DetourTable detours;
+  // Extra physical hops per logical link, averaged over every link of the logical grid.
+  double extra_hops_mean = 0;
+
+  uint32_t logical_width() const { return uint32_t(column_of.size()); }
+  uint32_t logical_height() const { return uint32_t(row_of.size()); }
+};
+
+// Retires rows and columns until every dead tile is covered: first any line
+// whose dead tiles outnumber the spares of the other direction (only retiring
+// it can cover them), then the line with the most dead tiles left (rows first
+// on a tie). Deterministic. Throws UnrepairableWaferError naming how many dead
+// tiles the spares cannot cover.
+WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height);
+
+// The first tile of `set` that runs a program on a physical tile the repair
+// left dead, as "tile (x, y) of wafer w runs a program on dead physical tile
+// (px, py)"; "" when none does.
+std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair);
+
+}  // namespace wafersim

@@ -1,0 +1,57 @@
+// Defective wafers as a user drives them: the figures of the repair, a bad
+// map refused at its own file and line (exit 2), and more defects than
+// spares refused as a model that does not fit (exit 3).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "run_json.h"
+
+using namespace wafersim::testing;
+
+namespace {
+
+const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
+const std::string kTinyMap = std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.";
+
+std::vector<std::string> with_map(const std::string& command, const std::string& map) {
+  return {command,        kTinyDense, "--set", "hardware.spares.rows=2", "--set", "hardware.spares.columns=2",
+          "--set",        "hardware.defects.map=" + map};
+}
+
+}  // namespace
+
+TEST_CASE("a repaired wafer reports its defects, spares and detours", "[cli][defects]") {
+  const nlohmann::json result = run_json(with_map("analytic", kTinyMap + "yaml"));
+  const nlohmann::json& defects = result["metrics"]["defects"];
+  CHECK(defects["dead_tiles"] == 3);
+  CHECK(defects["dead_links"] == 1);
+  CHECK(defects["spares_used"] == defects["spare_rows_used"].get<int>() + defects["spare_columns_used"].get<int>());
+  CHECK(defects["logical_grid"] == "16 x 16");
+  CHECK(defects["extra_hops_mean"].get<double>() > 0);
+  // The CSV map names the same defects.
+  CHECK(run_json(with_map("analytic", kTinyMap + "csv"))["metrics"] == result["metrics"]);
+  // A perfect wafer has no such figures.
+  CHECK_FALSE(run_json({"analytic", kTinyDense})["metrics"].contains("defects"));
+}
+
+TEST_CASE("a bad defect map is refused at its file and line", "[cli][defects]") {
+  Scratch scratch;
+  const std::string map = scratch.write("map.csv", "tile,1,1\ntile,18,3\n");
+  const Outcome outcome = run_wafersim(with_map("analytic", map));
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::StartsWith("error: " + map + ":2") &&
+                              Catch::Contains("hardware.defects.map: x = 18 is outside the 18 x 18 physical grid"));
+}
+
+TEST_CASE("more defects than spares do not fit, with the missing tiles", "[cli][defects]") {
+  Scratch scratch;
+  const std::string map = scratch.write("map.yaml", "dead_tiles: [[1, 1], [4, 4], [7, 7], [10, 10], [13, 13]]\n");
+  for (const char* command : {"analytic", "validate"}) {
+    const Outcome outcome = run_wafersim(with_map(command, map));
+    INFO(command);
+    CHECK(outcome.exit_code == 3);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::Contains("the 16 x 16 logical grid misses 1 tile"));
+  }
+}
