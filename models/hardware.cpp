@@ -128,15 +128,8 @@ config::ParamTable<EnergyParams> energy_table() {
            &EnergyParams::peak_window_cycles);
 }
 
-// A map named in an experiment file is relative to that file; from --set, to the working directory.
 void read_map_file(const config::Config& config, const std::string& path, DefectParams& defects) {
-  const std::string& map = config.get_string(path);
-  if (map.empty()) return;
-  std::filesystem::path file(map);
-  const config::SourceLocation& where = config.where(path);
-  if (file.is_relative() && where.line > 0 && where.file != "<stdin>")
-    file = std::filesystem::path(where.file).parent_path() / file;
-  defects.map_file = file.string();
+  if (!config.get_string(path).empty()) defects.map_file = config.file_path(path);
 }
 
 // Defaults: a perfect wafer. The real scheme's spares are not public (docs/DEFECTS.md).
