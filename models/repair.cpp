@@ -72,7 +72,8 @@ std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& physical_of) {
 
 // Extra hops summed over the logical links of one axis (each link is repeated `lines` times).
 uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lines) {
-  return physical_of.empty() ? 0 : (uint64_t(physical_of.back() - physical_of.front()) - (physical_of.size() - 1)) * lines;
+  return physical_of.empty() ? 0
+                             : (uint64_t(physical_of.back() - physical_of.front()) - (physical_of.size() - 1)) * lines;
 }
 
 }  // namespace
@@ -94,13 +95,13 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
     } else if (columns_left > 0) {
       cover.retire_column(column), --columns_left, ++repair.spare_columns_used;
     } else {
-      throw UnrepairableWaferError(
-          std::to_string(cover.left()) + " dead tiles are left after every spare is used (" +
-          std::to_string(map.dead_tiles) + " dead tiles, " + std::to_string(map.dead_links) + " dead links; " +
-          std::to_string(map.height - logical_height) + " spare rows, " + std::to_string(map.width - logical_width) +
-          " spare columns): the " + std::to_string(logical_width) + " x " + std::to_string(logical_height) +
-          " logical grid misses " + std::to_string(cover.left()) + (cover.left() == 1 ? " tile" : " tiles") +
-          " (hardware.spares)");
+      throw UnrepairableWaferError(std::to_string(cover.left()) + " dead tiles are left after every spare is used (" +
+                                   std::to_string(map.dead_tiles) + " dead tiles, " + std::to_string(map.dead_links) +
+                                   " dead links; " + std::to_string(map.height - logical_height) + " spare rows, " +
+                                   std::to_string(map.width - logical_width) + " spare columns): the " +
+                                   std::to_string(logical_width) + " x " + std::to_string(logical_height) +
+                                   " logical grid misses " + std::to_string(cover.left()) +
+                                   (cover.left() == 1 ? " tile" : " tiles") + " (hardware.spares)");
     }
   }
   repair.column_of = kept_lines(cover.columns_retired(), logical_width);

@@ -2,12 +2,13 @@
 """Plot the results of a `wafersim sweep`: one metric against one axis, one line
 per value of the other axes.
 
-    plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png] [--all]
+    plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--repeat AXIS] [--out FILE.png] [--all]
 
 Defaults: the first axis on x, the first metric on y, the second axis as hue.
 Points that failed or do not fit have no value: the title counts them, and
 those that do not fit are marked x along the bottom edge. Repeats of a point
-(the repeat.seed column) are averaged, with their range as error bars.
+(the repeat.seed column, or the axis --repeat names, such as a seed of the
+hardware's defects) are averaged, with their range as error bars.
 Without --out, each plot goes to DIR/plots/METRIC_vs_X_by_HUE.png (no _by_HUE
 part without a hue axis), path separators and other odd characters of the
 names replaced by _; the path of every file written is printed. Axis labels
@@ -113,12 +114,12 @@ def safe_name(text):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
-def plot(rows, axes, x, y, hue, out_path, units):
+def plot(rows, axes, x, y, hue, out_path, units, repeats):
     x_values = ordered_values(rows, x)
     numeric_x = all(number(v) is not None for v in x_values)
     position = {v: (number(v) if numeric_x else i) for i, v in enumerate(x_values)}
     # One line per combination of the other axes, the hue axis first.
-    others = [a for a in axes if a not in (x, SEED_COLUMN) and a != hue]
+    others = [a for a in axes if a != x and a not in repeats and a != hue]
     others = [a for a in others if len(set(row[a] for row in rows)) > 1]
     line_axes = ([hue] if hue else []) + others
 
@@ -188,6 +189,7 @@ def main():
     parser.add_argument("--x", help="column on the x axis (default: the first axis)")
     parser.add_argument("--y", help="column on the y axis (default: the first metric)")
     parser.add_argument("--hue", help="axis drawn as one line per value (default: the second axis)")
+    parser.add_argument("--repeat", help="axis whose values repeat one point (a seed): averaged, with their range")
     parser.add_argument("--out", help="PNG file to write (default: DIR/plots/Y_vs_X_by_HUE.png)")
     parser.add_argument("--all", action="store_true", help="one plot per metric, each into DIR/plots/")
     args = parser.parse_args()
@@ -197,12 +199,13 @@ def main():
         fail(f"{args.folder}/results.csv has no rows yet")
     if not axes:
         fail(f"{args.folder}/results.csv has no axis columns")
-    for option in ("x", "y", "hue"):
+    for option in ("x", "y", "hue", "repeat"):
         name = getattr(args, option)
         if name and name not in header:
             fail(f"--{option} {name} is not a column of results.csv; columns: {', '.join(header)}")
     x = args.x or axes[0]
-    free_axes = [a for a in axes if a not in (x, SEED_COLUMN)]
+    repeats = {SEED_COLUMN, args.repeat} - {None}
+    free_axes = [a for a in axes if a != x and a not in repeats]
     hue = args.hue if args.hue else (free_axes[0] if free_axes else None)
     if hue == x:
         fail("--hue and --x name the same column")
@@ -219,7 +222,7 @@ def main():
             os.makedirs(os.path.join(args.folder, "plots"), exist_ok=True)
             name = f"{safe_name(y)}_vs_{safe_name(x)}" + (f"_by_{safe_name(hue)}" if hue else "")
             out_path = os.path.join(args.folder, "plots", name + ".png")
-        plot(rows, axes, x, y, hue, out_path, units)
+        plot(rows, axes, x, y, hue, out_path, units, repeats)
         print(out_path)
 
 

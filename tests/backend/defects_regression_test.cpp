@@ -73,9 +73,9 @@ TEST_CASE("defects: the detours slow the same plan down", "[defects]") {
 // Llama 3.1 8B on one full WSE-3 (the quickstart's decode, two tokens) with
 // the map's defects repaired by two spare rows and two spare columns.
 TEST_CASE("defects, contention off: Llama 3.1 8B on a full WSE-3 agrees to the cycle", "[fullscale][defects]") {
-  const BothTimings both = decode_both_ways_at(
-      std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
-      tiny_map({"workload.prefill=false", "workload.decode_tokens=2", "sim.contention=false"}));
+  const BothTimings both =
+      decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
+                          tiny_map({"workload.prefill=false", "workload.decode_tokens=2", "sim.contention=false"}));
   REQUIRE(both.plan.hw.repair);
   CHECK(both.plan.hw.repair->detours.of(1) == 1);
   CHECK(both.simulated.timeline.finish == both.analytic.finish);

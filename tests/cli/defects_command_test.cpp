@@ -14,8 +14,10 @@ const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/t
 const std::string kTinyMap = std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.";
 
 std::vector<std::string> with_map(const std::string& command, const std::string& map) {
-  return {command,        kTinyDense, "--set", "hardware.spares.rows=2", "--set", "hardware.spares.columns=2",
-          "--set",        "hardware.defects.map=" + map};
+  return {command, kTinyDense,
+          "--set", "hardware.spares.rows=2",
+          "--set", "hardware.spares.columns=2",
+          "--set", "hardware.defects.map=" + map};
 }
 
 }  // namespace

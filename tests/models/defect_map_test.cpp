@@ -1,11 +1,12 @@
 // Defect maps: seeded draws, map files (YAML and CSV) and their located errors.
+#include "models/defect_map.h"
+
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
 #include "models/config/error.h"
-#include "models/defect_map.h"
 
 using namespace wafersim;
 
@@ -64,8 +65,8 @@ TEST_CASE("a cluster kills the tiles around each drawn defect", "[defects]") {
 TEST_CASE("YAML and CSV maps name the same defects", "[defects]") {
   const DefectMap yaml = read_defect_map(
       write_map("same.yaml", "dead_tiles:\n  - [3, 4]\n  - [0, 0]\ndead_links:\n  - [5, 1, east]\n"), 8, 6);
-  const DefectMap csv = read_defect_map(write_map("same.csv", "kind,x,y,dir\ntile,3,4\ntile, 0, 0\nlink,5,1,east\n"),
-                                        8, 6);
+  const DefectMap csv =
+      read_defect_map(write_map("same.csv", "kind,x,y,dir\ntile,3,4\ntile, 0, 0\nlink,5,1,east\n"), 8, 6);
   CHECK(yaml.retire == csv.retire);
   CHECK(yaml.dead_tiles == 2);
   CHECK(yaml.dead_links == 1);

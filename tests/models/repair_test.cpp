@@ -1,9 +1,10 @@
 // Repair: retired rows and columns, the logical grid, the detours it charges,
 // and the refusal of more defects than spares.
+#include "models/repair.h"
+
 #include <catch2/catch.hpp>
 
 #include "models/cost.h"
-#include "models/repair.h"
 #include "tests/sim/test_hardware.h"
 
 using namespace wafersim;
