@@ -153,9 +153,9 @@ config::ParamTable<DefectParams> defect_table() {
 
 config::ParamTable<SpareParams> spare_table() {
   return config::ParamTable<SpareParams>()
-      .add(int_param("hardware.spares.rows", "rows", "0", 0, 100000, "Spare rows per wafer beyond grid_height"),
+      .add(int_param("hardware.spares.rows", "rows", "0", 0, 10000, "Spare rows per wafer beyond grid_height"),
            &SpareParams::rows)
-      .add(int_param("hardware.spares.columns", "columns", "0", 0, 100000, "Spare columns per wafer beyond grid_width"),
+      .add(int_param("hardware.spares.columns", "columns", "0", 0, 10000, "Spare columns per wafer beyond grid_width"),
            &SpareParams::columns);
 }
 

@@ -60,13 +60,25 @@ std::vector<uint32_t> kept_lines(const std::vector<bool>& retired, uint32_t coun
   return lines;
 }
 
-// Extra physical hops of the worst straight segment of each length along one axis.
+// Extra physical hops of the worst straight segment of each length along one
+// axis. A segment's extra hops are those of the gaps (retired lines between
+// logical neighbours) it spans, so the worst segment of a length starts at a
+// gap: every run of consecutive gaps is tried once, O(gaps^2).
 std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& physical_of) {
   const size_t n = physical_of.size();
+  std::vector<std::pair<size_t, uint32_t>> gaps;  // (logical line c, extra hops from c - 1 to c)
+  for (size_t c = 1; c < n; ++c)
+    if (physical_of[c] - physical_of[c - 1] > 1) gaps.push_back({c, physical_of[c] - physical_of[c - 1] - 1});
   std::vector<uint32_t> worst(n, 0);
-  for (size_t length = 1; length < n; ++length)
-    for (size_t start = 0; start + length < n; ++start)
-      worst[length] = std::max(worst[length], physical_of[start + length] - physical_of[start] - uint32_t(length));
+  for (size_t first = 0; first < gaps.size(); ++first) {
+    uint32_t extra = 0;
+    for (size_t last = first; last < gaps.size(); ++last) {
+      extra += gaps[last].second;
+      uint32_t& at_length = worst[gaps[last].first - gaps[first].first + 1];
+      at_length = std::max(at_length, extra);
+    }
+  }
+  for (size_t length = 1; length < n; ++length) worst[length] = std::max(worst[length], worst[length - 1]);
   return worst;
 }
 

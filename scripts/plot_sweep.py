@@ -143,8 +143,9 @@ def plot(rows, axes, x, y, hue, out_path, units, repeats):
         by_x = lines[key]
         xs = [v for v in x_values if v in by_x]
         means = [sum(by_x[v]) / len(by_x[v]) for v in xs]
-        low = [m - min(by_x[v]) for m, v in zip(means, xs)]
-        high = [max(by_x[v]) - m for m, v in zip(means, xs)]
+        # The mean of equal values may round past them: a range is never negative.
+        low = [max(0.0, m - min(by_x[v])) for m, v in zip(means, xs)]
+        high = [max(0.0, max(by_x[v]) - m) for m, v in zip(means, xs)]
         label = ", ".join(f"{a}={v}" for a, v in zip(line_axes, key)) or None
         # Categories (model names) have no order to draw a line along.
         style = "-" if numeric_x else "none"
