@@ -118,6 +118,18 @@ void add_defect_metrics(
       "extra physical hops per logical link around retired rows and columns, mean over the logical grid's links",
       kSetup | kDefects, TableRow{"defects: extra hops per link", "hops", 1, 4},
       repair([](const WaferRepair& w) { return w.extra_hops_mean; }));
+  auto slowdown = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.metrics.defects) return nullptr;
+      return field(*r.metrics.defects);
+    };
+  };
+  add("metrics.defects.perfect_wafer_total_cycles", "cycles",
+      "total_cycles of the same experiment on a perfect wafer, closed form", kDefects, std::nullopt,
+      slowdown([](const DefectSlowdown& d) { return d.perfect_wafer_cycles; }));
+  add("metrics.defects.slowdown", "", "the closed form's total_cycles on this wafer over perfect_wafer_total_cycles",
+      kDefects, TableRow{"defects: slowdown (closed form)", "x", 1, 4},
+      slowdown([](const DefectSlowdown& d) { return d.slowdown(); }));
   add("metrics.defects.route_extra_hops_max", "hops",
       "extra hops charged to the longest route (every route pays the worst detour of its length, docs/DEFECTS.md)",
       kSetup | kDefects, std::nullopt, repair([](const WaferRepair& w) { return w.detours.extra_hops.back(); }));

@@ -30,10 +30,22 @@ TEST_CASE("a repaired wafer reports its defects, spares and detours", "[cli][def
   CHECK(defects["spares_used"] == defects["spare_rows_used"].get<int>() + defects["spare_columns_used"].get<int>());
   CHECK(defects["logical_grid"] == "16 x 16");
   CHECK(defects["extra_hops_mean"].get<double>() > 0);
+  // The same experiment on a perfect wafer, in closed form, is the plain run's.
+  const nlohmann::json perfect = run_json({"analytic", kTinyDense});
+  CHECK(defects["perfect_wafer_total_cycles"] == perfect["metrics"]["total_cycles"]);
+  CHECK(defects["slowdown"].get<double>() ==
+        Approx(result["metrics"]["total_cycles"].get<double>() / perfect["metrics"]["total_cycles"].get<double>()));
+  CHECK(defects["slowdown"].get<double>() > 1);
   // The CSV map names the same defects.
   CHECK(run_json(with_map("analytic", kTinyMap + "csv"))["metrics"] == result["metrics"]);
+  // The engine's run reports the same figures, its own cycles equal to the closed form's with contention off.
+  std::vector<std::string> simulated = with_map("run", kTinyMap + "yaml");
+  simulated.insert(simulated.end(), {"--set", "sim.contention=false"});
+  const nlohmann::json run = run_json(simulated);
+  CHECK(run["metrics"]["defects"] == defects);
+  CHECK(run["metrics"]["total_cycles"] == result["metrics"]["total_cycles"]);
   // A perfect wafer has no such figures.
-  CHECK_FALSE(run_json({"analytic", kTinyDense})["metrics"].contains("defects"));
+  CHECK_FALSE(perfect["metrics"].contains("defects"));
 }
 
 TEST_CASE("a bad defect map is refused at its file and line", "[cli][defects]") {
@@ -56,4 +68,13 @@ TEST_CASE("more defects than spares do not fit, with the missing tiles", "[cli][
     CHECK(is_one_line(outcome.err));
     CHECK_THAT(outcome.err, Catch::Contains("the 16 x 16 logical grid misses 1 tile"));
   }
+}
+
+TEST_CASE("the functional check passes on a repaired wafer", "[cli][defects]") {
+  std::vector<std::string> args = with_map("analytic", kTinyMap + "yaml");
+  args.insert(args.end(), {"--set", "sim.functional=true"});
+  const Outcome outcome = run_wafersim(args);
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 0);
+  CHECK_THAT(outcome.out, Catch::Contains("functional: numbers match the reference"));
 }
