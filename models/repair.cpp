@@ -91,7 +91,7 @@ uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lin
 }  // namespace
 
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height) {
-  WaferRepair repair{std::move(defects), {}, {}, 0, 0, {}, 0};
+  WaferRepair repair{std::move(defects), {}, {}, {}, {}, {}, 0};
   const DefectMap& map = repair.defects;
   uint32_t rows_left = map.height - logical_height, columns_left = map.width - logical_width;
   Cover cover(map);
@@ -103,9 +103,9 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
     const bool column_forced = column_dead > rows_left && columns_left > 0;
     const bool take_row = row_forced || (!column_forced && rows_left > 0 && (row_dead >= column_dead || !columns_left));
     if (take_row) {
-      cover.retire_row(row), --rows_left, ++repair.spare_rows_used;
+      cover.retire_row(row), --rows_left, repair.retired_rows.push_back(row);
     } else if (columns_left > 0) {
-      cover.retire_column(column), --columns_left, ++repair.spare_columns_used;
+      cover.retire_column(column), --columns_left, repair.retired_columns.push_back(column);
     } else {
       throw UnrepairableWaferError(std::to_string(cover.left()) + " dead tiles are left after every spare is used (" +
                                    std::to_string(map.dead_tiles) + " dead tiles, " + std::to_string(map.dead_links) +
@@ -116,6 +116,8 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
                                    (cover.left() == 1 ? " tile" : " tiles") + " (hardware.spares)");
     }
   }
+  std::sort(repair.retired_rows.begin(), repair.retired_rows.end());
+  std::sort(repair.retired_columns.begin(), repair.retired_columns.end());
   repair.column_of = kept_lines(cover.columns_retired(), logical_width);
   repair.row_of = kept_lines(cover.rows_retired(), logical_height);
   const std::vector<uint32_t> x = worst_segments(repair.column_of), y = worst_segments(repair.row_of);

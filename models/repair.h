@@ -23,13 +23,15 @@ class UnrepairableWaferError : public std::runtime_error {
 
 struct WaferRepair {
   DefectMap defects;
-  std::vector<uint32_t> column_of;  // logical column -> physical column
-  std::vector<uint32_t> row_of;     // logical row -> physical row
-  uint32_t spare_rows_used = 0, spare_columns_used = 0;
+  std::vector<uint32_t> column_of;                      // logical column -> physical column
+  std::vector<uint32_t> row_of;                         // logical row -> physical row
+  std::vector<uint32_t> retired_rows, retired_columns;  // physical, ascending: each took one spare
   DetourTable detours;
   // Extra physical hops per logical link, averaged over every link of the logical grid.
   double extra_hops_mean = 0;
 
+  uint32_t spare_rows_used() const { return uint32_t(retired_rows.size()); }
+  uint32_t spare_columns_used() const { return uint32_t(retired_columns.size()); }
   uint32_t logical_width() const { return uint32_t(column_of.size()); }
   uint32_t logical_height() const { return uint32_t(row_of.size()); }
 };

@@ -15,9 +15,8 @@ uint64_t closed_form_cycles(const mapping::Plan& plan, const IterationInputs& in
 
 }  // namespace
 
-DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan,
-                               const backend::Backend& backend, const DecodeMetrics& decode,
-                               const IterationInputs& inputs) {
+DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
+                               const DecodeMetrics& decode, const IterationInputs& inputs) {
   Experiment perfect = experiment;
   perfect.hardware.repair = nullptr;
   perfect.hardware.fabric.detours = nullptr;

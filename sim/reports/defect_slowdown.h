@@ -12,8 +12,7 @@ namespace wafersim::reports {
 
 // `decode` is what `backend` measured for `plan`; when the backend is the
 // closed form its total is reused, otherwise the closed form is evaluated.
-DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan,
-                               const backend::Backend& backend, const DecodeMetrics& decode,
-                               const IterationInputs& inputs);
+DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
+                               const DecodeMetrics& decode, const IterationInputs& inputs);
 
 }  // namespace wafersim::reports

@@ -105,11 +105,11 @@ void add_defect_metrics(
       "spare rows and columns the repair used per wafer: spare_rows_used + "
       "spare_columns_used",
       kSetup | kDefects, TableRow{"defects: spare lines used", "per wafer", 1, 0},
-      repair([](const WaferRepair& w) { return w.spare_rows_used + w.spare_columns_used; }));
+      repair([](const WaferRepair& w) { return w.spare_rows_used() + w.spare_columns_used(); }));
   add("metrics.defects.spare_rows_used", "rows", "of spares_used, rows", kSetup | kDefects, std::nullopt,
-      repair([](const WaferRepair& w) { return w.spare_rows_used; }));
+      repair([](const WaferRepair& w) { return w.spare_rows_used(); }));
   add("metrics.defects.spare_columns_used", "columns", "of spares_used, columns", kSetup | kDefects, std::nullopt,
-      repair([](const WaferRepair& w) { return w.spare_columns_used; }));
+      repair([](const WaferRepair& w) { return w.spare_columns_used(); }));
   add("metrics.defects.logical_grid", "tiles", "the grid programs see after repair, columns x rows", kSetup | kDefects,
       std::nullopt, repair([](const WaferRepair& w) {
         return std::to_string(w.logical_width()) + " x " + std::to_string(w.logical_height());

@@ -78,3 +78,14 @@ TEST_CASE("the functional check passes on a repaired wafer", "[cli][defects]") {
   CHECK(outcome.exit_code == 0);
   CHECK_THAT(outcome.out, Catch::Contains("functional: numbers match the reference"));
 }
+
+TEST_CASE("map shows the repaired wafer under the plan", "[cli][defects]") {
+  const nlohmann::json plan = run_json(with_map("map", kTinyMap + "yaml"));
+  const nlohmann::json& defects = plan["defects"];
+  CHECK(defects["physical_grid"] == nlohmann::json({18, 18}));
+  CHECK(defects["retired_rows"].size() + defects["retired_columns"].size() == 4);
+  CHECK(defects["route_extra_hops_max"].get<int>() > 0);
+  const Outcome table = run_wafersim(with_map("map", kTinyMap + "yaml"));
+  CHECK_THAT(table.out, Catch::Contains("repaired wafer") && Catch::Contains("3 dead tiles, 1 dead links"));
+  CHECK_FALSE(run_json({"map", kTinyDense}).contains("defects"));
+}

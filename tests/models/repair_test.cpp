@@ -22,8 +22,8 @@ DefectMap dead_tiles(uint32_t spare_columns, uint32_t spare_rows, std::vector<st
 
 TEST_CASE("a dead tile retires its column and the logical grid skips it", "[defects][repair]") {
   const WaferRepair repair = repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6);
-  CHECK(repair.spare_columns_used == 1);
-  CHECK(repair.spare_rows_used == 0);
+  CHECK(repair.retired_columns == std::vector<uint32_t>{3});
+  CHECK(repair.spare_rows_used() == 0);
   CHECK(repair.column_of == std::vector<uint32_t>{0, 1, 2, 4, 5, 6, 7, 8});
   CHECK(repair.row_of == std::vector<uint32_t>{0, 1, 2, 3, 4, 5});
   // One logical hop can cross the retired column: every length pays one more hop.
@@ -38,8 +38,8 @@ TEST_CASE("a dead tile retires its column and the logical grid skips it", "[defe
 TEST_CASE("a line with more dead tiles than the other direction's spares is retired whole", "[defects][repair]") {
   // Row 4 holds three dead tiles and there is one spare column: only its row can cover them.
   const WaferRepair repair = repair_wafer(dead_tiles(1, 1, {{1, 4}, {3, 4}, {6, 4}, {2, 1}}), 8, 6);
-  CHECK(repair.spare_rows_used == 1);
-  CHECK(repair.spare_columns_used == 1);
+  CHECK(repair.retired_rows == std::vector<uint32_t>{4});
+  CHECK(repair.retired_columns == std::vector<uint32_t>{2});
   CHECK(repair.row_of == std::vector<uint32_t>{0, 1, 2, 3, 5, 6});
   CHECK(repair.column_of == std::vector<uint32_t>{0, 1, 3, 4, 5, 6, 7, 8});
   CHECK(repair.detours.of(1) == 1);
@@ -47,7 +47,7 @@ TEST_CASE("a line with more dead tiles than the other direction's spares is reti
 
 TEST_CASE("defects in the unused spares cost no detour", "[defects][repair]") {
   const WaferRepair repair = repair_wafer(dead_tiles(0, 2, {{5, 7}}), 8, 6);
-  CHECK(repair.spare_rows_used == 1);
+  CHECK(repair.spare_rows_used() == 1);
   CHECK(repair.row_of == std::vector<uint32_t>{0, 1, 2, 3, 4, 5});
   CHECK(repair.detours.of(100) == 0);
   CHECK(repair.extra_hops_mean == 0);
