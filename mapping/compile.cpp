@@ -236,6 +236,7 @@ class PlanCompiler {
   uint32_t wafers_at_least() const { return lower_bound_wafers(1); }
 
   Plan compile() {
+    if (hw().repair && hw().repair->missing_tiles > 0) throw DoesNotFitError(repair_shortfall(*hw().repair));
     uint32_t wafers = starting_wafers();
     RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
     context.max_context = max_context_;

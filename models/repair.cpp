@@ -91,7 +91,7 @@ uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lin
 }  // namespace
 
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height) {
-  WaferRepair repair{std::move(defects), {}, {}, {}, {}, {}, 0};
+  WaferRepair repair{std::move(defects), {}, {}, {}, {}, 0, {}, 0};
   const DefectMap& map = repair.defects;
   uint32_t rows_left = map.height - logical_height, columns_left = map.width - logical_width;
   Cover cover(map);
@@ -107,13 +107,8 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
     } else if (columns_left > 0) {
       cover.retire_column(column), --columns_left, repair.retired_columns.push_back(column);
     } else {
-      throw UnrepairableWaferError(std::to_string(cover.left()) + " dead tiles are left after every spare is used (" +
-                                   std::to_string(map.dead_tiles) + " dead tiles, " + std::to_string(map.dead_links) +
-                                   " dead links; " + std::to_string(map.height - logical_height) + " spare rows, " +
-                                   std::to_string(map.width - logical_width) + " spare columns): the " +
-                                   std::to_string(logical_width) + " x " + std::to_string(logical_height) +
-                                   " logical grid misses " + std::to_string(cover.left()) +
-                                   (cover.left() == 1 ? " tile" : " tiles") + " (hardware.spares)");
+      repair.missing_tiles = cover.left();  // the logical grid keeps them: the compiler refuses it
+      break;
     }
   }
   std::sort(repair.retired_rows.begin(), repair.retired_rows.end());
@@ -130,6 +125,16 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
       extra_over_links(repair.column_of, logical_height) + extra_over_links(repair.row_of, logical_width);
   repair.extra_hops_mean = links == 0 ? 0 : double(extra_hops) / double(links);
   return repair;
+}
+
+std::string repair_shortfall(const WaferRepair& repair) {
+  const DefectMap& map = repair.defects;
+  const uint32_t width = repair.logical_width(), height = repair.logical_height();
+  return std::to_string(repair.missing_tiles) + " dead tiles are left after every spare is used (" +
+         std::to_string(map.dead_tiles) + " dead tiles, " + std::to_string(map.dead_links) + " dead links; " +
+         std::to_string(map.height - height) + " spare rows, " + std::to_string(map.width - width) +
+         " spare columns): the " + std::to_string(width) + " x " + std::to_string(height) + " logical grid misses " +
+         std::to_string(repair.missing_tiles) + (repair.missing_tiles == 1 ? " tile" : " tiles") + " (hardware.spares)";
 }
 
 std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair) {

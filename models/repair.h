@@ -5,7 +5,6 @@
 // of the preset's size (docs/DEFECTS.md). A logical hop across a retired row
 // or column takes one more physical hop for each.
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,17 +14,13 @@
 
 namespace wafersim {
 
-// More dead tiles than the spares can retire: the model does not fit (exit 3).
-class UnrepairableWaferError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct WaferRepair {
   DefectMap defects;
   std::vector<uint32_t> column_of;                      // logical column -> physical column
   std::vector<uint32_t> row_of;                         // logical row -> physical row
   std::vector<uint32_t> retired_rows, retired_columns;  // physical, ascending: each took one spare
+  // Dead tiles left in the logical grid when the spares ran out: no plan fits it (exit 3).
+  uint64_t missing_tiles = 0;
   DetourTable detours;
   // Extra physical hops per logical link, averaged over every link of the logical grid.
   double extra_hops_mean = 0;
@@ -39,9 +34,12 @@ struct WaferRepair {
 // Retires rows and columns until every dead tile is covered: first any line
 // whose dead tiles outnumber the spares of the other direction (only retiring
 // it can cover them), then the line with the most dead tiles left (rows first
-// on a tie). Deterministic. Throws UnrepairableWaferError naming how many dead
-// tiles the spares cannot cover.
+// on a tie). Deterministic. When the spares run out first, the dead tiles left
+// are counted in missing_tiles.
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height);
+
+// What the compiler says of a wafer with missing tiles: how many, of which grid, with which spares.
+std::string repair_shortfall(const WaferRepair& repair);
 
 // The first tile of `set` that runs a program on a physical tile the repair
 // left dead, as "tile (x, y) of wafer w runs a program on dead physical tile

@@ -10,7 +10,6 @@
 
 #include "models/config/value_text.h"
 #include "models/hardware.h"
-#include "models/repair.h"
 #include "sim/experiment/process_memory.h"
 #include "sim/experiment/sim_options.h"
 #include "sim/experiment/speculative_placement.h"
@@ -94,22 +93,9 @@ config::Config load_experiment_text_config(const std::string& yaml_text, const s
   return config::load_string(experiment_schema(), yaml_text, name, load_options(overrides));
 }
 
-namespace {
-
-// A wafer whose spares cannot repair its defects is too small for any model (exit 3).
-HardwareSpec repaired_hardware(const config::Config& config) {
-  try {
-    return hardware_from_config(config);
-  } catch (const UnrepairableWaferError& error) {
-    throw mapping::DoesNotFitError(error.what());
-  }
-}
-
-}  // namespace
-
 Experiment experiment_from_config(const config::Config& config) {
   Experiment experiment{config,
-                        repaired_hardware(config),
+                        hardware_from_config(config),
                         workloads::model_from_config(config),
                         workloads::workload_from_config(config),
                         mapping::mapping_options_from_config(config),

@@ -61,13 +61,18 @@ TEST_CASE("a bad defect map is refused at its file and line", "[cli][defects]") 
 TEST_CASE("more defects than spares do not fit, with the missing tiles", "[cli][defects]") {
   Scratch scratch;
   const std::string map = scratch.write("map.yaml", "dead_tiles: [[1, 1], [4, 4], [7, 7], [10, 10], [13, 13]]\n");
-  for (const char* command : {"analytic", "validate"}) {
+  for (const char* command : {"analytic", "run", "map"}) {
     const Outcome outcome = run_wafersim(with_map(command, map));
     INFO(command);
     CHECK(outcome.exit_code == 3);
     CHECK(is_one_line(outcome.err));
-    CHECK_THAT(outcome.err, Catch::Contains("the 16 x 16 logical grid misses 1 tile"));
+    CHECK_THAT(outcome.err, Catch::StartsWith("does not fit: 1 dead tiles are left after every spare is used") &&
+                                Catch::Contains("the 16 x 16 logical grid misses 1 tile"));
   }
+  // --json records the refusal as any plan that does not fit.
+  const nlohmann::json record = run_json(with_map("analytic", map), 3);
+  CHECK(record["fits"] == false);
+  CHECK_THAT(record["error"].get<std::string>(), Catch::Contains("misses 1 tile"));
 }
 
 TEST_CASE("the functional check passes on a repaired wafer", "[cli][defects]") {

@@ -53,10 +53,13 @@ TEST_CASE("defects in the unused spares cost no detour", "[defects][repair]") {
   CHECK(repair.extra_hops_mean == 0);
 }
 
-TEST_CASE("more dead tiles than the spares can retire are refused with the count", "[defects][repair]") {
-  CHECK_THROWS_WITH(repair_wafer(dead_tiles(1, 0, {{1, 1}, {4, 3}, {6, 5}}), 8, 6),
-                    Catch::Contains("2 dead tiles are left") && Catch::Contains("misses 2 tiles"));
-  CHECK_THROWS_AS(repair_wafer(dead_tiles(0, 0, {{0, 0}}), 8, 6), UnrepairableWaferError);
+TEST_CASE("more dead tiles than the spares can retire are counted as missing", "[defects][repair]") {
+  const WaferRepair short_of_one = repair_wafer(dead_tiles(1, 0, {{1, 1}, {4, 3}, {6, 5}}), 8, 6);
+  CHECK(short_of_one.missing_tiles == 2);
+  CHECK_THAT(repair_shortfall(short_of_one), Catch::StartsWith("2 dead tiles are left after every spare is used") &&
+                                                 Catch::Contains("the 8 x 6 logical grid misses 2 tiles"));
+  CHECK(repair_wafer(dead_tiles(0, 0, {{0, 0}}), 8, 6).missing_tiles == 1);
+  CHECK(repair_wafer(dead_tiles(1, 0, {{1, 1}}), 8, 6).missing_tiles == 0);
 }
 
 TEST_CASE("repair is deterministic", "[defects][repair]") {
