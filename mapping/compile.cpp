@@ -37,6 +37,13 @@ void refuse_dead_tiles(const Plan& plan) {
 using workloads::ModelSpec;
 using workloads::WorkloadSpec;
 
+Plan choose_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                 const MappingOptions& options);
+
+// Whether a refusal says how many wafers would do, which takes another
+// compile: not for a trial whose refusal the caller catches and drops.
+enum class Refusal { Explained, Unexplained };
+
 std::vector<RegionNeed> region_needs(const ModelSpec& model, uint64_t max_context, uint32_t kv_head_copies) {
   std::vector<RegionNeed> needs;
   auto add = [&](RegionKind kind, int32_t layer) {
@@ -214,8 +221,8 @@ uint64_t one_row_more(const BlockGeometry& box) { return box.tiles() + box.width
 class PlanCompiler {
  public:
   PlanCompiler(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
-               const MappingOptions& options)
-      : max_context_(workload.max_context()) {
+               const MappingOptions& options, Refusal refusal = Refusal::Explained)
+      : max_context_(workload.max_context()), refusal_(refusal) {
     plan_.hw = hw;
     plan_.model = model;
     plan_.workload = workload;
@@ -260,9 +267,6 @@ class PlanCompiler {
     plan_.hw.wafers = wafers;
 
     connect_regions(plan_);
-    build_programs(plan_);
-    refuse_dead_tiles(plan_);
-    sum_up(plan_);
     return std::move(plan_);
   }
 
@@ -528,11 +532,11 @@ class PlanCompiler {
     const ModelSpec& model = plan_.model;
     // Say how many wafers would do: the compiler's own answer with wafers: auto.
     std::string fit = "; one of its regions is larger than a wafer";
-    if (at_least_ > 0 && hw.wafers > 0) {
+    if (at_least_ > 0 && hw.wafers > 0 && refusal_ == Refusal::Explained) {
       HardwareSpec any_count = hw;
       any_count.wafers = 0;
       fit = fmt::format("; it fits on {} wafer(s)",
-                        compile_plan(any_count, model, plan_.workload, plan_.options).hw.wafers);
+                        choose_plan(any_count, model, plan_.workload, plan_.options).hw.wafers);
     }
     throw DoesNotFitError(fmt::format(
         "{} needs {} (weights {} + KV cache {} at {} tokens) but {} wafer(s) of {} hold {} usable "
@@ -612,7 +616,7 @@ class PlanCompiler {
     HardwareSpec any_count = hw();
     any_count.wafers = 0;
     try {
-      const Plan plan = compile_plan(any_count, plan_.model, plan_.workload, reset);
+      const Plan plan = choose_plan(any_count, plan_.model, plan_.workload, reset);
       return fmt::format("; with {} it fits on {} wafer(s)", knobs, plan.hw.wafers);
     } catch (const DoesNotFitError&) {
       return fmt::format("; it does not fit with {} either", knobs);
@@ -659,6 +663,7 @@ class PlanCompiler {
 
   Plan plan_;
   const uint64_t max_context_;
+  const Refusal refusal_;
   uint64_t usable_ = 0;
   uint32_t colors_available_ = 0;
   std::vector<RegionNeed> needs_;
@@ -675,12 +680,13 @@ class PlanCompiler {
 namespace {
 
 Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
-                       const MappingOptions& options);
+                       const MappingOptions& options, Refusal refusal = Refusal::Explained);
 
-}  // namespace
-
-Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
-                  const MappingOptions& options) {
+// The plan compile_plan takes, without its programs: the candidates it
+// compares differ in wafers only, and a program set costs 8 bytes per tile of
+// every wafer (gigabytes for hundreds of wafers), so only the chosen plan gets one.
+Plan choose_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                 const MappingOptions& options) {
   if (options.kv_head_copies != 0) return compile_with_axis(hw, model, workload, options);
   // kv_head_copies: auto. The copies come from a lower bound on the wafers,
   // but the layout found may need more wafers than one copy does: then fewer
@@ -695,7 +701,7 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
   one_copy.kv_head_copies = 1;
   if (hw.wafers > 0) {
     try {
-      return compile_with_axis(hw, model, workload, copies);
+      return compile_with_axis(hw, model, workload, copies, Refusal::Unexplained);
     } catch (const DoesNotFitError&) {
       return compile_with_axis(hw, model, workload, one_copy);
     }
@@ -711,11 +717,22 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
   return plan;
 }
 
+}  // namespace
+
+Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
+                  const MappingOptions& options) {
+  Plan plan = choose_plan(hw, model, workload, options);
+  build_programs(plan);
+  refuse_dead_tiles(plan);
+  sum_up(plan);
+  return plan;
+}
+
 namespace {
 
 Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const WorkloadSpec& workload,
-                       const MappingOptions& options) {
-  if (!options.multicast_axis_auto) return PlanCompiler(hw, model, workload, options).compile();
+                       const MappingOptions& options, Refusal refusal) {
+  if (!options.multicast_axis_auto) return PlanCompiler(hw, model, workload, options, refusal).compile();
   // multicast_axis: auto prefers y where slices are handed on (PlanCompiler),
   // but along y a root row is a strip wide and its tiles keep longer buffers:
   // where the plan fits along x only, or on fewer wafers, x is taken.
@@ -724,16 +741,18 @@ Plan compile_with_axis(const HardwareSpec& hw, const ModelSpec& model, const Wor
   along_x.multicast_along_x = true;
   Plan preferred;
   try {
-    preferred = PlanCompiler(hw, model, workload, options).compile();
+    // Where it would be refused, along x is tried and refuses instead.
+    const Refusal first_refusal = options.slices_handoff() ? Refusal::Unexplained : refusal;
+    preferred = PlanCompiler(hw, model, workload, options, first_refusal).compile();
   } catch (const DoesNotFitError&) {
     if (!options.slices_handoff()) throw;  // it was along x already
-    return PlanCompiler(hw, model, workload, along_x).compile();
+    return PlanCompiler(hw, model, workload, along_x, refusal).compile();
   }
   if (preferred.options.multicast_along_x || hw.wafers > 0 || preferred.hw.wafers == 1) return preferred;
   HardwareSpec fewer = hw;
   fewer.wafers = preferred.hw.wafers - 1;
   try {
-    return PlanCompiler(fewer, model, workload, along_x).compile();
+    return PlanCompiler(fewer, model, workload, along_x, Refusal::Unexplained).compile();
   } catch (const DoesNotFitError&) {
     return preferred;
   }

@@ -11,7 +11,7 @@ WAFERSIM_BUILD="${wafersim_build_folder:-$WAFERSIM_ROOT/build}"
 
 wafersim_packages=(g++ cmake make pkg-config libsystemc-dev libeigen3-dev libfmt-dev catch2
                    libyaml-cpp-dev libcli11-dev nlohmann-json3-dev python3-matplotlib python3-numpy python3-pandas python3-pip python3-yaml
-                   pybind11-dev python3-dev slurm-wlm munge clang-format)
+                   pybind11-dev python3-dev slurm-wlm munge clang-format chromium)
 
 missing_packages=()
 for package in "${wafersim_packages[@]}"; do

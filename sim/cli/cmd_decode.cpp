@@ -19,6 +19,7 @@
 #include "sim/reports/compile.h"
 #include "sim/reports/decode_report.h"
 #include "sim/reports/decode_run.h"
+#include "sim/reports/explain.h"
 #include "sim/reports/functional_check.h"
 #include "sim/reports/output.h"
 #include "sim/reports/reports.h"
@@ -27,9 +28,10 @@ namespace wafersim::cli {
 
 namespace {
 
-// Folders of output files besides --json and --trace.
+// Folders of output files besides --json and --trace, and --explain.
 struct OutputFolders {
   std::string csv, heatmaps;
+  bool explain = false;
 };
 
 // Every output path, before an hour of simulation could end in a write that fails.
@@ -99,6 +101,14 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     refuse_too_long(experiment, error.what());
   }
   line.end();
+  if (folders.explain) {
+    // What-ifs by the closed form; its progress keeps the line the run used.
+    std::function<void(const std::string&)> explain_progress;
+    if (!options.common.quiet) explain_progress = [&](const std::string& text) { line.show(text, false); };
+    report.document["explain"] = explain_decode(experiment, plan, report.document, explain_progress);
+    line.end();
+    report.table += explain_table(report.document["explain"]);
+  }
   if (!options.common.quiet) options.common.table_out() << report.table;
   warn_if_over_rating(report.document);
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
@@ -123,6 +133,9 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
   if (backend_name == "sim")
     add_folder_option(*command, "--heatmaps", folders->heatmaps,
                       "Write per-tile and per-link arrays of every wafer as .npy files to DIR");
+  command->add_flag("--explain", folders->explain,
+                    "Say why: the binding resources, the knobs that move the figure most and preset values that "
+                    "change nothing, each by a closed-form re-run (table section \"why\", JSON \"explain\")");
   command->callback(
       [options, trace, folders, backend_name] { evaluate_decode(*options, *trace, *folders, backend_name); });
 }

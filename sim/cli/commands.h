@@ -60,5 +60,6 @@ void add_sweep_command(CLI::App& app);
 void add_sweep_point_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace wafersim::cli

@@ -40,6 +40,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
   cli::add_describe_command(app);
   cli::add_bench_command(app);
   cli::add_serve_command(app);
+  cli::add_report_command(app);
 
   // Every failure is exactly one line on stderr, so scripts can show or grep it.
   auto report = [](const char* kind, const std::string& message) {

@@ -58,16 +58,25 @@ const std::map<std::string, const std::vector<EmbeddedFile>*>& preset_sections()
   return sections;
 }
 
+std::vector<PresetChange> preset_changes(const config::Config& config, const std::string& section) {
+  const std::string& preset = config.preset(section);
+  if (preset.empty()) return {};
+  const config::Config original = preset_config(section, preset);
+  std::vector<PresetChange> changes;
+  for (const config::ParamSpec& spec : original.schema().params()) {
+    const config::Value& value = config.entries().at(spec.path).value;
+    const config::Value& preset_value = original.entries().at(spec.path).value;
+    if (value != preset_value) changes.push_back({spec.path, value, preset_value});
+  }
+  return changes;
+}
+
 std::string section_label(const config::Config& config, const std::string& section, const std::string& name) {
   const std::string& preset = config.preset(section);
   if (preset.empty()) return name;
-  const config::Config original = preset_config(section, preset);
   std::vector<std::string> changes;
-  for (const config::ParamSpec& spec : original.schema().params()) {
-    const config::Value& value = config.entries().at(spec.path).value;
-    if (value == original.entries().at(spec.path).value) continue;
-    changes.push_back(spec.path.substr(spec.path.rfind('.') + 1) + "=" + config::value_text(value));
-  }
+  for (const PresetChange& change : preset_changes(config, section))
+    changes.push_back(change.path.substr(change.path.rfind('.') + 1) + "=" + config::value_text(change.value));
   if (changes.empty()) return preset;
   constexpr size_t kShown = 4;
   std::string text;

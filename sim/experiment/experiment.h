@@ -61,6 +61,14 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 Experiment load_experiment_text(const std::string& yaml_text, const std::string& name,
                                 const std::vector<std::string>& overrides = {});
 
+// The values of a section built from a preset that differ from the preset's,
+// by full path ("hardware.tile.sram_bytes"); none for a section without a preset.
+struct PresetChange {
+  std::string path;
+  config::Value value, preset_value;
+};
+std::vector<PresetChange> preset_changes(const config::Config& config, const std::string& section);
+
 // How reports name a section built from a preset: "wse3", or, when values
 // differ from the preset's, "wse3 (modified: hop_latency_cycles=2)" (each
 // parameter by its key, with its value; at most four, then "and N more").

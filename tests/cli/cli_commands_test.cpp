@@ -41,7 +41,7 @@ TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err ==
         "error: unknown command 'valdate' (commands: run, analytic, compare, map, sweep, validate, describe, bench, "
-        "serve); "
+        "serve, report); "
         "did you mean 'validate'?\n");
   const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
   CHECK(option.exit_code == 2);

@@ -129,8 +129,7 @@ TEST_CASE("plot_sweep.py draws a finished sweep into DIR/plots", "[cli][sweep]")
                               shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") + " " +
                               shell_quoted(out.string()) + " >/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
-  const std::filesystem::path png =
-      out / "plots" / "metrics.tokens_per_second_vs_model_by_hardware.fabric.hop_latency_cycles.png";
+  const std::filesystem::path png = out / "plots" / "tokens_per_second_vs_model_by_hop_latency_cycles.png";
   REQUIRE(std::filesystem::exists(png));
   CHECK(read_all(png).substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
   CHECK(std::system(("/usr/bin/python3 " + shell_quoted(std::string(WAFERSIM_SOURCE_DIR) + "/scripts/plot_sweep.py") +

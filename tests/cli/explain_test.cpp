@@ -1,0 +1,86 @@
+// run --explain and analytic --explain: every knob's predicted figure is what
+// a re-run with that --set gives, a preset value that changes nothing is named
+// with what stayed the same, and a batch that fills the pipeline is explained
+// by throughput, not by one token's latency.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "run_wafersim.h"
+
+using namespace wafersim::testing;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
+
+// The --json document of `command` on tiny-dense with `flags` and `sets`.
+json result(const std::string& command, const std::vector<std::string>& flags,
+            const std::vector<std::string>& sets = {}) {
+  std::vector<std::string> args = {command, kTinyDense, "--quiet", "--json", "-"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
+  const Outcome outcome = run_wafersim(args);
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  return json::parse(outcome.out);
+}
+
+}  // namespace
+
+TEST_CASE("explain's knob effects are what re-running with the knob gives", "[cli][explain]") {
+  const json explained = result("analytic", {"--explain"})["explain"];
+  REQUIRE(explained["objective"] == "tokens_per_second_per_user");
+  REQUIRE(explained["knobs"].size() >= 3);
+  size_t checked = 0;
+  for (const json& knob : explained["knobs"]) {
+    if (!knob.contains("value")) continue;
+    const double rerun =
+        result("analytic", {}, {knob["set"].get<std::string>()})["metrics"]["tokens_per_second_per_user"];
+    INFO(knob.dump());
+    CHECK(std::abs(knob["value"].get<double>() / rerun - 1) < 0.02);
+    ++checked;
+  }
+  CHECK(checked >= 3);
+  // Sorted, most helpful first.
+  for (size_t i = 1; i < checked; ++i)
+    CHECK(explained["knobs"][i - 1]["effect"].get<double>() >= explained["knobs"][i]["effect"].get<double>());
+}
+
+TEST_CASE("explain names a preset value that changes nothing, and what stayed the same", "[cli][explain]") {
+  const json explained = result("analytic", {"--explain"}, {"hardware.tile.sram_bytes=65536"})["explain"];
+  REQUIRE(explained["no_effect"].size() == 1);
+  const json& item = explained["no_effect"][0];
+  CHECK(item["key"] == "hardware.tile.sram_bytes");
+  CHECK(item["value"] == "65536");
+  CHECK(item["preset_value"] == "49152");
+  CHECK(item["why"].get<std::string>().find("the same") != std::string::npos);
+  CHECK(item["why"].get<std::string>().find("not the critical path") != std::string::npos);
+  // A value that does change the figures is not among them.
+  const json slower = result("analytic", {"--explain"}, {"hardware.fabric.hop_latency_cycles=3"})["explain"];
+  CHECK(slower["no_effect"].empty());
+}
+
+TEST_CASE("explain tells a latency-bound batch from one that fills the pipeline", "[cli][explain]") {
+  const json one = result("analytic", {"--explain"})["explain"];
+  CHECK(one["objective"] == "tokens_per_second_per_user");
+  CHECK(one["throughput"]["bound"] == "latency");
+  const json many = result("analytic", {"--explain"}, {"workload.batch=16"})["explain"];
+  CHECK(many["objective"] == "tokens_per_second");
+  CHECK(many["throughput"]["bound"] == "pipeline");
+  bool batch_tried = false;
+  for (const json& knob : many["knobs"]) batch_tried = batch_tried || knob["set"] == "workload.batch=32";
+  CHECK(batch_tried);
+}
+
+TEST_CASE("run --explain prints a why section from the closed form", "[cli][explain]") {
+  const Outcome outcome = run_wafersim({"run", kTinyDense, "--explain"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.out.find("why (closed-form what-ifs, --explain)") != std::string::npos);
+  CHECK(outcome.out.find("  knob ") != std::string::npos);
+}
