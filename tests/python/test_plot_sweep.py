@@ -81,7 +81,7 @@ class PlotSweep(unittest.TestCase):
             written = subprocess.run([str(SCRIPT), str(out), "--x", "hardware.defects.tile_failure_rate",
                                       "--repeat", "hardware.defects.seed"], capture_output=True, text=True,
                                      check=True, env=dict(os.environ, WAFERSIM=BINARY)).stdout.split()
-            self.assertEqual(written, [str(out / "plots" / "tokens_per_second_vs_tile_failure_rate.png")])
+            self.assertEqual(written, [str(out / "plots" / "metrics.tokens_per_second_vs_tile_failure_rate.png")])
 
     def test_axis_labels_carry_the_declared_units(self):
         os.environ["WAFERSIM"] = BINARY
