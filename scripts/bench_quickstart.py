@@ -12,40 +12,20 @@ token, the largest peak resident memory and the simulated cycles, which must
 agree between binaries whose engine and compiler move no cycle.
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-QUICKSTART = os.path.join(ROOT, "workloads", "experiments", "quickstart.yaml")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_workloads import QUICKSTART, Workload, one_run as one_workload_run  # noqa: E402
 
 
 def one_run(binary, prefill):
     """(wall seconds, peak RSS bytes, decoded tokens, cycles) of one run."""
-    with tempfile.TemporaryDirectory() as folder:
-        result_path = os.path.join(folder, "result.json")
-        command = [binary, "run", QUICKSTART, "--quiet", "--json", result_path]
-        if not prefill:
-            command += ["--set", "workload.prefill=false"]
-        start = time.monotonic()
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 env=dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1"))
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.monotonic() - start
-        error = child.stderr.read().decode()
-        child.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{binary}: exit {os.waitstatus_to_exitcode(status)}: {error.strip()}")
-        with open(result_path) as f:
-            result = json.load(f)
-    # ru_maxrss is in KiB on Linux; a run's prefill child is a child of the run, not counted here,
-    # so with --prefill the figure is the decode process's.
-    tokens = result["experiment"]["batch"] * result["experiment"]["decode_tokens"]
-    return wall, usage.ru_maxrss * 1024, tokens, result["metrics"]["total_cycles"]
+    command = ["run", QUICKSTART] + ([] if prefill else ["--set", "workload.prefill=false"])
+    seconds_per_token, rss, cycles, tokens = one_workload_run(binary, Workload("quickstart", "", command,
+                                                                                per_token=True))
+    return seconds_per_token * tokens, rss, tokens, cycles
 
 
 def main():

@@ -65,7 +65,7 @@ WORKLOADS = [
 
 
 def one_run(binary, workload):
-    """(figure, peak RSS bytes, cycles or None) of one run of `workload`."""
+    """(figure, peak RSS bytes, cycles or None, decoded tokens) of one run of `workload`."""
     with tempfile.TemporaryDirectory() as folder:
         result_path = os.path.join(folder, "result.json")
         command = [binary] + workload.command + ["--quiet", "--json", result_path]
@@ -81,12 +81,10 @@ def one_run(binary, workload):
             sys.exit(f"{binary} {workload.name}: exit {code}: {error.strip()}")
         with open(result_path) as f:
             result = json.load(f)
-    metrics = result.get("metrics", {})
-    cycles = metrics.get("total_cycles")
-    figure = wall
-    if workload.per_token:
-        figure = wall / (result["experiment"]["batch"] * result["experiment"]["decode_tokens"])
-    return figure, usage.ru_maxrss * 1024, cycles
+    cycles = result.get("metrics", {}).get("total_cycles")
+    experiment = result.get("experiment", {})
+    tokens = experiment.get("batch", 0) * experiment.get("decode_tokens", 0)
+    return (wall / tokens if workload.per_token else wall), usage.ru_maxrss * 1024, cycles, tokens
 
 
 def commit_of(binary):
@@ -105,14 +103,14 @@ def table(workloads, binaries, runs):
     header = ["workload", "binary", "runs", "median", "min", "peak RSS (MiB)", "median / base"]
     rows = []
     for workload in workloads:
-        base_median = statistics.median(f for f, _, _ in runs[(workload.name, base)])
+        base_median = statistics.median(f for f, _, _, _ in runs[(workload.name, base)])
         for binary in binaries:
             measured = runs[(workload.name, binary)]
-            figures = [f for f, _, _ in measured]
+            figures = [f for f, _, _, _ in measured]
             median = statistics.median(figures)
             rows.append([workload.name, binary, " ".join(f"{f:.3g}" for f in figures),
                          f"{median:.3g} {workload.unit}", f"{min(figures):.3g} {workload.unit}",
-                         f"{max(r for _, r, _ in measured) / 2**20:.0f}", f"{median / base_median:.2f}"])
+                         f"{max(r for _, r, _, _ in measured) / 2**20:.0f}", f"{median / base_median:.2f}"])
     return header, rows
 
 
@@ -150,7 +148,7 @@ def main():
                 runs.setdefault((workload.name, binary), []).append(measured)
                 print(f"{workload.name} run {index + 1}/{options.runs} {binary}: {measured[0]:.3g} {workload.unit}, "
                       f"{measured[1] / 2**20:.0f} MiB", file=sys.stderr)
-        cycles = {c for binary in options.binaries for _, _, c in runs[(workload.name, binary)]}
+        cycles = {c for binary in options.binaries for _, _, c, _ in runs[(workload.name, binary)]}
         if len(cycles) > 1:
             sys.exit(f"{workload.name}: the binaries simulate different cycles: {sorted(cycles, key=str)}")
 
