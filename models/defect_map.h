@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/detours.h"
+
 namespace wafersim {
 
 struct DefectParams {
@@ -14,6 +16,7 @@ struct DefectParams {
   uint32_t cluster_radius = 0;   // a drawn dead tile also kills the tiles this close (Chebyshev distance)
   uint64_t seed = 1;
   std::string map_file;  // a YAML or CSV list of dead tiles and links; "" = draw from the rates
+  DetourCharge detour_charge = DetourCharge::Worst;
 
   bool any() const { return tile_failure_rate > 0 || link_failure_rate > 0 || !map_file.empty(); }
 };

@@ -2,13 +2,18 @@
 // Extra physical hops a route pays for the retired rows and columns it
 // crosses on a repaired wafer (models/repair.h). The closed form times steps
 // by relative offsets, without knowing where a region sits, so both faces
-// charge a route of h logical hops the most that any straight segment of h
-// logical hops meets on this wafer (an upper bound for straight routes; a
-// turned route is charged as one straight route of its total length).
+// charge a route of h logical hops what a straight segment of h logical hops
+// meets on this wafer, position-free (a turned route is charged as one
+// straight route of its total length).
 #include <cstdint>
 #include <vector>
 
 namespace wafersim {
+
+// Worst: the most any segment of the length meets, wherever it starts (an
+// upper bound for a straight route). Mean: the mean over every start, rounded
+// to whole hops (a typical route). Either never less than a shorter route's.
+enum class DetourCharge : uint8_t { Worst, Mean };
 
 struct DetourTable {
   std::vector<uint32_t> extra_hops;  // by route length; the last entry holds for longer routes

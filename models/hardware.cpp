@@ -148,7 +148,12 @@ config::ParamTable<DefectParams> defect_table() {
       .add_converted(config::string_param(kDefectMap, "\"\"",
                                           "YAML or CSV list of dead tiles and links, in physical coordinates; relative "
                                           "to the experiment file; empty = draw from the failure rates"),
-                     read_map_file);
+                     read_map_file)
+      .add_enum<DetourCharge>("hardware.defects.detour_charge",
+                              {{"worst", DetourCharge::Worst}, {"mean", DetourCharge::Mean}}, "worst",
+                              "What a route of h hops pays around retired lines: the most a straight segment of h "
+                              "hops meets on the wafer (a bound), or the mean over every start (a typical route)",
+                              &DefectParams::detour_charge);
 }
 
 config::ParamTable<SpareParams> spare_table() {
@@ -193,8 +198,8 @@ void repair_defects(const config::Config& config, HardwareSpec& spec) {
   const uint32_t width = spec.grid_width + spec.spares.columns, height = spec.grid_height + spec.spares.rows;
   DefectMap defects = spec.defects.map_file.empty() ? draw_defects(spec.defects, width, height)
                                                     : read_defect_map(spec.defects.map_file, width, height);
-  auto repair =
-      std::make_shared<const WaferRepair>(repair_wafer(std::move(defects), spec.grid_width, spec.grid_height));
+  auto repair = std::make_shared<const WaferRepair>(
+      repair_wafer(std::move(defects), spec.grid_width, spec.grid_height, spec.defects.detour_charge));
   // The longest route meets the most retired lines: no detour there, none anywhere.
   if (repair->detours.extra_hops.back() > 0)
     spec.fabric.detours = std::shared_ptr<const DetourTable>(repair, &repair->detours);

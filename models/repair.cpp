@@ -82,6 +82,22 @@ std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& physical_of) {
   return worst;
 }
 
+// Extra physical hops of a straight segment of each length along one axis,
+// the mean over every start rounded to whole hops (prefix sums of the lines'
+// extra hops: O(lines)), and never less than a shorter segment's.
+std::vector<uint32_t> mean_segments(const std::vector<uint32_t>& physical_of) {
+  const size_t n = physical_of.size();
+  std::vector<uint64_t> before(n + 1, 0);  // extra hops of the lines before c, summed: sum of physical_of[i] - i
+  for (size_t c = 0; c < n; ++c) before[c + 1] = before[c] + (physical_of[c] - c);
+  std::vector<uint32_t> mean(n, 0);
+  for (size_t length = 1; length < n; ++length) {
+    const size_t starts = n - length;
+    const uint64_t total = (before[n] - before[length]) - before[starts];
+    mean[length] = std::max(mean[length - 1], uint32_t((total + starts / 2) / starts));
+  }
+  return mean;
+}
+
 // Extra hops summed over the logical links of one axis (each link is repeated `lines` times).
 uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lines) {
   return physical_of.empty() ? 0
@@ -90,7 +106,7 @@ uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lin
 
 }  // namespace
 
-WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height) {
+WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height, DetourCharge charge) {
   WaferRepair repair{std::move(defects), {}, {}, {}, {}, 0, {}, 0};
   const DefectMap& map = repair.defects;
   uint32_t rows_left = map.height - logical_height, columns_left = map.width - logical_width;
@@ -115,7 +131,8 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
   std::sort(repair.retired_columns.begin(), repair.retired_columns.end());
   repair.column_of = kept_lines(cover.columns_retired(), logical_width);
   repair.row_of = kept_lines(cover.rows_retired(), logical_height);
-  const std::vector<uint32_t> x = worst_segments(repair.column_of), y = worst_segments(repair.row_of);
+  const auto segments = charge == DetourCharge::Worst ? worst_segments : mean_segments;
+  const std::vector<uint32_t> x = segments(repair.column_of), y = segments(repair.row_of);
   std::vector<uint32_t>& extra = repair.detours.extra_hops;
   extra.assign(std::max(x.size(), y.size()), 0);
   for (size_t length = 0; length < extra.size(); ++length)

@@ -35,8 +35,9 @@ struct WaferRepair {
 // whose dead tiles outnumber the spares of the other direction (only retiring
 // it can cover them), then the line with the most dead tiles left (rows first
 // on a tie). Deterministic. When the spares run out first, the dead tiles left
-// are counted in missing_tiles.
-WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height);
+// are counted in missing_tiles. `charge` says how the detour table is made.
+WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
+                         DetourCharge charge = DetourCharge::Worst);
 
 // What the compiler says of a wafer with missing tiles: how many, of which grid, with which spares.
 std::string repair_shortfall(const WaferRepair& repair);

@@ -131,8 +131,8 @@ void add_defect_metrics(
       kDefects, TableRow{"defects: slowdown (closed form)", "x", 1, 4},
       slowdown([](const DefectSlowdown& d) { return d.slowdown(); }));
   add("metrics.defects.route_extra_hops_max", "hops",
-      "extra hops charged to the longest route (every route pays the worst detour of its length, docs/DEFECTS.md)",
-      kSetup | kDefects, std::nullopt, repair([](const WaferRepair& w) { return w.detours.extra_hops.back(); }));
+      "extra hops charged to the longest route (hardware.defects.detour_charge, docs/DEFECTS.md)", kSetup | kDefects,
+      std::nullopt, repair([](const WaferRepair& w) { return w.detours.extra_hops.back(); }));
 }
 
 std::vector<Metric> build_table() {

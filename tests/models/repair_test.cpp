@@ -35,6 +35,15 @@ TEST_CASE("a dead tile retires its column and the logical grid skips it", "[defe
   CHECK(repair.extra_hops_mean == Approx(6.0 / 82.0));
 }
 
+TEST_CASE("the mean charge is what a route of each length meets on average", "[defects][repair]") {
+  const WaferRepair mean = repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6, DetourCharge::Mean);
+  // Of the 7 one-hop segments along x, 1 crosses the retired column (1/7 rounds to 0); of the 5 three-hop ones, 3.
+  CHECK(mean.detours.extra_hops == std::vector<uint32_t>{0, 0, 0, 1, 1, 1, 1, 1});
+  const WaferRepair worst = repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6);
+  for (uint32_t hops = 0; hops < 10; ++hops) CHECK(mean.detours.of(hops) <= worst.detours.of(hops));
+  CHECK(mean.column_of == worst.column_of);
+}
+
 TEST_CASE("a line with more dead tiles than the other direction's spares is retired whole", "[defects][repair]") {
   // Row 4 holds three dead tiles and there is one spare column: only its row can cover them.
   const WaferRepair repair = repair_wafer(dead_tiles(1, 1, {{1, 4}, {3, 4}, {6, 4}, {2, 1}}), 8, 6);
