@@ -58,6 +58,7 @@ void add_compare_command(CLI::App& app);
 void add_map_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_sweep_point_command(CLI::App& app);
+void add_search_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_report_command(CLI::App& app);

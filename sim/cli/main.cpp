@@ -36,6 +36,7 @@ extern "C" int sc_main(int argc, char* argv[]) {
   cli::add_map_command(app);
   cli::add_sweep_command(app);
   cli::add_sweep_point_command(app);
+  cli::add_search_command(app);
   cli::add_validate_command(app);
   cli::add_describe_command(app);
   cli::add_bench_command(app);

@@ -41,8 +41,9 @@ struct Live {
   uint64_t final_context = 0;  // prior + prompt + output
   uint64_t reserved_kv = 0;    // positions it holds in the KV share
   uint64_t chunks_left = 0, next_chunk_start = 0;
-  double next_ready = 0;   // cycles: its next item may enter the pipeline
-  double finish = kNever;  // cycles: its last token left the LM head
+  double next_ready = 0;     // cycles: its next item may enter the pipeline
+  double chunk_entered = 0;  // cycles: its last prefill chunk entered the pipeline (the next is ready then)
+  double finish = kNever;    // cycles: its last token left the LM head
   bool paused = false;
   bool finishing = false;
   double writer_s = 0;  // the connection's stream writer is busy until then
@@ -122,7 +123,7 @@ class Server {
         // waiting at any region root: what becomes ready meanwhile competes too.
         const double entry = no_wait_entry(kind_of(*item), context_of(*item), now);
         if (entry > now) {
-          now = std::min(entry, horizon_ + 1);
+          now = advance(now, std::min(entry, horizon_ + 1));
           continue;
         }
         submit(*item, now);
@@ -130,7 +131,7 @@ class Server {
       }
       const double next = next_event(now);
       if (next == kNever) break;
-      now = next;
+      now = advance(now, next);
     }
     return finish_run(now);
   }
@@ -242,6 +243,7 @@ class Server {
   // a request that does not fit stops admission (nothing overtakes it).
   void admit(double now) {
     admission_pending_ = false;
+    blocked_ = Blocked::No;
     for (;;) {
       size_t best_class = SIZE_MAX;
       bool best_paused = false;
@@ -267,7 +269,10 @@ class Server {
       }
       if (best_class == SIZE_MAX) return;
       const size_t c = best_class;
-      if (running() >= spec_.max_batch && !preempt_for(c, now)) return;
+      if (running() >= spec_.max_batch && !preempt_for(c, now)) {
+        blocked_ = Blocked::MaxBatch;
+        return;
+      }
       if (best_paused) {
         const size_t index = paused_[c].front();
         paused_[c].pop_front();
@@ -276,7 +281,10 @@ class Server {
         continue;
       }
       const auto it = first_eligible(c);
-      if (!start(lives_[*it], now)) return;  // no room in the KV share yet
+      if (!start(lives_[*it], now)) {  // no room in the KV share yet
+        blocked_ = Blocked::KvShare;
+        return;
+      }
       batch_.push_back(*it);
       queues_[c].erase(it);
     }
@@ -432,6 +440,9 @@ class Server {
     const double context = context_of(live);
     if (live.phase == Phase::Prefill) {
       const double exit = pass(ItemKind::Prefill, context, entry);
+      counters_.prefill_entry_wait_cycles += entry - std::max(live.next_ready, live.chunk_entered);
+      counters_.prefill_pipeline_cycles += exit - entry;
+      live.chunk_entered = entry;
       live.next_chunk_start += costs_.chunk_tokens();
       counters_.prefill_chunks++;
       decodes_since_chunk_ = 0;
@@ -448,6 +459,8 @@ class Server {
       exit = pass(ItemKind::Decode, context + position, entry);
     decodes_since_chunk_++;
     counters_.decode_steps++;
+    counters_.decode_entry_wait_cycles += entry - live.next_ready;
+    counters_.decode_pipeline_cycles += exit - entry;
     const uint64_t tokens =
         std::min<uint64_t>(costs_.step_tokens(record.id, live.steps++), record.output_tokens - record.tokens_done);
     for (uint64_t t = 0; t < tokens; ++t) {
@@ -501,6 +514,18 @@ class Server {
     admission_pending_ = true;
   }
 
+  // Moves the clock on, counting what held admission back meanwhile (a
+  // blocked admission stays blocked until the next admit()).
+  double advance(double now, double next) {
+    const double span = std::min(next, horizon_) - std::min(now, horizon_);
+    if (span > 0) {
+      if (blocked_ == Blocked::MaxBatch) counters_.blocked_by_max_batch_cycles += span;
+      if (blocked_ == Blocked::KvShare) counters_.blocked_by_kv_cycles += span;
+      counters_.batch_size_cycles += span * double(running());
+    }
+    return next;
+  }
+
   double next_event(double now) const {
     double next = arrivals_.empty() ? kNever : arrivals_.top().server_cycles;
     for (size_t index : batch_) {
@@ -544,6 +569,7 @@ class Server {
   std::vector<size_t> batch_;
   std::set<size_t> cached_sessions_;
   bool admission_pending_ = false;
+  enum class Blocked { No, MaxBatch, KvShare } blocked_ = Blocked::No;  // the last admit()'s end
   uint64_t admitted_count_ = 0;
   size_t decodes_since_chunk_ = 0;
   std::vector<double> free_, busy_, service_;

@@ -47,6 +47,15 @@ struct ServingCounters {
   uint64_t decode_steps = 0;  // decode items: one per token, or per speculative step
   double busy_cycles = 0;     // the busiest region root's busy cycles
   double end_cycles = 0;      // when the last item left the pipeline (or the clock stopped)
+  // Cycles during which a queued request could not join the batch because it
+  // was full (scheduler.max_batch, nothing to preempt) or because the KV share
+  // could not hold it; and the batch's size summed over cycles (its mean: over end_cycles).
+  double blocked_by_max_batch_cycles = 0, blocked_by_kv_cycles = 0;
+  double batch_size_cycles = 0;
+  // Decode items (prefill chunks): cycles from ready to entering the pipeline,
+  // and from entering it to leaving the LM head (the last region), summed.
+  double decode_entry_wait_cycles = 0, decode_pipeline_cycles = 0;
+  double prefill_entry_wait_cycles = 0, prefill_pipeline_cycles = 0;
 };
 
 struct ServingRun {

@@ -40,8 +40,8 @@ TEST_CASE("an unknown command or option exits 2 with one line", "[cli]") {
   const Outcome unknown = run_wafersim({"valdate"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err ==
-        "error: unknown command 'valdate' (commands: run, analytic, compare, map, sweep, validate, describe, bench, "
-        "serve, report); "
+        "error: unknown command 'valdate' (commands: run, analytic, compare, map, sweep, search, validate, describe, "
+        "bench, serve, report); "
         "did you mean 'validate'?\n");
   const Outcome option = run_wafersim({"validate", kGood, "--no-such-flag"});
   CHECK(option.exit_code == 2);

@@ -1,7 +1,7 @@
 // wafersim sweep --backend slurm against a real one-node Slurm, brought up by
 // the local_slurm test fixture (scripts/slurm_local.sh) and always taken down
-// after: the same table as the local backend, and a cancelled array resumed
-// with every point run exactly once.
+// after: the same table as the local backend, a cancelled array resumed
+// with every point run exactly once, and a search's rounds run as arrays.
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -135,4 +135,26 @@ TEST_CASE("a cancelled Slurm array resumes with every point run exactly once and
     INFO(hash);
     CHECK(count == 1);
   }
+}
+
+TEST_CASE("a search on Slurm, one array per round, evaluates the same points as on this machine", "[slurm][search]") {
+  require_local_slurm();
+  Scratch scratch;
+  const std::string tiny = std::string(WAFERSIM_TEST_DATA) + "/search/tiny.yaml";
+  auto search = [&](const std::string& out, std::vector<std::string> backend) {
+    std::vector<std::string> arguments = {"search",      tiny,
+                                          "--vary",      "mapping.ktree_levels=1,2,3",
+                                          "--vary",      "mapping.region_aspect=0.5,1,2",
+                                          "--objective", "tokens_per_second_per_user",
+                                          "-o",          out};
+    arguments.insert(arguments.end(), backend.begin(), backend.end());
+    return run_wafersim(arguments);
+  };
+  const std::string local = (scratch.path() / "local").string(), slurm = (scratch.path() / "slurm").string();
+  REQUIRE(search(local, {}).exit_code == 0);
+  const Outcome submitted = search(slurm, {"--backend", "slurm"});
+  INFO(submitted.out << submitted.err);
+  REQUIRE(submitted.exit_code == 0);
+  CHECK_THAT(submitted.err, Catch::Contains("round 2: Slurm job"));
+  CHECK(read_all(slurm + "/points.csv") == read_all(local + "/points.csv"));
 }

@@ -158,22 +158,8 @@ class Reader {
     return out;
   }
 
-  // An override path must name a parameter or a section of the experiment schema.
   void check_path(const std::string& path, const YAML::Node& key_node) const {
-    const config::Schema& schema = experiment_schema();
-    if (schema.find(path) || schema.is_section(path)) return;
-    std::vector<std::string> known;
-    std::set<std::string> sections;
-    for (const config::ParamSpec& param : schema.params()) {
-      known.push_back(param.path);
-      for (size_t dot = param.path.find('.'); dot != std::string::npos; dot = param.path.find('.', dot + 1))
-        sections.insert(param.path.substr(0, dot));
-    }
-    known.insert(known.end(), sections.begin(), sections.end());
-    fail(key_node, path,
-         "unknown override path " + config::quoted(path) +
-             ": expected a parameter or a section of the experiment (see wafersim describe params)" +
-             config::did_you_mean(path, known));
+    check_override_path(path, at(key_node));
   }
 
  private:
@@ -294,6 +280,23 @@ void read_hashes(const Reader& in, const YAML::Node& node, SweepFile& sweep) {
 }
 
 }  // namespace
+
+void check_override_path(const std::string& path, const config::SourceLocation& where) {
+  const config::Schema& schema = experiment_schema();
+  if (schema.find(path) || schema.is_section(path)) return;
+  std::vector<std::string> known;
+  std::set<std::string> sections;
+  for (const config::ParamSpec& param : schema.params()) {
+    known.push_back(param.path);
+    for (size_t dot = param.path.find('.'); dot != std::string::npos; dot = param.path.find('.', dot + 1))
+      sections.insert(param.path.substr(0, dot));
+  }
+  known.insert(known.end(), sections.begin(), sections.end());
+  throw config::ConfigError(where, path,
+                            "unknown override path " + config::quoted(path) +
+                                ": expected a parameter or a section of the experiment (see wafersim describe params)" +
+                                config::did_you_mean(path, known));
+}
 
 const std::vector<std::string>& seed_paths() {
   static const std::vector<std::string> paths = {"workload.seed"};

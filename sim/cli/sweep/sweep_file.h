@@ -58,6 +58,9 @@ struct SweepFile {
 };
 
 const std::vector<std::string>& engine_names();
+// ConfigError at `where` unless `path` names a parameter or a section of the
+// experiment (what a sweep axis or a search's --vary may set).
+void check_override_path(const std::string& path, const config::SourceLocation& where);
 // The result columns shown when a sweep names none.
 std::vector<std::string> default_metrics(const std::string& engine);
 
