@@ -17,6 +17,7 @@
 #include "mapping/tile_sram.h"
 #include "models/config/error.h"
 #include "models/field_list.h"
+#include "models/repair.h"
 #include "models/sram_ledger.h"
 #include "models/task_builders.h"
 #include "workloads/op_costs.h"
@@ -24,6 +25,14 @@
 namespace wafersim::mapping {
 
 namespace {
+
+// The plan runs on the repaired wafer's logical grid, which holds no dead tile
+// by construction; a task on one is the compiler's fault, not the input's.
+void refuse_dead_tiles(const Plan& plan) {
+  if (!plan.hw.repair) return;
+  const std::string dead = task_on_dead_tile(plan.programs, *plan.hw.repair);
+  if (!dead.empty()) throw std::logic_error("the plan uses a dead tile: " + dead);
+}
 
 using workloads::ModelSpec;
 using workloads::WorkloadSpec;
@@ -234,6 +243,7 @@ class PlanCompiler {
   uint32_t wafers_at_least() const { return lower_bound_wafers(1); }
 
   Plan compile() {
+    if (hw().repair && hw().repair->missing_tiles > 0) throw DoesNotFitError(repair_shortfall(*hw().repair));
     uint32_t wafers = starting_wafers();
     RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
     context.max_context = max_context_;
@@ -735,6 +745,7 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
                   const MappingOptions& options) {
   Plan plan = choose_plan(hw, model, workload, options);
   build_programs(plan);
+  refuse_dead_tiles(plan);
   sum_up(plan);
   return plan;
 }

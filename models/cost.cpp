@@ -30,7 +30,7 @@ uint64_t serialization_cycles(const FabricParams& fabric, uint64_t bytes) {
 uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes) {
   return fabric.ramp_on_cycles + uint64_t(hops) * fabric.hop_latency_cycles +
          uint64_t(turns) * fabric.turn_latency_cycles + uint64_t(relays) * fabric.relay_cycles +
-         serialization_cycles(fabric, bytes) + fabric.ramp_off_cycles;
+         serialization_cycles(fabric, bytes) + fabric.ramp_off_cycles + detour_cycles(fabric, hops);
 }
 
 uint64_t offwafer_message_cycles(const HardwareSpec& hw, uint64_t bytes) {

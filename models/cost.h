@@ -3,6 +3,7 @@
 // analytic model both call these, so the two agree by construction.
 #include <cstdint>
 
+#include "models/detours.h"
 #include "models/dtype.h"
 #include "models/field_list.h"
 #include "models/hardware.h"
@@ -33,8 +34,15 @@ uint64_t compute_cycles(const TileParams& tile, Dtype dtype, const Work& work);
 // ceil(bytes / link_bytes_per_cycle): paid once per message (cut-through).
 uint64_t serialization_cycles(const FabricParams& fabric, uint64_t bytes);
 
+// What a route of `hops` logical hops pays for the repaired rows and columns
+// it may cross (DetourTable, models/repair.h): extra hops * t_hop; 0 on a perfect wafer.
+inline uint64_t detour_cycles(const FabricParams& fabric, uint32_t hops) {
+  return fabric.detours ? uint64_t(fabric.detours->of(hops)) * fabric.hop_latency_cycles : 0;
+}
+
 // Contention-free point-to-point latency:
 // ramp_on + hops * t_hop + turns * t_turn + relays * relay + ceil(bytes / link) + ramp_off
+//   + detour_cycles(hops)
 uint64_t message_cycles(const FabricParams& fabric, uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes);
 
 // Streamed (pipelined) combining, after the pipelined Reduce model of

@@ -1,8 +1,11 @@
 #include "models/hardware.h"
 
+#include <filesystem>
+
 #include "models/config/embedded.h"
 #include "models/config/param_table.h"
 #include "models/config/value_text.h"
+#include "models/repair.h"
 
 namespace wafersim {
 
@@ -14,6 +17,9 @@ constexpr const char* kSramBytes = "hardware.tile.sram_bytes";
 constexpr const char* kRuntimeReservedBytes = "hardware.tile.runtime_reserved_bytes";
 constexpr const char* kColors = "hardware.fabric.colors";
 constexpr const char* kColorsReserved = "hardware.fabric.colors_reserved";
+constexpr const char* kTileFailureRate = "hardware.defects.tile_failure_rate";
+constexpr const char* kLinkFailureRate = "hardware.defects.link_failure_rate";
+constexpr const char* kDefectMap = "hardware.defects.map";
 
 using config::int_param;
 
@@ -122,6 +128,42 @@ config::ParamTable<EnergyParams> energy_table() {
            &EnergyParams::peak_window_cycles);
 }
 
+void read_map_file(const config::Config& config, const std::string& path, DefectParams& defects) {
+  if (!config.get_string(path).empty()) defects.map_file = config.file_path(path);
+}
+
+// Defaults: a perfect wafer. The real scheme's spares are not public (docs/DEFECTS.md).
+config::ParamTable<DefectParams> defect_table() {
+  using config::float_param;
+  return config::ParamTable<DefectParams>()
+      .add(float_param(kTileFailureRate, "", "0", 0, 1, "Probability that a tile of the physical grid is dead"),
+           &DefectParams::tile_failure_rate)
+      .add(float_param(kLinkFailureRate, "", "0", 0, 1,
+                       "Probability that a mesh link (to a tile's east or south neighbour) is dead"),
+           &DefectParams::link_failure_rate)
+      .add(int_param("hardware.defects.cluster_radius", "tiles", "0", 0, 1000,
+                     "A drawn dead tile also kills every tile within this distance (defects cluster)"),
+           &DefectParams::cluster_radius)
+      .add(int_param("hardware.defects.seed", "", "1", 0, 9.0e15, "Seed of the drawn defects"), &DefectParams::seed)
+      .add_converted(config::string_param(kDefectMap, "\"\"",
+                                          "YAML or CSV list of dead tiles and links, in physical coordinates; relative "
+                                          "to the experiment file; empty = draw from the failure rates"),
+                     read_map_file)
+      .add_enum<DetourCharge>("hardware.defects.detour_charge",
+                              {{"worst", DetourCharge::Worst}, {"mean", DetourCharge::Mean}}, "worst",
+                              "What a route of h hops pays around retired lines: the most a straight segment of h "
+                              "hops meets on the wafer (a bound), or the mean over every start (a typical route)",
+                              &DefectParams::detour_charge);
+}
+
+config::ParamTable<SpareParams> spare_table() {
+  return config::ParamTable<SpareParams>()
+      .add(int_param("hardware.spares.rows", "rows", "0", 0, 10000, "Spare rows per wafer beyond grid_height"),
+           &SpareParams::rows)
+      .add(int_param("hardware.spares.columns", "columns", "0", 0, 10000, "Spare columns per wafer beyond grid_width"),
+           &SpareParams::columns);
+}
+
 const config::ParamTable<HardwareSpec>& hardware_table() {
   static const config::ParamTable<HardwareSpec> table =
       config::ParamTable<HardwareSpec>()
@@ -139,8 +181,29 @@ const config::ParamTable<HardwareSpec>& hardware_table() {
           .add_table(tile_table(), &HardwareSpec::tile)
           .add_table(fabric_table(), &HardwareSpec::fabric)
           .add_table(offwafer_table(), &HardwareSpec::offwafer)
-          .add_table(energy_table(), &HardwareSpec::energy);
+          .add_table(energy_table(), &HardwareSpec::energy)
+          .add_table(defect_table(), &HardwareSpec::defects)
+          .add_table(spare_table(), &HardwareSpec::spares);
   return table;
+}
+
+// Builds the logical grid around the wafer's defects; the fabric then charges the detours.
+void repair_defects(const config::Config& config, HardwareSpec& spec) {
+  if (!spec.defects.map_file.empty() && (spec.defects.tile_failure_rate > 0 || spec.defects.link_failure_rate > 0))
+    config.fail_given({kDefectMap, kTileFailureRate, kLinkFailureRate},
+                      "a defect map and failure rates are two sources of defects: give one");
+  std::error_code error;
+  if (!spec.defects.map_file.empty() && !std::filesystem::is_regular_file(spec.defects.map_file, error))
+    config.fail(kDefectMap, "cannot read the defect map " + spec.defects.map_file);
+  const uint32_t width = spec.grid_width + spec.spares.columns, height = spec.grid_height + spec.spares.rows;
+  DefectMap defects = spec.defects.map_file.empty() ? draw_defects(spec.defects, width, height)
+                                                    : read_defect_map(spec.defects.map_file, width, height);
+  auto repair = std::make_shared<const WaferRepair>(
+      repair_wafer(std::move(defects), spec.grid_width, spec.grid_height, spec.defects.detour_charge));
+  // The longest route meets the most retired lines: no detour there, none anywhere.
+  if (repair->detours.extra_hops.back() > 0)
+    spec.fabric.detours = std::shared_ptr<const DetourTable>(repair, &repair->detours);
+  spec.repair = std::move(repair);
 }
 
 }  // namespace
@@ -172,6 +235,7 @@ HardwareSpec hardware_from_config(const config::Config& config) {
     config.fail_given({kColors, kColorsReserved}, std::to_string(spec.fabric.colors_reserved) +
                                                       " reserved colors leave none of the " +
                                                       std::to_string(spec.fabric.colors) + " colors for routes");
+  if (spec.defects.any()) repair_defects(config, spec);
   return spec;
 }
 

@@ -2,14 +2,19 @@
 // The hardware a simulation runs on: one or more wafers of tiles on a 2D mesh.
 // Values come from a preset (models/presets/*.yaml) and the experiment file.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "models/defect_map.h"
 
 namespace wafersim {
 namespace config {
 class Config;
 class Schema;
 }  // namespace config
+struct DetourTable;
+struct WaferRepair;
 
 struct TileParams {
   uint64_t sram_bytes = 0;              // capacity per tile
@@ -31,6 +36,8 @@ struct FabricParams {
   uint32_t colors = 0;               // routable colours per router
   uint32_t colors_reserved = 0;      // of those, taken by the runtime
   uint32_t relay_cycles = 0;         // cost of forwarding through a core when no colour is left
+  // Extra hops around the repaired rows and columns (models/repair.h); null on a perfect wafer.
+  std::shared_ptr<const DetourTable> detours;
 };
 
 struct OffWaferParams {
@@ -64,6 +71,10 @@ struct HardwareSpec {
   FabricParams fabric;
   OffWaferParams offwafer;
   EnergyParams energy;
+  DefectParams defects;
+  SpareParams spares;
+  // The logical grid built around the defects; null when the wafer has none.
+  std::shared_ptr<const WaferRepair> repair;
 
   uint64_t tiles_per_wafer() const { return uint64_t(grid_width) * grid_height; }
   uint64_t usable_sram_bytes() const { return tile.sram_bytes - tile.runtime_reserved_bytes; }

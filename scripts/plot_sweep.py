@@ -2,7 +2,7 @@
 """Plot the results of a `wafersim sweep`: one metric against one axis, one line
 per value of the other axes; with --breakdown, each point's critical path.
 
-    plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--out FILE.png] [--all] [--breakdown]
+    plot_sweep.py DIR [--x AXIS] [--y METRIC] [--hue AXIS] [--repeat AXIS] [--out FILE.png] [--all] [--breakdown]
 
 Defaults: the first axis on x, the first metric on y, the second axis as hue.
 The y axis starts at zero (it takes in zero below negative values), so
@@ -10,7 +10,8 @@ heights compare as the values do. The title names the model, the hardware
 and the batch the points ran (or which axis varies them), from the points'
 records. Points that failed or do not fit have no value: the title counts
 them, and those that do not fit are marked x along the bottom edge. Repeats
-of a point (the repeat.seed column) are averaged, with their range as error
+of a point (the repeat.seed column, or the axis --repeat names, such as a
+seed of the hardware's defects) are averaged, with their range as error
 bars. Columns are named by the shortest end of their path that no other
 column shares (metrics.tokens_per_second: tokens_per_second; a statistic
 keeps its figure: per_token_latency_us.mean), in file names and legends.
@@ -178,12 +179,12 @@ def start_from_zero(axis):
     axis.set_ylim(min(0.0, low), max(0.0, high))
 
 
-def plot(rows, axes, x, y, hue, out_path, units, columns, setup):
+def plot(rows, axes, x, y, hue, out_path, units, columns, setup, repeats=frozenset({SEED_COLUMN})):
     x_values = ordered_values(rows, x)
     numeric_x = all(number(v) is not None for v in x_values)
     position = {v: (number(v) if numeric_x else i) for i, v in enumerate(x_values)}
     # One line per combination of the other axes, the hue axis first.
-    others = [a for a in axes if a not in (x, SEED_COLUMN) and a != hue]
+    others = [a for a in axes if a != x and a not in repeats and a != hue]
     others = [a for a in others if len(set(row[a] for row in rows)) > 1]
     line_axes = ([hue] if hue else []) + others
 
@@ -207,8 +208,9 @@ def plot(rows, axes, x, y, hue, out_path, units, columns, setup):
         by_x = lines[key]
         xs = [v for v in x_values if v in by_x]
         means = [sum(by_x[v]) / len(by_x[v]) for v in xs]
-        low = [m - min(by_x[v]) for m, v in zip(means, xs)]
-        high = [max(by_x[v]) - m for m, v in zip(means, xs)]
+        # The mean of equal values may round past them: a range is never negative.
+        low = [max(0.0, m - min(by_x[v])) for m, v in zip(means, xs)]
+        high = [max(0.0, max(by_x[v]) - m) for m, v in zip(means, xs)]
         label = ", ".join(f"{short_name(a, columns)}={v}" for a, v in zip(line_axes, key)) or None
         # Categories (model names) have no order to draw a line along.
         style = "-" if numeric_x else "none"
@@ -286,6 +288,7 @@ def main():
     parser.add_argument("--x", help="column on the x axis (default: the first axis)")
     parser.add_argument("--y", help="column on the y axis (default: the first metric)")
     parser.add_argument("--hue", help="axis drawn as one line per value (default: the second axis)")
+    parser.add_argument("--repeat", help="axis whose values repeat one point (a seed): averaged, with their range")
     parser.add_argument("--out", help="PNG file to write (default: DIR/plots/Y_vs_X_by_HUE.png)")
     parser.add_argument("--all", action="store_true", help="one plot per metric, each into DIR/plots/")
     parser.add_argument("--breakdown", action="store_true",
@@ -298,12 +301,13 @@ def main():
         fail(f"{args.folder}/results.csv has no rows yet")
     if not axes:
         fail(f"{args.folder}/results.csv has no axis columns")
-    for option in ("x", "y", "hue"):
+    for option in ("x", "y", "hue", "repeat"):
         name = getattr(args, option)
         if name and name not in header:
             fail(f"--{option} {name} is not a column of results.csv; columns: {', '.join(header)}")
     x = args.x or axes[0]
-    free_axes = [a for a in axes if a not in (x, SEED_COLUMN)]
+    repeats = {SEED_COLUMN, args.repeat} - {None}
+    free_axes = [a for a in axes if a != x and a not in repeats]
     hue = args.hue if args.hue else (free_axes[0] if free_axes else None)
     if hue == x:
         fail("--hue and --x name the same column")
@@ -331,7 +335,7 @@ def main():
             name = (f"{safe_name(short_name(y, header))}_vs_{safe_name(short_name(x, header))}" +
                     (f"_by_{safe_name(short_name(hue, header))}" if hue else ""))
             out_path = os.path.join(args.folder, "plots", name + ".png")
-        plot(rows, axes, x, y, hue, out_path, units, header, setup)
+        plot(rows, axes, x, y, hue, out_path, units, header, setup, repeats)
         print(out_path)
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "models/config/parse_value.h"
@@ -133,6 +134,14 @@ bool Config::is_default(const std::string& path) const {
 }
 
 const SourceLocation& Config::where(const std::string& path) const { return entry_of(*this, path).where; }
+
+std::string Config::file_path(const std::string& path) const {
+  std::filesystem::path file(get_string(path));
+  const SourceLocation& written = where(path);
+  if (file.is_relative() && written.line > 0 && written.file != "<stdin>")
+    file = std::filesystem::path(written.file).parent_path() / file;
+  return file.string();
+}
 
 void Config::fail(const std::string& path, const std::string& message) const {
   throw ConfigError(where(path), path, path + ": " + message);

@@ -46,6 +46,9 @@ class Config {
   bool is_default(const std::string& path) const;
 
   const SourceLocation& where(const std::string& path) const;
+  // A String value naming a file: relative to the file that wrote it; from --set
+  // or stdin, to the working directory, as it is written.
+  std::string file_path(const std::string& path) const;
   // Throws ConfigError at the location of `path`'s value, naming the key.
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   // A check between several values fails at the one the user gave: one from the

@@ -167,6 +167,7 @@ std::string flag_names(unsigned flags) {
   if (flags & kSetup) names.push_back("setup");
   if (flags & kSpeculative) names.push_back("speculative only");
   if (flags & kMoe) names.push_back("MoE only");
+  if (flags & kDefects) names.push_back("defects only");
   return config::join(names);
 }
 

@@ -387,8 +387,12 @@ void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compil
   } else {
     m.arrival.resize(task.count);
     m.wait.assign(task.count, 0);
+    // compiled.cycles is the first tile's message_cycles; the k-th adds k - 1 hops and its own detour.
+    const FabricParams& fabric = w.hw.fabric;
+    const uint64_t first_detour = detour_cycles(fabric, 1);
     for (uint32_t k = 1; k <= task.count; ++k)
-      m.arrival[k - 1] = cycle + compiled.cycles + uint64_t(k - 1) * w.hw.fabric.hop_latency_cycles;
+      m.arrival[k - 1] = cycle + compiled.cycles + uint64_t(k - 1) * fabric.hop_latency_cycles +
+                         detour_cycles(fabric, k) - first_detour;
     m.pass = m.arrival;
     w.link_hops += task.count;
   }

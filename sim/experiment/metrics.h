@@ -41,6 +41,14 @@ struct PrefillMetrics {
   EnergyMetrics energy;                     // joules_per_token: per prompt token
 };
 
+// A repaired wafer's decode in closed form against the same experiment on a
+// perfect wafer (docs/DEFECTS.md).
+struct DefectSlowdown {
+  uint64_t closed_form_cycles = 0;    // this wafer's: total_cycles of the closed form
+  uint64_t perfect_wafer_cycles = 0;  // the same without defects
+  double slowdown() const { return double(closed_form_cycles) / double(perfect_wafer_cycles); }
+};
+
 struct DecodeMetrics {
   uint64_t tokens = 0;
   uint64_t total_cycles = 0;     // until the last token left the LM head
@@ -54,6 +62,7 @@ struct DecodeMetrics {
   std::optional<PrefillMetrics> prefill;          // none: workload.prefill false (or not modelled for the model)
   std::optional<SpeculativeMetrics> speculative;  // none: plain decoding
   std::optional<workloads::ExpertLoad> moe;       // none: a model without MoE layers
+  std::optional<DefectSlowdown> defects;          // none: a perfect wafer (or speculative decoding)
   EnergyMetrics energy;
 };
 

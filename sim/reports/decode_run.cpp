@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "sim/reports/defect_slowdown.h"
 #include "workloads/decode_inputs.h"
 #include "workloads/prefill_inputs.h"
 
@@ -68,6 +69,7 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
     const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
     out.evaluation = backend.evaluate(plan, inputs, options, progress);
     out.metrics = decode_metrics(plan, out.evaluation.timeline, inputs);
+    if (plan.hw.repair) out.metrics.defects = defect_slowdown(experiment, plan, backend, out.metrics, inputs);
   }
   if (prefill) out.prefill = finish_prefill(experiment, std::move(*prefill), progress);
   if (out.prefill) {

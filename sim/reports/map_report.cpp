@@ -2,7 +2,9 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "models/repair.h"
 #include "sim/experiment/version.h"
 #include "sim/reports/config_json.h"
 #include "sim/reports/output.h"
@@ -63,6 +65,20 @@ std::string context_text(uint64_t max_context_tokens) {
   return unbounded(max_context_tokens) ? "unbounded" : std::to_string(max_context_tokens);
 }
 
+// The repair under the plan (docs/DEFECTS.md): physical lines the logical grid skips.
+nlohmann::json repair_json(const WaferRepair& repair) {
+  return {{"dead_tiles", repair.defects.dead_tiles},
+          {"dead_links", repair.defects.dead_links},
+          {"physical_grid", {repair.defects.width, repair.defects.height}},
+          {"retired_rows", repair.retired_rows},
+          {"retired_columns", repair.retired_columns},
+          {"route_extra_hops_max", repair.detours.extra_hops.back()}};
+}
+
+std::string lines_text(const std::vector<uint32_t>& lines) {
+  return lines.empty() ? "none" : fmt::format("{}", fmt::join(lines, ", "));
+}
+
 nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
   nlohmann::json regions = nlohmann::json::array();
   for (size_t r = 0; r < plan.regions.size(); ++r) {
@@ -91,41 +107,43 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
       regions.back()["expert_block_columns"] = {experts.columns_min, experts.columns_max};
     }
   }
-  return {{"fits", true},
-          {"model", section_label(experiment.config, "model", plan.model.name)},
-          {"hardware", section_label(experiment.config, "hardware", plan.hw.name)},
-          {"wafers", plan.hw.wafers},
-          {"strips", plan.strips},
-          {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
-          {"reduction", mapping::reduction_name(plan.options.reduction)},
-          {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
-          {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
-          {"attention", mapping::attention_layout_name(plan.options.attention)},
-          {"kv_head_copies", plan.options.kv_head_copies},
-          {"handoff",
-           mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices : mapping::Handoff::Root)},
-          {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
-          {"reduce_fanin", plan.options.reduce_fanin},
-          {"ktree_levels", plan.options.ktree_levels},
-          {"partial_sum_dtype", to_string(plan.options.partial_sum)},
-          {"slices", slices_text(plan.options)},
-          {"tiles_used", plan.tiles_used},
-          {"tiles_total", plan.tiles_total},
-          {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
-          {"sram_peak_bytes", plan.sram_peak_bytes},
-          {"sram_mean_bytes", plan.sram_mean_bytes},
-          {"max_context_tokens", context_json(plan.max_context_tokens)},
-          {"colors_peak", plan.colors_peak},
-          {"colors_available", plan.hw.fabric.colors - plan.hw.fabric.colors_reserved},
-          {"relays", plan.relays},
-          {"programs", plan.programs.programs.size()},
-          {"plan_bytes", plan.plan_bytes},
-          {"plan_bytes_per_tile", double(plan.plan_bytes) / double(plan.tiles_total)},
-          {"compile_seconds", compile_seconds},
-          {"regions", regions},
-          {"config_hash", experiment.config.hash()},
-          {"config", config_json(experiment.config)},
-          {"version", version()}};
+  nlohmann::json document = {{"fits", true},
+                             {"model", section_label(experiment.config, "model", plan.model.name)},
+                             {"hardware", section_label(experiment.config, "hardware", plan.hw.name)},
+                             {"wafers", plan.hw.wafers},
+                             {"strips", plan.strips},
+                             {"dataflow", mapping::dataflow_name(plan.options.dataflow)},
+                             {"reduction", mapping::reduction_name(plan.options.reduction)},
+                             {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
+                             {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
+                             {"attention", mapping::attention_layout_name(plan.options.attention)},
+                             {"kv_head_copies", plan.options.kv_head_copies},
+                             {"handoff", mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices
+                                                                                             : mapping::Handoff::Root)},
+                             {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
+                             {"reduce_fanin", plan.options.reduce_fanin},
+                             {"ktree_levels", plan.options.ktree_levels},
+                             {"partial_sum_dtype", to_string(plan.options.partial_sum)},
+                             {"slices", slices_text(plan.options)},
+                             {"tiles_used", plan.tiles_used},
+                             {"tiles_total", plan.tiles_total},
+                             {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
+                             {"sram_peak_bytes", plan.sram_peak_bytes},
+                             {"sram_mean_bytes", plan.sram_mean_bytes},
+                             {"max_context_tokens", context_json(plan.max_context_tokens)},
+                             {"colors_peak", plan.colors_peak},
+                             {"colors_available", plan.hw.fabric.colors - plan.hw.fabric.colors_reserved},
+                             {"relays", plan.relays},
+                             {"programs", plan.programs.programs.size()},
+                             {"plan_bytes", plan.plan_bytes},
+                             {"plan_bytes_per_tile", double(plan.plan_bytes) / double(plan.tiles_total)},
+                             {"compile_seconds", compile_seconds},
+                             {"regions", regions},
+                             {"config_hash", experiment.config.hash()},
+                             {"config", config_json(experiment.config)},
+                             {"version", version()}};
+  if (plan.hw.repair) document["defects"] = repair_json(*plan.hw.repair);
+  return document;
 }
 
 std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
@@ -193,6 +211,14 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"plan memory", megabytes(plan.plan_bytes),
                    fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
                                plan.programs.programs.size())});
+  if (hw.repair)
+    summary.add_row(
+        {"repaired wafer",
+         fmt::format("{} dead tiles, {} dead links", hw.repair->defects.dead_tiles, hw.repair->defects.dead_links),
+         fmt::format("per wafer; physical rows {} and columns {} skipped, routes up to {} hops longer "
+                     "(hardware.defects, docs/DEFECTS.md)",
+                     lines_text(hw.repair->retired_rows), lines_text(hw.repair->retired_columns),
+                     hw.repair->detours.extra_hops.back())});
   summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
   out << summary.str() << "\n";
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/repair.h"
 #include "models/tile_program.h"
 #include "sim/experiment/version.h"
 #include "sim/reports/config_json.h"
@@ -83,6 +84,55 @@ void add_energy_metrics(
     add(prefix + "events." + name, unit,
         "the " + phase + "'s events the energy counts, from the plan's programs (the same for every backend)",
         flags | kGolden, std::nullopt, read([field = field](const EnergyMetrics& e) { return e.events.*field; }));
+}
+
+// The repaired wafer's figures (docs/DEFECTS.md); no key on a perfect wafer.
+void add_defect_metrics(
+    const std::function<void(std::string, std::string, std::string, unsigned, std::optional<TableRow>, Read)>& add) {
+  auto repair = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.plan.hw.repair) return nullptr;
+      return field(*r.plan.hw.repair);
+    };
+  };
+  add("metrics.defects.dead_tiles", "tiles", "dead tiles of each wafer's physical grid (the logical grid and spares)",
+      kSetup | kDefects, TableRow{"defects: dead tiles", "per wafer", 1, 0},
+      repair([](const WaferRepair& w) { return w.defects.dead_tiles; }));
+  add("metrics.defects.dead_links", "links", "dead mesh links of each wafer's physical grid", kSetup | kDefects,
+      TableRow{"defects: dead links", "per wafer", 1, 0},
+      repair([](const WaferRepair& w) { return w.defects.dead_links; }));
+  add("metrics.defects.spares_used", "lines",
+      "spare rows and columns the repair used per wafer: spare_rows_used + "
+      "spare_columns_used",
+      kSetup | kDefects, TableRow{"defects: spare lines used", "per wafer", 1, 0},
+      repair([](const WaferRepair& w) { return w.spare_rows_used() + w.spare_columns_used(); }));
+  add("metrics.defects.spare_rows_used", "rows", "of spares_used, rows", kSetup | kDefects, std::nullopt,
+      repair([](const WaferRepair& w) { return w.spare_rows_used(); }));
+  add("metrics.defects.spare_columns_used", "columns", "of spares_used, columns", kSetup | kDefects, std::nullopt,
+      repair([](const WaferRepair& w) { return w.spare_columns_used(); }));
+  add("metrics.defects.logical_grid", "tiles", "the grid programs see after repair, columns x rows", kSetup | kDefects,
+      std::nullopt, repair([](const WaferRepair& w) {
+        return std::to_string(w.logical_width()) + " x " + std::to_string(w.logical_height());
+      }));
+  add("metrics.defects.extra_hops_mean", "hops",
+      "extra physical hops per logical link around retired rows and columns, mean over the logical grid's links",
+      kSetup | kDefects, TableRow{"defects: extra hops per link", "hops", 1, 4},
+      repair([](const WaferRepair& w) { return w.extra_hops_mean; }));
+  auto slowdown = [](auto field) {
+    return [field](const DecodeResult& r) -> nlohmann::json {
+      if (!r.metrics.defects) return nullptr;
+      return field(*r.metrics.defects);
+    };
+  };
+  add("metrics.defects.perfect_wafer_total_cycles", "cycles",
+      "total_cycles of the same experiment on a perfect wafer, closed form", kDefects, std::nullopt,
+      slowdown([](const DefectSlowdown& d) { return d.perfect_wafer_cycles; }));
+  add("metrics.defects.slowdown", "", "the closed form's total_cycles on this wafer over perfect_wafer_total_cycles",
+      kDefects, TableRow{"defects: slowdown (closed form)", "x", 1, 4},
+      slowdown([](const DefectSlowdown& d) { return d.slowdown(); }));
+  add("metrics.defects.route_extra_hops_max", "hops",
+      "extra hops charged to the longest route (hardware.defects.detour_charge, docs/DEFECTS.md)", kSetup | kDefects,
+      std::nullopt, repair([](const WaferRepair& w) { return w.detours.extra_hops.back(); }));
 }
 
 std::vector<Metric> build_table() {
@@ -314,6 +364,8 @@ std::vector<Metric> build_table() {
       "routed experts that take no token of a decode step, over the routed experts, mean over MoE layers and steps",
       kMoe, TableRow{"MoE: idle experts", "%", 100, 1}, moe([](const Load& l) { return l.idle_fraction; }));
 
+  add_defect_metrics(add);
+
   add_energy_metrics(add, "metrics.energy.", "decode", "the tokens generated", 0,
                      [](const DecodeResult& r) { return &r.metrics.energy; });
 
@@ -407,6 +459,7 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
     if (!metric.row) continue;
     if ((metric.flags & kSpeculative) && !result.metrics.speculative) continue;
     if ((metric.flags & kMoe) && !result.metrics.moe) continue;
+    if ((metric.flags & kDefects) && !result.plan.hw.repair) continue;
     const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
     rows.push_back({metric.row->label, table_cell(*metric.row, value), metric.row->unit});
   }

@@ -43,7 +43,8 @@ enum MetricFlag : unsigned {
   kMachineDependent = 1u << 3,  // wall time and memory: the only figures two identical runs may differ in
   kSetup = 1u << 4,             // describes what was run (model, batch, ...), not a measured figure
   kSpeculative = 1u << 5,       // speculative decoding only: no table row and no JSON key without it
-  kMoe = 1u << 6                // models with MoE layers only: no table row and no JSON key without them
+  kMoe = 1u << 6,               // models with MoE layers only: no table row and no JSON key without them
+  kDefects = 1u << 7            // wafers with defects only (hardware.defects): no table row and no JSON key without
 };
 
 struct Metric {

@@ -64,6 +64,25 @@ class PlotSweep(unittest.TestCase):
                          "prefill.tokens_per_second")
         self.assertEqual(plot_sweep.short_name("metrics.per_token_latency_us.mean", columns), "per_token_latency_us.mean")
 
+    def test_a_repeat_axis_is_averaged_not_split(self):
+        with tempfile.TemporaryDirectory() as folder:
+            sweep = pathlib.Path(folder) / "defects.yaml"
+            sweep.write_text(
+                "base:\n"
+                "  hardware: {preset: tiny, spares: {rows: 3}}\n"
+                "  model: tiny-dense\n"
+                "  workload: {prompt_tokens: 16, decode_tokens: 4}\n"
+                "axes:\n"
+                "  hardware.defects.tile_failure_rate: [0.002, 0.005]\n"
+                "  hardware.defects.seed: [1, 2]\n")
+            out = pathlib.Path(folder) / "out"
+            subprocess.run([BINARY, "sweep", str(sweep), "--out", str(out), "--jobs", "2"], check=True,
+                           capture_output=True)
+            written = subprocess.run([str(SCRIPT), str(out), "--x", "hardware.defects.tile_failure_rate",
+                                      "--repeat", "hardware.defects.seed"], capture_output=True, text=True,
+                                     check=True, env=dict(os.environ, WAFERSIM=BINARY)).stdout.split()
+            self.assertEqual(written, [str(out / "plots" / "metrics.tokens_per_second_vs_tile_failure_rate.png")])
+
     def test_axis_labels_carry_the_declared_units(self):
         os.environ["WAFERSIM"] = BINARY
         units = plot_sweep.declared_units()

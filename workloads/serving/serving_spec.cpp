@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "models/config/param_table.h"
 #include "models/config/text.h"
@@ -134,15 +133,8 @@ config::ParamTable<ClassSpec> class_table(const std::string& name, const ClassDe
   return t;
 }
 
-// A file named in an experiment file is relative to that file; from --set, to the working directory.
 void read_trace_file(const config::Config& config, const std::string& path, ServingSpec& spec) {
-  const std::string& trace = config.get_string(path);
-  if (trace.empty()) return;
-  std::filesystem::path file(trace);
-  const config::SourceLocation& where = config.where(path);
-  if (file.is_relative() && where.line > 0 && where.file != "<stdin>")
-    file = std::filesystem::path(where.file).parent_path() / file;
-  spec.trace_file = file.string();
+  if (!config.get_string(path).empty()) spec.trace_file = config.file_path(path);
 }
 
 config::ParamTable<TransportSpec> transport_table() {

@@ -1,0 +1,50 @@
+#pragma once
+// Repair of a defective wafer, as a row-and-column redundancy scheme does it:
+// rows and columns that hold a dead tile are retired and the logical grid
+// shifts into the spares beyond them, so programs see a perfect logical grid
+// of the preset's size (docs/DEFECTS.md). A logical hop across a retired row
+// or column takes one more physical hop for each.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/defect_map.h"
+#include "models/detours.h"
+#include "models/tile_program.h"
+
+namespace wafersim {
+
+struct WaferRepair {
+  DefectMap defects;
+  std::vector<uint32_t> column_of;                      // logical column -> physical column
+  std::vector<uint32_t> row_of;                         // logical row -> physical row
+  std::vector<uint32_t> retired_rows, retired_columns;  // physical, ascending: each took one spare
+  // Dead tiles left in the logical grid when the spares ran out: no plan fits it (exit 3).
+  uint64_t missing_tiles = 0;
+  DetourTable detours;
+  // Extra physical hops per logical link, averaged over every link of the logical grid.
+  double extra_hops_mean = 0;
+
+  uint32_t spare_rows_used() const { return uint32_t(retired_rows.size()); }
+  uint32_t spare_columns_used() const { return uint32_t(retired_columns.size()); }
+  uint32_t logical_width() const { return uint32_t(column_of.size()); }
+  uint32_t logical_height() const { return uint32_t(row_of.size()); }
+};
+
+// Retires rows and columns until every dead tile is covered: first any line
+// whose dead tiles outnumber the spares of the other direction (only retiring
+// it can cover them), then the line with the most dead tiles left (rows first
+// on a tie). Deterministic. When the spares run out first, the dead tiles left
+// are counted in missing_tiles. `charge` says how the detour table is made.
+WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
+                         DetourCharge charge = DetourCharge::Worst);
+
+// What the compiler says of a wafer with missing tiles: how many, of which grid, with which spares.
+std::string repair_shortfall(const WaferRepair& repair);
+
+// The first tile of `set` that runs a program on a physical tile the repair
+// left dead, as "tile (x, y) of wafer w runs a program on dead physical tile
+// (px, py)"; "" when none does.
+std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair);
+
+}  // namespace wafersim

@@ -1,0 +1,30 @@
+#include "sim/reports/defect_slowdown.h"
+
+#include <algorithm>
+
+namespace wafersim::reports {
+
+namespace {
+
+// DecodeMetrics::total_cycles of the plan's closed form: until the last token left the LM head.
+uint64_t closed_form_cycles(const mapping::Plan& plan, const IterationInputs& inputs, const SimOptions& options) {
+  const backend::Evaluation evaluation = backend::make_backend("analytic")->evaluate(plan, inputs, options, {});
+  const std::vector<uint64_t>& head = evaluation.timeline.finish.back();
+  return head.empty() ? 0 : *std::max_element(head.begin(), head.end());
+}
+
+}  // namespace
+
+DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
+                               const DecodeMetrics& decode, const IterationInputs& inputs) {
+  Experiment perfect = experiment;
+  perfect.hardware.repair = nullptr;
+  perfect.hardware.fabric.detours = nullptr;
+  DefectSlowdown out;
+  out.closed_form_cycles =
+      backend.is_closed_form() ? decode.total_cycles : closed_form_cycles(plan, inputs, experiment.sim);
+  out.perfect_wafer_cycles = closed_form_cycles(compile_plan(perfect), inputs, experiment.sim);
+  return out;
+}
+
+}  // namespace wafersim::reports

@@ -1,0 +1,96 @@
+// Defective wafers as a user drives them: the figures of the repair, a bad
+// map refused at its own file and line (exit 2), and more defects than
+// spares refused as a model that does not fit (exit 3).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "run_json.h"
+
+using namespace wafersim::testing;
+
+namespace {
+
+const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
+const std::string kTinyMap = std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.";
+
+std::vector<std::string> with_map(const std::string& command, const std::string& map) {
+  return {command, kTinyDense,
+          "--set", "hardware.spares.rows=2",
+          "--set", "hardware.spares.columns=2",
+          "--set", "hardware.defects.map=" + map};
+}
+
+}  // namespace
+
+TEST_CASE("a repaired wafer reports its defects, spares and detours", "[cli][defects]") {
+  const nlohmann::json result = run_json(with_map("analytic", kTinyMap + "yaml"));
+  const nlohmann::json& defects = result["metrics"]["defects"];
+  CHECK(defects["dead_tiles"] == 3);
+  CHECK(defects["dead_links"] == 1);
+  CHECK(defects["spares_used"] == defects["spare_rows_used"].get<int>() + defects["spare_columns_used"].get<int>());
+  CHECK(defects["logical_grid"] == "16 x 16");
+  CHECK(defects["extra_hops_mean"].get<double>() > 0);
+  // The same experiment on a perfect wafer, in closed form, is the plain run's.
+  const nlohmann::json perfect = run_json({"analytic", kTinyDense});
+  CHECK(defects["perfect_wafer_total_cycles"] == perfect["metrics"]["total_cycles"]);
+  CHECK(defects["slowdown"].get<double>() ==
+        Approx(result["metrics"]["total_cycles"].get<double>() / perfect["metrics"]["total_cycles"].get<double>()));
+  CHECK(defects["slowdown"].get<double>() > 1);
+  // The CSV map names the same defects.
+  CHECK(run_json(with_map("analytic", kTinyMap + "csv"))["metrics"] == result["metrics"]);
+  // The engine's run reports the same figures, its own cycles equal to the closed form's with contention off.
+  std::vector<std::string> simulated = with_map("run", kTinyMap + "yaml");
+  simulated.insert(simulated.end(), {"--set", "sim.contention=false"});
+  const nlohmann::json run = run_json(simulated);
+  CHECK(run["metrics"]["defects"] == defects);
+  CHECK(run["metrics"]["total_cycles"] == result["metrics"]["total_cycles"]);
+  // A perfect wafer has no such figures.
+  CHECK_FALSE(perfect["metrics"].contains("defects"));
+}
+
+TEST_CASE("a bad defect map is refused at its file and line", "[cli][defects]") {
+  Scratch scratch;
+  const std::string map = scratch.write("map.csv", "tile,1,1\ntile,18,3\n");
+  const Outcome outcome = run_wafersim(with_map("analytic", map));
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::StartsWith("error: " + map + ":2") &&
+                              Catch::Contains("hardware.defects.map: x = 18 is outside the 18 x 18 physical grid"));
+}
+
+TEST_CASE("more defects than spares do not fit, with the missing tiles", "[cli][defects]") {
+  Scratch scratch;
+  const std::string map = scratch.write("map.yaml", "dead_tiles: [[1, 1], [4, 4], [7, 7], [10, 10], [13, 13]]\n");
+  for (const char* command : {"analytic", "run", "map"}) {
+    const Outcome outcome = run_wafersim(with_map(command, map));
+    INFO(command);
+    CHECK(outcome.exit_code == 3);
+    CHECK(is_one_line(outcome.err));
+    CHECK_THAT(outcome.err, Catch::StartsWith("does not fit: 1 dead tiles are left after every spare is used") &&
+                                Catch::Contains("the 16 x 16 logical grid misses 1 tile"));
+  }
+  // --json records the refusal as any plan that does not fit.
+  const nlohmann::json record = run_json(with_map("analytic", map), 3);
+  CHECK(record["fits"] == false);
+  CHECK_THAT(record["error"].get<std::string>(), Catch::Contains("misses 1 tile"));
+}
+
+TEST_CASE("the functional check passes on a repaired wafer", "[cli][defects]") {
+  std::vector<std::string> args = with_map("analytic", kTinyMap + "yaml");
+  args.insert(args.end(), {"--set", "sim.functional=true"});
+  const Outcome outcome = run_wafersim(args);
+  INFO(outcome.err);
+  CHECK(outcome.exit_code == 0);
+  CHECK_THAT(outcome.out, Catch::Contains("functional: numbers match the reference"));
+}
+
+TEST_CASE("map shows the repaired wafer under the plan", "[cli][defects]") {
+  const nlohmann::json plan = run_json(with_map("map", kTinyMap + "yaml"));
+  const nlohmann::json& defects = plan["defects"];
+  CHECK(defects["physical_grid"] == nlohmann::json({18, 18}));
+  CHECK(defects["retired_rows"].size() + defects["retired_columns"].size() == 4);
+  CHECK(defects["route_extra_hops_max"].get<int>() > 0);
+  const Outcome table = run_wafersim(with_map("map", kTinyMap + "yaml"));
+  CHECK_THAT(table.out, Catch::Contains("repaired wafer") && Catch::Contains("3 dead tiles, 1 dead links"));
+  CHECK_FALSE(run_json({"map", kTinyDense}).contains("defects"));
+}
