@@ -229,6 +229,17 @@ PromptBounds longest_prompt_that_fits(const Experiment& experiment) {
 
 }  // namespace
 
+Experiment experiment_with(const Experiment& experiment, const std::vector<std::string>& overrides) {
+  // Values that name files resolve against the file that gave them; the
+  // resolved text would resolve them against the working directory instead.
+  std::vector<std::string> sets;
+  for (const char* path : {"hardware.defects.map", "serving.trace_file"})
+    if (!experiment.config.get_string(path).empty())
+      sets.push_back(std::string(path) + "=" + config::yaml_scalar(experiment.config.file_path(path)));
+  sets.insert(sets.end(), overrides.begin(), overrides.end());
+  return load_experiment_text(experiment.config.to_yaml(), kWhatIfName, sets);
+}
+
 mapping::Plan compile_plan(const Experiment& experiment) {
   if (experiment.speculative) return compile_target_plan(experiment, speculative_rows(experiment));
   // A fixed wafer count sets the plan's size before anything is compiled.

@@ -40,6 +40,8 @@ config::Config load_experiment_text_config(const std::string& yaml_text, const s
 
 // The name errors and reports give the built-in default experiment.
 inline constexpr const char* kDefaultExperimentName = "workloads/experiments/quickstart.yaml (built in)";
+// The name errors give an experiment_with() variant (its overrides are what is new).
+inline constexpr const char* kWhatIfName = "<resolved experiment>";
 
 struct Experiment {
   config::Config config;
@@ -74,6 +76,11 @@ std::vector<PresetChange> preset_changes(const config::Config& config, const std
 // parameter by its key, with its value; at most four, then "and N more").
 // A section given as a file or a mapping is named `name` (the spec's name).
 std::string section_label(const config::Config& config, const std::string& section, const std::string& name);
+
+// The experiment again with more "key=value" overrides, as `--set` gives
+// them: from its resolved configuration, with the files it names (a defect
+// map, a serving trace) where it found them, wherever the process runs.
+Experiment experiment_with(const Experiment& experiment, const std::vector<std::string>& overrides);
 
 // The compiler's plan for the experiment.
 mapping::Plan compile_plan(const Experiment& experiment);

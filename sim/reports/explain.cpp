@@ -37,7 +37,7 @@ WhatIf closed_form(const Experiment& experiment, std::vector<std::string> sets, 
   sets.insert(sets.end(), {"workload.prefill=false", "sim.functional=false"});
   WhatIf out;
   try {
-    const Experiment variant = load_experiment_text(experiment.config.to_yaml(), "what-if", sets);
+    const Experiment variant = experiment_with(experiment, sets);
     const mapping::Plan plan = compile_plan(variant);
     const Report report = decode_report(variant, plan, "analytic", {}, std::chrono::steady_clock::now());
     out.metrics = report.document.at("metrics");

@@ -74,7 +74,7 @@ nlohmann::json batch_what_if(const Experiment& experiment, const ServeOutcome& o
   const std::string set = fmt::format("serving.scheduler.max_batch={}", 2 * outcome.spec.max_batch);
   nlohmann::json out = {{"set", set}};
   try {
-    const Experiment variant = load_experiment_text(experiment.config.to_yaml(), "what-if", {set});
+    const Experiment variant = experiment_with(experiment, {set});
     const ServeOutcome doubled = rerun(variant);
     const serving::ClassMetrics &before = outcome.metrics.overall, &after = doubled.metrics.overall;
     out["completed"] = {before.completed, after.completed};

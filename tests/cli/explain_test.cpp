@@ -84,3 +84,39 @@ TEST_CASE("run --explain prints a why section from the closed form", "[cli][expl
   CHECK(outcome.out.find("why (closed-form what-ifs, --explain)") != std::string::npos);
   CHECK(outcome.out.find("  knob ") != std::string::npos);
 }
+
+TEST_CASE("explain says more wafers change nothing for a latency-bound 70B", "[cli][explain][full-scale]") {
+  // Llama 3.1 70B fits four WSE-3; on eight every token still passes every
+  // layer in turn. The explanation names hardware.wafers as changing nothing
+  // and says the wafers moved but not the critical path.
+  const Outcome outcome =
+      run_wafersim({"analytic", std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml", "--quiet",
+                    "--json", "-", "--explain", "--set", "model=llama3.1-70b", "--set", "workload.prefill=false",
+                    "--set", "workload.decode_tokens=2", "--set", "hardware.wafers=8"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const json explained = json::parse(outcome.out)["explain"];
+  CHECK(explained["throughput"]["bound"] == "latency");
+  REQUIRE(explained["no_effect"].size() == 1);
+  CHECK(explained["no_effect"][0]["key"] == "hardware.wafers");
+  CHECK(explained["no_effect"][0]["why"].get<std::string>().find("wafers 4 -> 8") != std::string::npos);
+}
+
+TEST_CASE("explain re-runs an experiment whose defect map lies beside it, from anywhere", "[cli][explain]") {
+  // The what-ifs start from the resolved configuration, whose relative file
+  // names would otherwise resolve against the working directory.
+  Scratch scratch;
+  scratch.write("map.yaml", read_all(std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.yaml"));
+  const std::string experiment = scratch.write("exp.yaml",
+                                               "hardware:\n"
+                                               "  preset: tiny\n"
+                                               "  spares: {rows: 2, columns: 2}\n"
+                                               "  defects: {map: map.yaml}\n"
+                                               "model: tiny-dense\n"
+                                               "workload: {batch: 1, prompt_tokens: 16, decode_tokens: 4}\n");
+  const Outcome outcome = run_shell("cd / && " + shell_quoted(WAFERSIM_BINARY) + " analytic " +
+                                    shell_quoted(experiment) + " --quiet --json - --explain");
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(json::parse(outcome.out)["explain"]["knobs"].size() >= 3);
+}
