@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -19,15 +19,10 @@ namespace {
 const std::string kTinyDense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
 
 // The --json document of `command` on tiny-dense with `flags` and `sets`.
-json result(const std::string& command, const std::vector<std::string>& flags,
-            const std::vector<std::string>& sets = {}) {
-  std::vector<std::string> args = {command, kTinyDense, "--quiet", "--json", "-"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
-  const Outcome outcome = run_wafersim(args);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == 0);
-  return json::parse(outcome.out);
+json result(const std::string& command, std::vector<std::string> flags, const std::vector<std::string>& sets = {}) {
+  flags.insert(flags.begin(), {command, kTinyDense});
+  for (const std::string& set : sets) flags.insert(flags.end(), {"--set", set});
+  return run_json(flags);
 }
 
 }  // namespace
@@ -89,13 +84,10 @@ TEST_CASE("explain says more wafers change nothing for a latency-bound 70B", "[c
   // Llama 3.1 70B fits four WSE-3; on eight every token still passes every
   // layer in turn. The explanation names hardware.wafers as changing nothing
   // and says the wafers moved but not the critical path.
-  const Outcome outcome =
-      run_wafersim({"analytic", std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml", "--quiet",
-                    "--json", "-", "--explain", "--set", "model=llama3.1-70b", "--set", "workload.prefill=false",
-                    "--set", "workload.decode_tokens=2", "--set", "hardware.wafers=8"});
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == 0);
-  const json explained = json::parse(outcome.out)["explain"];
+  const json explained =
+      run_json({"analytic", std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/quickstart.yaml", "--explain",
+                "--set", "model=llama3.1-70b", "--set", "workload.prefill=false", "--set", "workload.decode_tokens=2",
+                "--set", "hardware.wafers=8"})["explain"];
   CHECK(explained["throughput"]["bound"] == "latency");
   REQUIRE(explained["no_effect"].size() == 1);
   CHECK(explained["no_effect"][0]["key"] == "hardware.wafers");

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run_wafersim.h"
+#include "run_json.h"
 
 using namespace wafersim::testing;
 using nlohmann::json;
@@ -17,13 +17,9 @@ namespace {
 
 const std::string kServing = std::string(WAFERSIM_SOURCE_DIR) + "/workloads/experiments/serving/";
 
-json serve(const std::string& file, const std::vector<std::string>& args) {
-  std::vector<std::string> all = {"serve", kServing + file, "--quiet", "--json", "-"};
-  all.insert(all.end(), args.begin(), args.end());
-  const Outcome outcome = run_wafersim(all);
-  INFO(outcome.err);
-  REQUIRE(outcome.exit_code == 0);
-  return json::parse(outcome.out);
+json serve(const std::string& file, std::vector<std::string> args) {
+  args.insert(args.begin(), {"serve", kServing + file});
+  return run_json(args);
 }
 
 }  // namespace
