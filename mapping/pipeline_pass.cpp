@@ -1,6 +1,7 @@
 #include "mapping/pipeline_pass.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 
@@ -69,6 +70,16 @@ Front shifted(Front front, const Timed& by) {
   return front;
 }
 
+// How the input met its server in region r of `pass`.
+void note_input(Pass& pass, size_t r, const Timed& server_free, const Timed& input) {
+  if (input.cycle > server_free.cycle) {
+    pass.input_met[r] |= kCameAfterServer;
+    return;
+  }
+  pass.input_met[r] |= kWaitedForServer;  // a tie too, as later() breaks it
+  pass.least_wait_cycles[r] = std::min(pass.least_wait_cycles[r], server_free.cycle - input.cycle);
+}
+
 // The iteration's inputs, noting whether the context was asked for.
 class ContextWatch : public IterationInputs {
  public:
@@ -115,6 +126,8 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
   Pass pass;
   pass.start.assign(regions, 0);
   pass.finish.assign(regions, 0);
+  pass.input_met.assign(regions, 0);
+  pass.least_wait_cycles.assign(regions, UINT64_MAX);
   Timed arrival = arrival_at_first;
   std::vector<Timed> slices;  // slices in: when the last piece of each root-column tile's slice arrived
   for (size_t r = 0; r < regions; ++r) {
@@ -128,12 +141,14 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
       front.kind = FrontKind::Column;
       front.at.resize(region.line_tiles());
       for (uint32_t i = 0; i < region.line_tiles(); ++i) {
+        note_input(pass, r, line_free[i], slices[i]);
         front.at[i] = later(line_free[i], slices[i]);
         start = std::max(start, front.at[i].cycle);
       }
       front = heads ? heads->run(region, r, std::move(front), inputs, n)
                     : region.run(std::move(front), 0, region.head_steps(), inputs, n);
     } else {
+      note_input(pass, r, servers.root_free[r], arrival);
       front = Front::at_root(later(servers.root_free[r], arrival));
       start = front.root.cycle;
     }

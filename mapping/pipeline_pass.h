@@ -25,14 +25,23 @@ struct Servers {
   bool operator==(const Servers& other) const { return root_free == other.root_free && line_free == other.line_free; }
 };
 
+// How a region's input met its servers in a pass (bits): some part of the
+// input waited for a server (or came as it became free: a tie goes to the
+// server), some part came after its server was free.
+enum InputMet : uint8_t { kWaitedForServer = 1, kCameAfterServer = 2 };
+
 struct Pass {
   std::vector<uint64_t> start, finish;  // [region]: when its root (or first root-column tile) started, and finished
-  Timed exit;                           // when the iteration left the last region's root
-  Servers after;                        // the servers once it has passed
-  uint64_t after_latest_cycle = 0;      // after.latest_cycle()
+  std::vector<uint8_t> input_met;       // [region]: InputMet bits
+  // [region]: of the parts of the input that waited, the least cycles they waited (none: UINT64_MAX)
+  std::vector<uint64_t> least_wait_cycles;
+  Timed exit;                       // when the iteration left the last region's root
+  Servers after;                    // the servers once it has passed
+  uint64_t after_latest_cycle = 0;  // after.latest_cycle()
 
   bool operator==(const Pass& other) const {
-    return start == other.start && finish == other.finish && exit == other.exit && after == other.after &&
+    return start == other.start && finish == other.finish && input_met == other.input_met &&
+           least_wait_cycles == other.least_wait_cycles && exit == other.exit && after == other.after &&
            after_latest_cycle == other.after_latest_cycle;
   }
 };

@@ -40,6 +40,58 @@ struct RepeatingPass {
   }
 };
 
+// A prefill's chunks are all present at cycle 0, as are the first tokens of
+// a decoding batch, so each region runs at its own pace (the slowest region
+// before it, or its own span), not at one pace for all. Once every region's
+// servers moved on by a step of their own over an iteration, and each
+// region's input will keep meeting them as it did, every later iteration at
+// the same context repeats the pass with each region's times moved on by its
+// own step per iteration. An input that came after its server was free comes
+// after again when both move by the same step; one that waited for its server
+// waits again while the server's lead (its least wait) lasts: for ever when
+// the server's step is no shorter than the input's. Never past the last
+// iteration whose input is not fed back.
+struct SteadyPipeline {
+  uint64_t iteration = 0, context = 0;
+  uint64_t last = 0;  // the last iteration it gives
+  Pass pass;
+  std::vector<Timed> steps;  // [region]
+
+  // The steady pipeline from `pass` of `iteration`, which found the servers at `before`, if it is one.
+  static std::optional<SteadyPipeline> after(uint64_t iteration, uint64_t context, uint64_t last_not_fed_back,
+                                             const Servers& before, const Pass& pass) {
+    const size_t regions = before.root_free.size();
+    std::vector<Timed> steps(regions);
+    uint64_t last = last_not_fed_back;
+    Timed input_step;  // the first region's input is at cycle 0 every time
+    for (size_t r = 0; r < regions; ++r) {
+      const Timed step = time_between(before.root_free[r], pass.after.root_free[r]);
+      const std::vector<Timed>& line_before = before.line_free[r];
+      for (size_t i = 0; i < line_before.size(); ++i)
+        if (step.then(line_before[i]) != pass.after.line_free[r][i]) return std::nullopt;
+      if ((pass.input_met[r] & kCameAfterServer) && step != input_step) return std::nullopt;
+      if ((pass.input_met[r] & kWaitedForServer) && step.cycle < input_step.cycle)
+        last = std::min(last, iteration + pass.least_wait_cycles[r] / (input_step.cycle - step.cycle));
+      steps[r] = step;
+      input_step = step;  // the next region's input moves on with this region's output
+    }
+    if (last <= iteration) return std::nullopt;
+    return SteadyPipeline{iteration, context, last, pass, std::move(steps)};
+  }
+  // Whether it gives iteration n's pass.
+  bool covers(uint64_t n, uint64_t context_n) const { return n > iteration && n <= last && context_n == context; }
+  // The servers before iteration n (> iteration).
+  Servers servers_before(uint64_t n) const {
+    Servers servers = pass.after;
+    for (size_t r = 0; r < steps.size(); ++r) {
+      const Timed by = repeated(steps[r], n - 1 - iteration);
+      servers.root_free[r] = by.then(servers.root_free[r]);
+      for (Timed& t : servers.line_free[r]) t = by.then(t);
+    }
+    return servers;
+  }
+};
+
 }  // namespace
 
 DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs, TimelineWalk walk) {
@@ -71,6 +123,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       return pass;
     });
   std::optional<RepeatingPass> repeating;
+  std::optional<SteadyPipeline> steady;
 
   // The servers before the next iteration: `servers`, or, after a shortcut,
   // `reference->after` shifted by `shift` (built only when a full pass needs them;
@@ -103,8 +156,19 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       reference = &repeating->pass;
       from_idle_pass = false;
       shift = *repeat;
+    } else if (steady && steady->covers(n, context)) {
+      const uint64_t times = n - steady->iteration;
+      for (size_t r = 0; r < regions; ++r) {
+        const uint64_t moved = steady->steps[r].cycle * times;
+        timeline.start[r][n] = add_cycles(steady->pass.start[r], moved);
+        timeline.finish[r][n] = add_cycles(steady->pass.finish[r], moved);
+      }
+      exits[n] = steady->pass.exit.then(repeated(steady->steps.back(), times));
+      continue;
     } else {
       if (reference) servers = (from_idle_pass ? idle_pass(idle_context).after : reference->after).shifted(shift);
+      if (steady) servers = steady->servers_before(n);
+      steady.reset();
       reference = nullptr;
       from_idle_pass = false;
       const Timed root_free = servers.root_free[0];
@@ -113,7 +177,10 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       // Whether the servers moved on uniformly, so that the next iteration can repeat this one.
       const Timed step = time_between(root_free, pass.after.root_free[0]);
       const bool next_alike = shortcuts && n + 1 < iterations && inputs.context(n + 1) == context;
-      if (next_alike && pass.after == servers.shifted(step)) {
+      const uint64_t not_fed_back = fed_back ? std::min(batch, iterations) : iterations;
+      if (next_alike && n + 1 < not_fed_back)
+        steady = SteadyPipeline::after(n, context, not_fed_back - 1, servers, pass);
+      if (next_alike && !steady && pass.after == servers.shifted(step)) {
         repeating = RepeatingPass{
             n, context, std::move(pass), step, arrival, root_free, RepeatingPass::arrival_waits(arrival, root_free)};
         reference = &repeating->pass;

@@ -42,6 +42,7 @@ TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mappi
       {"workload.batch=3"},
       {"workload.batch=3", "workload.prompt_tokens=[20, 35, 7]"},
       {"workload.batch=40", "workload.decode_tokens=6"},
+      {"workload.batch=40", "workload.prompt_tokens=120", "workload.prefill_chunk_tokens=16"},
       {"model.sliding_window=40", "model.sliding_window_every=2", "model.attention_sinks=true"},
       {"mapping.dataflow=root", "mapping.reduce_fanin=4", "workload.batch=5"},
   };
@@ -78,4 +79,19 @@ TEST_CASE("on a full WSE-3 the shortcuts pass far fewer iterations", "[mapping][
     INFO(full_passes << " full passes of " << plan.programs.iterations << " iterations");
     REQUIRE(full_passes * (batch == "1" ? 10 : 3) < plan.programs.iterations);
   }
+}
+
+TEST_CASE("a prefill of a batch passes few of its chunks", "[mapping][closed form]") {
+  // Llama 3.1 8B on a full WSE-3, 800 prompts of 2,900 tokens in 23 chunks
+  // each: every chunk is there at cycle 0, so the regions run at their own
+  // paces, and each time the chunks' context moves on, regions that had work
+  // queued drain it at a pace of their own before the pipeline repeats (a
+  // walk that took a repeat past the drain differs here; with 400 prompts
+  // none does).
+  const Experiment experiment = load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 2900, 2), "walk.yaml",
+                                                     {"workload.batch=800", "workload.prefill_chunk_tokens=128"});
+  const mapping::Plan prefill = mapping::compile_prefill_plan(compile(experiment));
+  const uint64_t full_passes = require_walks_agree(prefill, workloads::PrefillInputs(experiment.workload));
+  INFO(full_passes << " full passes of " << prefill.programs.iterations << " chunks");
+  REQUIRE(full_passes * 3 < prefill.programs.iterations);
 }
