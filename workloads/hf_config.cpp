@@ -156,6 +156,52 @@ void read_gpt_oss_mlp(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YA
     keys["moe_weight_dtype"] = "mxfp4";
 }
 
+// DeepSeek-V3's dense layers (the first first_k_dense_replace) and its MoE
+// layers (then every moe_layer_freq-th, as Hugging Face's DeepseekV3 picks
+// them): routed experts with a bias on their scores (e_score_correction_bias)
+// and shared experts beside them. The group-limited routing (n_group,
+// topk_group) is the seeded router's to draw (docs/WORKLOADS.md).
+void read_deepseek_v3_mlp(const HfConfig& hf, int64_t n_layers, YAML::Node& keys, YAML::Node& moe) {
+  moe["n_experts"] = hf.required("n_routed_experts", "model.moe.n_experts");
+  moe["top_k"] = hf.required("num_experts_per_tok", "model.moe.top_k");
+  moe["expert_ffn_dim"] = hf.required("moe_intermediate_size", "model.moe.expert_ffn_dim");
+  if (hf.has("n_shared_experts")) moe["n_shared_experts"] = hf.root()["n_shared_experts"];
+  moe["router_bias"] = true;
+  const int64_t first_moe = hf.has("first_k_dense_replace") ? hf.integer("first_k_dense_replace", "") : 0;
+  const int64_t every = hf.has("moe_layer_freq") ? hf.integer("moe_layer_freq", "") : 1;
+  if (first_moe < 0) hf.fail("first_k_dense_replace", "'first_k_dense_replace' must be at least 0");
+  if (every < 1) hf.fail("moe_layer_freq", "'moe_layer_freq' must be at least 1");
+  YAML::Node layers(YAML::NodeType::Sequence);
+  for (int64_t layer = first_moe; layer < n_layers; ++layer)
+    if (layer % every == 0) layers.push_back(layer);
+  if (int64_t(layers.size()) == n_layers) {
+    keys["ffn_dim"] = 0;
+  } else {
+    keys["ffn_dim"] = hf.required("intermediate_size", "model.ffn_dim of the dense layers");
+    moe["layers"] = layers;
+  }
+}
+
+// DeepSeek-V3's attention: multi-head latent attention, each head's
+// qk_nope_head_dim wide (model.head_dim) besides its rotary part; and its
+// FP8 release (quantization_config.quant_method fp8), which counts every
+// weight at one byte as the zoo's deepseek-v3 does.
+void read_deepseek_v3_layer(const HfConfig& hf, YAML::Node& keys) {
+  keys["head_dim"] = hf.required("qk_nope_head_dim", "model.head_dim");
+  YAML::Node mla(YAML::NodeType::Map);
+  mla["q_lora_rank"] = hf.required("q_lora_rank", "model.mla.q_lora_rank; queries without a latent are not modelled");
+  mla["kv_lora_rank"] = hf.required("kv_lora_rank", "model.mla.kv_lora_rank");
+  mla["qk_rope_head_dim"] = hf.required("qk_rope_head_dim", "model.mla.qk_rope_head_dim");
+  mla["v_head_dim"] = hf.required("v_head_dim", "model.mla.v_head_dim");
+  keys["mla"] = mla;
+  const YAML::Node quantization = hf.root()["quantization_config"];
+  if (quantization && quantization.IsMap() && quantization["quant_method"] && quantization["quant_method"].IsScalar() &&
+      quantization["quant_method"].Scalar() == "fp8") {
+    keys["weight_dtype"] = "fp8";
+    keys["moe_weight_dtype"] = "fp8";
+  }
+}
+
 // The GELU of the model spec is the tanh approximation, which these names of
 // Hugging Face's activations compute (the exact, erf-based "gelu" they do not).
 bool tanh_gelu(const std::string& activation) {
@@ -234,6 +280,8 @@ const std::vector<Architecture>& architectures() {
       {"GptOssForCausalLM", "gpt_oss", false, true, false, false, &read_gpt_oss_mlp},
       {"GemmaForCausalLM", "gemma", false, false, false, false, &read_dense_mlp, true, &gemma_mlp},
       {"PhiForCausalLM", "phi", false, false, false, false, &read_dense_mlp, false, &phi_mlp, &read_phi_layer},
+      {"DeepseekV3ForCausalLM", "deepseek_v3", false, false, false, false, &read_deepseek_v3_mlp, false,
+       &silu_gated_mlp, &read_deepseek_v3_layer},
   };
   return table;
 }

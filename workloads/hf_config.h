@@ -2,7 +2,7 @@
 // Models from a Hugging Face config.json: `model: path/to/config.json` in an
 // experiment and `wafersim describe model path/to/config.json` read the
 // standard keys of the Llama, Mistral, Phi-3, Qwen2, Qwen3, Qwen3-MoE, Mixtral,
-// gpt-oss, Gemma and Phi (1, 1.5, 2) families into the model section's keys
+// gpt-oss, Gemma, Phi (1, 1.5, 2) and DeepSeek-V3 families into the model section's keys
 // (docs/WORKLOADS.md lists them).
 #include <string>
 

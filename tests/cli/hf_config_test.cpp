@@ -58,11 +58,9 @@ json functional_check(const std::string& config_json, const std::string& dataflo
 }  // namespace
 
 TEST_CASE("a config.json of each family has the zoo model's parameter count", "[cli][hf]") {
-  const std::vector<std::pair<std::string, std::string>> pairs = {{"Llama-3.1-8B", "llama3.1-8b"},
-                                                                  {"Qwen2-72B", "qwen2-72b"},
-                                                                  {"Qwen3-32B", "qwen3-32b"},
-                                                                  {"Qwen3-235B-A22B", "qwen3-235b-a22b"},
-                                                                  {"gpt-oss-120b", "gpt-oss-120b"}};
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"Llama-3.1-8B", "llama3.1-8b"},        {"Qwen2-72B", "qwen2-72b"},       {"Qwen3-32B", "qwen3-32b"},
+      {"Qwen3-235B-A22B", "qwen3-235b-a22b"}, {"gpt-oss-120b", "gpt-oss-120b"}, {"DeepSeek-V3", "deepseek-v3"}};
   for (const auto& [folder, zoo] : pairs) {
     INFO(folder);
     const json from_hf = describe(kHf + folder + "/config.json");
@@ -140,6 +138,33 @@ TEST_CASE("a config.json wafersim cannot read is one error naming the key", "[cl
   // The value's own place in the file, under the model key it becomes.
   CHECK(outcome.err.find(out_of_range + ":2:42") != std::string::npos);
   CHECK(outcome.err.find("model.n_layers") != std::string::npos);
+}
+
+TEST_CASE("a DeepSeek-V3 config picks its MoE layers as Hugging Face does, and needs a query latent", "[cli][hf]") {
+  Scratch scratch;
+  const std::string common =
+      "\"architectures\": [\"DeepseekV3ForCausalLM\"], \"hidden_size\": 64, \"num_hidden_layers\": 6,\n"
+      " \"num_attention_heads\": 4, \"num_key_value_heads\": 4, \"vocab_size\": 100,\n"
+      " \"max_position_embeddings\": 128, \"intermediate_size\": 96, \"moe_intermediate_size\": 32,\n"
+      " \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"n_shared_experts\": 1,\n"
+      " \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"v_head_dim\": 16,\n";
+  // Layers from first_k_dense_replace on, every moe_layer_freq-th: 2 and 4 of 0-5.
+  const std::string sparse = scratch.write(
+      "sparse.json", "{" + common + " \"q_lora_rank\": 24, \"first_k_dense_replace\": 1, \"moe_layer_freq\": 2}\n");
+  Outcome outcome = run_wafersim({"describe", "model", sparse});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.out.find("8 experts (top 2, 1 shared) of width 32 on 2 layers") != std::string::npos);
+  CHECK(outcome.out.find("dense MLP width 96") != std::string::npos);
+  CHECK(outcome.out.find("query latent 24") != std::string::npos);
+  // DeepSeek-V2-Lite's form: queries without a latent, which the model spec does not have.
+  const std::string no_query_latent =
+      scratch.write("lite.json", "{" + common + " \"q_lora_rank\": null, \"first_k_dense_replace\": 1}\n");
+  outcome = run_wafersim({"describe", "model", no_query_latent});
+  CHECK(outcome.exit_code == 2);
+  CHECK(is_one_line(outcome.err));
+  CHECK(outcome.err.find(no_query_latent + ":6:") != std::string::npos);
+  CHECK(outcome.err.find("'q_lora_rank'") != std::string::npos);
 }
 
 TEST_CASE("Gemma and Phi-2 configs give the parameters of their published weights", "[cli][hf]") {
