@@ -221,4 +221,20 @@ void build_programs(Plan& plan) {
     set.injections.push_back(Injection{embedding_root, kTagInput, iteration});
 }
 
+void release_program_sources(Plan& plan) {
+  for (Region& region : plan.regions)
+    for (Block& block : region.blocks) {
+      // Swapping with empty vectors frees their storage (clear() would keep it).
+      std::vector<Task>().swap(block.root_prologue);
+      std::vector<Task>().swap(block.root_epilogue);
+      std::vector<std::vector<Task>>().swap(block.line_prologue);
+      std::vector<std::vector<Task>>().swap(block.line_epilogue);
+      std::vector<std::vector<Task>>().swap(block.dispatch_in);
+      std::vector<Task>().swap(block.dispatch_below);
+      std::vector<Task>().swap(block.dispatch_below_last);
+      std::vector<Task>().swap(block.root_combine);
+      std::vector<std::vector<Task>>().swap(block.row_combine);
+    }
+}
+
 }  // namespace wafersim::mapping

@@ -14,4 +14,12 @@ void connect_regions(Plan& plan);
 // first token of each sequence in decode, every chunk of every prompt in prefill.
 void build_programs(Plan& plan);
 
+// Frees what the regions' blocks hold only for build_programs to emit (the
+// per-tile task lists of Block: prologues, epilogues, dispatch and combine
+// tasks), once it has run: the closed form, the metrics and the reports read
+// the steps and the ProgramSet, never these. They take about 130 MB in a full
+// run of gpt-oss-120b on three wafers, held through the whole simulation
+// otherwise. A plan released this way cannot have its programs built again.
+void release_program_sources(Plan& plan);
+
 }  // namespace wafersim::mapping

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "mapping/programs.h"
 #include "sim/backend/backend.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/csv_tables.h"
@@ -78,7 +79,9 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   const Experiment experiment = load_experiment(options.file, options.common.sets);
   refuse_impossible_functional_check(experiment);  // input first, as validate checks it
   check_outputs(options, trace, folders);
-  const mapping::Plan plan = compile_or_record_refusal(experiment, options.common.json_path);
+  mapping::Plan plan = compile_or_record_refusal(experiment, options.common.json_path);
+  // The programs are built: their sources would sit beside the engine's tile state for the whole run.
+  mapping::release_program_sources(plan);
 
   ProgressLine line;
   std::string unit;  // a new phase (prefill chunks, then decode tokens) always gets its first line

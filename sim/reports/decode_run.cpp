@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "mapping/programs.h"
 #include "sim/reports/defect_slowdown.h"
 #include "workloads/decode_inputs.h"
 #include "workloads/prefill_inputs.h"
@@ -26,6 +27,8 @@ std::optional<StartedPrefill> start_prefill(const Experiment& experiment, const 
                                             const backend::Backend& backend) {
   if (!experiment.workload.prefill) return std::nullopt;
   StartedPrefill started{mapping::compile_prefill_plan(plan), nullptr, std::chrono::steady_clock::now()};
+  // Its programs are built: their sources would stay beside both simulations (the child's and this process's).
+  mapping::release_program_sources(started.plan);
   const workloads::PrefillInputs inputs(experiment.workload);
   started.evaluation = backend.start_in_child(started.plan, inputs, experiment.sim);
   return started;
