@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -121,6 +122,7 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
 
   // The world and the modules live until the process ends: tearing down
   // hundreds of thousands of sc_objects one by one would cost more than the run.
+  // Only the world's flat arrays are freed after the run (World::release_tile_state).
   World* world = new World(hw, programs, inputs, options);
   const uint32_t bands = band_count(*world, options);
   std::vector<Band*> modules;
@@ -164,9 +166,10 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   result.link_hops = world->link_hops;
   result.tiles_simulated = programs.tiles();
   result.tiles_active = world->tiles_active;
-  result.marks = world->marks;
+  result.marks = std::move(world->marks);
   collect_busy(*world, result);
   if (options.keep_tile_busy) result.tile_busy = tile_busy(*world);
+  world->release_tile_state();
   return result;
 }
 

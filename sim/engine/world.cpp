@@ -1,5 +1,7 @@
 #include "sim/engine/world.h"
 
+#include <initializer_list>
+
 #include "models/cost.h"
 
 namespace wafersim::sim {
@@ -43,8 +45,10 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
       height(program_set.grid_height),
       rows(program_set.wafers * program_set.grid_height),
       iterations(uint32_t(program_set.iterations)) {
+  compiled.reserve(set.programs.size());
   for (const Program& program : set.programs) {
     compiled.emplace_back();
+    compiled.back().reserve(program.tasks.size());  // exactly: a full-wafer plan has hundreds of thousands of tasks
     for (const Task& task : program.tasks) compiled.back().push_back(compile_task(hw, task));
   }
   for (uint64_t n = 0; n < iterations; ++n) contexts.push_back(inputs.context(n));
@@ -71,6 +75,18 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
     offwafer.assign(size_t(set.wafers) * set.wafers, 0);
   }
   marks.assign(set.marks, std::vector<MarkRecord>(iterations));
+}
+
+void World::release_tile_state() {
+  // Swapping with empty vectors frees their storage (clear() would keep it).
+  std::vector<TileState>().swap(state);
+  std::vector<CriticalPath>().swap(path);
+  std::vector<uint64_t>().swap(compute_busy);
+  std::vector<StreamInputs>().swap(stream_inputs);
+  for (std::vector<LinkState>* links : {&east, &west, &south, &north}) std::vector<LinkState>().swap(*links);
+  std::vector<uint64_t>().swap(injection);
+  std::vector<uint64_t>().swap(ejection);
+  std::vector<MulticastState>().swap(multicasts);
 }
 
 }  // namespace wafersim::sim

@@ -118,6 +118,11 @@ struct World {
   std::chrono::steady_clock::time_point run_start, last_progress;
   uint64_t next_progress_check = 0;  // events count at which to look at the clock again
 
+  // Frees the per-tile and per-link arrays once the run's figures are copied
+  // out (the World itself is never destroyed: see run_programs), so what the
+  // caller computes next does not add to the process's peak memory on top of them.
+  void release_tile_state();
+
   uint32_t band_of(uint32_t tile) const { return band_of_row[state[tile].row]; }
   const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
 };
