@@ -83,4 +83,22 @@ class AtContext : public IterationInputs {
   uint64_t context_;
 };
 
+// The iteration's inputs, noting whether the context was asked for.
+class ContextWatch : public IterationInputs {
+ public:
+  explicit ContextWatch(const IterationInputs& inputs) : inputs_(inputs) {}
+  uint64_t context(uint64_t iteration) const override {
+    read_ = true;
+    return inputs_.context(iteration);
+  }
+  bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override {
+    return inputs_.expert_routed(iteration, moe_layer, expert);
+  }
+  bool read() const { return read_; }
+
+ private:
+  const IterationInputs& inputs_;
+  mutable bool read_ = false;
+};
+
 }  // namespace wafersim::mapping

@@ -80,24 +80,6 @@ void note_input(Pass& pass, size_t r, const Timed& server_free, const Timed& inp
   pass.least_wait_cycles[r] = std::min(pass.least_wait_cycles[r], server_free.cycle - input.cycle);
 }
 
-// The iteration's inputs, noting whether the context was asked for.
-class ContextWatch : public IterationInputs {
- public:
-  explicit ContextWatch(const IterationInputs& inputs) : inputs_(inputs) {}
-  uint64_t context(uint64_t iteration) const override {
-    read_ = true;
-    return inputs_.context(iteration);
-  }
-  bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override {
-    return inputs_.expert_routed(iteration, moe_layer, expert);
-  }
-  bool read() const { return read_; }
-
- private:
-  const IterationInputs& inputs_;
-  mutable bool read_ = false;
-};
-
 }  // namespace
 
 Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration) {

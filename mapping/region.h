@@ -82,6 +82,8 @@ struct Region {
   // root column's slices), if the input reached the root (or every root-column
   // tile) at `start` (with the critical path that led there).
   Timed finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const;
+  // Whether steps [first, last) of the chain ask for the iteration's context (an attention step does).
+  bool reads_context(size_t first, size_t last) const;
   // Steps [first, last) of the chain from `in`. `line_done` (optional, one per
   // root-column tile) is updated with when each of those tiles finished its
   // last task of those steps; with `line_free` each tile takes its first slice

@@ -41,11 +41,24 @@ PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs) : of_(plan
   contexts_.erase(std::unique(contexts_.begin(), contexts_.end()), contexts_.end());
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const Region& region = plan.regions[r];
-    if (!RegionSpans::depends_on_context_only(region)) continue;
+    const size_t steps = region.blocks[0].steps.size();
+    if (!RegionSpans::depends_on_context_only(region)) {
+      context_outside_tables_ = context_outside_tables_ || region.reads_context(0, steps);
+      continue;
+    }
+    context_outside_tables_ = context_outside_tables_ || region.reads_context(0, region.head_steps());
     auto& table = by_class_[region.timing_class];
     if (!table) table = std::make_unique<RegionSpans>(region, contexts_);
     of_[r] = table.get();
   }
+}
+
+bool PlanSpans::alike(uint64_t context_a, uint64_t context_b) const {
+  if (context_a == context_b) return true;
+  if (context_outside_tables_) return false;
+  for (const auto& [key, table] : by_class_)
+    if (&table->at(context_a) != &table->at(context_b)) return false;  // one piece is one value
+  return true;
 }
 
 uint64_t PlanSpans::evaluations() const {

@@ -58,12 +58,17 @@ class PlanSpans {
   const std::vector<uint64_t>& contexts() const { return contexts_; }
   // Null when the region must be timed iteration by iteration.
   const RegionSpans* of(size_t region) const { return of_[region]; }
+  // Whether the plan times an iteration alike at two of the contexts: the same
+  // piece of every table, and nothing outside the tables (a region without
+  // one, a region's head steps) asks for the context. Routing aside.
+  bool alike(uint64_t context_a, uint64_t context_b) const;
   uint64_t evaluations() const;
 
  private:
   std::vector<uint64_t> contexts_;
   std::map<std::vector<uint64_t>, std::unique_ptr<RegionSpans>> by_class_;
   std::vector<const RegionSpans*> of_;
+  bool context_outside_tables_ = false;  // some region's steps outside its table ask for the context
 };
 
 }  // namespace wafersim::mapping

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "mapping/context_steps.h"
 #include "mapping/grid_attention.h"
 #include "mapping/kv_groups.h"
 #include "mapping/mesh_gemm.h"
@@ -1288,6 +1289,13 @@ size_t Region::head_steps() const {
 
 Timed Region::finish(const Timed& start, const IterationInputs& inputs, uint64_t iteration) const {
   return run(entry_front(*this, start), 0, blocks[0].steps.size(), inputs, iteration).latest();
+}
+
+bool Region::reads_context(size_t first, size_t last) const {
+  const FixedInputs fixed;
+  const ContextWatch watched(fixed);
+  run(run(entry_front(*this, Timed{}), 0, first, fixed, 0), first, last, watched, 0);
+  return watched.read();
 }
 
 std::vector<std::pair<std::string, uint64_t>> Region::step_cycles(const IterationInputs& inputs,

@@ -92,6 +92,25 @@ struct SteadyPipeline {
   }
 };
 
+// A batch decoding in rounds (one token of every sequence each): once a
+// round began with every server one uniform step later than the round before
+// it, and its tokens left the last region that step later than the round
+// before's (so the next round's tokens arrive that step later too), the next
+// round repeats it, that step later, if each of its tokens is timed alike at
+// its context (PlanSpans::alike: within the span tables' pieces). A
+// saturated batch advances by one position per round, so the rounds repeat
+// until some region's span changes.
+struct RepeatingRound {
+  uint64_t first = 0;  // the first iteration of the first round repeated
+  Timed step;
+  Servers servers;  // before `first`
+
+  // The servers before the round starting at n (a round boundary at or after first).
+  Servers servers_before(uint64_t n, uint64_t batch) const {
+    return servers.shifted(repeated(step, (n - first) / batch));
+  }
+};
+
 }  // namespace
 
 DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs, TimelineWalk walk) {
@@ -137,8 +156,51 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
     return reference ? add_cycles(reference->after_latest_cycle, shift.cycle) : servers.latest_cycle();
   };
 
+  // The servers before iteration n, whichever shortcut (or none) gave n - 1.
+  auto servers_before = [&](uint64_t n) {
+    if (steady) return steady->servers_before(n);
+    if (reference) return (from_idle_pass ? idle_pass(idle_context).after : reference->after).shifted(shift);
+    return servers;
+  };
+  const bool rounds = shortcuts && fed_back && batch > 1;
+  std::optional<Servers> round_start;  // the servers before the round that began `batch` iterations ago
+  std::optional<RepeatingRound> repeating_round;
+  // Whether the round beginning at n is timed alike, token for token, to the round before.
+  auto round_alike = [&](uint64_t n) {
+    for (uint64_t b = 0; b < batch && n + b < iterations; ++b)
+      if (!spans.alike(inputs.context(n + b), inputs.context(n + b - batch))) return false;
+    return true;
+  };
+
   std::vector<Timed> exits(iterations);
   for (uint64_t n = 0; n < iterations; ++n) {
+    if (rounds && n % batch == 0 && n >= batch) {
+      if (repeating_round && !round_alike(n)) {
+        servers = repeating_round->servers_before(n, batch);
+        repeating_round.reset();
+        repeating.reset();  // its pass is rounds old: nothing between repeated it
+        reference = nullptr;
+        round_start = servers;
+      } else if (!repeating_round) {
+        Servers now = servers_before(n);
+        if (round_start && n >= 2 * batch) {
+          const Timed step = time_between(round_start->root_free[0], now.root_free[0]);
+          bool repeats = now == round_start->shifted(step) && round_alike(n);
+          for (uint64_t b = 0; repeats && b < batch; ++b)
+            repeats = exits[n - batch + b] == step.then(exits[n - 2 * batch + b]);
+          if (repeats) repeating_round = RepeatingRound{n, step, now};
+        }
+        round_start = std::move(now);
+      }
+    }
+    if (repeating_round) {
+      for (size_t r = 0; r < regions; ++r) {
+        timeline.start[r][n] = add_cycles(timeline.start[r][n - batch], repeating_round->step.cycle);
+        timeline.finish[r][n] = add_cycles(timeline.finish[r][n - batch], repeating_round->step.cycle);
+      }
+      exits[n] = repeating_round->step.then(exits[n - batch]);
+      continue;
+    }
     Timed arrival;
     if (fed_back && n >= batch) {
       const Task& back = plan.region_sends[regions - 1];
@@ -149,6 +211,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
     // Iteration 0 finds the servers idle and arrives at 0, as the idle passes were timed.
     if (idle_passes && (n == 0 || latest_server_cycle() < arrival.cycle)) {
       reference = &idle_passes->at(context);
+      repeating.reset();  // a repeat holds only over iterations that each repeated the one before
       from_idle_pass = true;
       idle_context = context;
       shift = arrival;
@@ -169,6 +232,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       if (reference) servers = (from_idle_pass ? idle_pass(idle_context).after : reference->after).shifted(shift);
       if (steady) servers = steady->servers_before(n);
       steady.reset();
+      repeating.reset();
       reference = nullptr;
       from_idle_pass = false;
       const Timed root_free = servers.root_free[0];

@@ -81,6 +81,19 @@ TEST_CASE("on a full WSE-3 the shortcuts pass far fewer iterations", "[mapping][
   }
 }
 
+TEST_CASE("a small batch decoding in rounds passes few of its rounds", "[mapping][closed form]") {
+  // Llama 3.1 8B on a full WSE-3, 8 sequences for 1,500 tokens: a round of
+  // the batch repeats the one before, a step later, until some region's span
+  // changes with the context; a repeat taken past that change differs here.
+  const Experiment experiment = load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 500, 1500), "walk.yaml",
+                                                     {"workload.prefill=false", "workload.batch=8"});
+  const mapping::Plan plan = compile(experiment);
+  const uint64_t full_passes =
+      require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
+  INFO(full_passes << " full passes of " << plan.programs.iterations << " iterations");
+  REQUIRE(full_passes * 10 < plan.programs.iterations);
+}
+
 TEST_CASE("a prefill of a batch passes few of its chunks", "[mapping][closed form]") {
   // Llama 3.1 8B on a full WSE-3, 800 prompts of 2,900 tokens in 23 chunks
   // each: every chunk is there at cycle 0, so the regions run at their own
