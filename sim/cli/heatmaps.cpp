@@ -98,7 +98,8 @@ void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const 
   {
     // Counted from the programs, as metrics.energy is: so `map` has it too.
     const workloads::DecodeInputs inputs(plan.model, plan.workload);
-    const std::vector<EventCounts> events = ProgramEvents(plan.programs).per_tile(0, plan.programs.iterations, inputs);
+    const std::vector<EventCounts> events =
+        ProgramEvents(plan.programs, plan.hw.fabric.detours.get()).per_tile(0, plan.programs.iterations, inputs);
     std::vector<double> joules(events.size(), 0.0);
     for (size_t tile = 0; tile < events.size(); ++tile)
       joules[tile] = dynamic_energy(plan.hw.energy, events[tile]).total();
