@@ -125,6 +125,8 @@ bool ends_with(const std::string& text, const std::string& end) {
 
 }  // namespace
 
+bool DefectMap::tile_dead(uint32_t x, uint32_t y) const { return (retire[size_t(y) * width + x] & kTileDead) != 0; }
+
 void DefectMap::kill_tile(uint32_t x, uint32_t y) {
   uint8_t& flags = retire[size_t(y) * width + x];
   if (!(flags & kTileDead)) ++dead_tiles;

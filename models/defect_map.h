@@ -39,6 +39,8 @@ struct DefectMap {
   DefectMap(uint32_t physical_width, uint32_t physical_height)
       : width(physical_width), height(physical_height), retire(size_t(physical_width) * physical_height, 0) {}
   bool retired(uint32_t x, uint32_t y) const { return retire[size_t(y) * width + x] != 0; }
+  // The tile itself is dead (retired() also holds for a live tile whose router lost a link).
+  bool tile_dead(uint32_t x, uint32_t y) const;
   void kill_tile(uint32_t x, uint32_t y);
   void kill_link(uint32_t x, uint32_t y, LinkDir dir);
 };

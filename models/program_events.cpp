@@ -22,6 +22,12 @@ EventCounts work_events(const Work& work, Dtype dtype) {
   return out;
 }
 
+// The mesh links a message of `hops` logical hops crosses: its route's hops and
+// the detour the timing charges it (message_cycles, models/cost.h).
+uint64_t links_crossed(const DetourTable* detours, uint32_t hops) {
+  return uint64_t(hops) + (detours ? detours->of(hops) : 0);
+}
+
 bool reads_tile_param(const Program& program) {
   for (const Task& task : program.tasks)
     if (task.kv_offset == Task::kTileParam || task.expert == Task::kTileParam) return true;
@@ -33,7 +39,8 @@ bool reads_tile_param(const Program& program) {
 // The tasks in order, as the engine runs them: a skip task covers the next
 // `count` tasks (skip tasks among them included), so a task runs when every
 // guard still open above it passes.
-std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Program& program) {
+std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Program& program,
+                                                                     const DetourTable* detours) {
   std::vector<ProgramTerm> terms;
   auto add = [&terms](ProgramTerm term) {
     if (term.events == EventCounts{}) return;
@@ -68,13 +75,15 @@ std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Progr
         if (task.dwafer != 0)
           term.events.offwafer_bytes = task.bytes;
         else
-          term.events.link_byte_hops = uint64_t(task.bytes) * uint64_t(std::abs(task.dx) + std::abs(task.dy));
+          term.events.link_byte_hops =
+              uint64_t(task.bytes) * links_crossed(detours, uint32_t(std::abs(task.dx) + std::abs(task.dy)));
         if (task.stream) term.events += work_events(task.work, task.dtype);  // it combines on the way
         add(term);
         break;
       case TaskOp::Multicast:
         term.key.delta = task.iteration_delta;
-        term.events.link_byte_hops = uint64_t(task.bytes) * task.count;
+        // The last of the `count` tiles is the farthest: the body crosses its route's links.
+        term.events.link_byte_hops = uint64_t(task.bytes) * links_crossed(detours, task.count);
         add(term);
         break;
       default: break;
@@ -116,12 +125,13 @@ std::vector<ProgramEvents::Term> ProgramEvents::group_terms(const Group& group, 
   return out;
 }
 
-ProgramEvents::ProgramEvents(const ProgramSet& set, const std::vector<uint32_t>& tile_class, uint32_t classes)
+ProgramEvents::ProgramEvents(const ProgramSet& set, const DetourTable* detours, const std::vector<uint32_t>& tile_class,
+                             uint32_t classes)
     : iterations_(set.iterations), guard_sets_(1) {
   if (classes == 0) classes = 1;
   std::vector<bool> uses_param;
   for (const Program& program : set.programs) {
-    program_terms_.push_back(program_terms(program));
+    program_terms_.push_back(program_terms(program, detours));
     uses_param.push_back(reads_tile_param(program));
   }
 

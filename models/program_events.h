@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "models/detours.h"
 #include "models/energy.h"
 #include "models/tile_program.h"
 
@@ -19,10 +20,13 @@ namespace wafersim {
 class ProgramEvents {
  public:
   static constexpr uint32_t kNoClass = 0xffffffffu;
-  // `tile_class[t]` is the class tile t's events are reported under (a region,
-  // say), kNoClass or out of range for the last class (`classes` - 1); empty:
-  // every tile in class 0.
-  ProgramEvents(const ProgramSet& set, const std::vector<uint32_t>& tile_class = {}, uint32_t classes = 1);
+  // `detours`: the repaired wafer's extra hops (models/detours.h), which a
+  // message's bytes cross as they cross its logical hops; null on a perfect
+  // wafer. `tile_class[t]` is the class tile t's events are reported under (a
+  // region, say), kNoClass or out of range for the last class (`classes` - 1);
+  // empty: every tile in class 0.
+  ProgramEvents(const ProgramSet& set, const DetourTable* detours, const std::vector<uint32_t>& tile_class = {},
+                uint32_t classes = 1);
 
   uint32_t classes() const { return uint32_t(class_terms_.size()); }
   // Each class's events in iteration n.
@@ -88,7 +92,7 @@ class ProgramEvents {
     bool offsets_below_stride = true;
   };
 
-  static std::vector<ProgramTerm> program_terms(const Program& program);
+  static std::vector<ProgramTerm> program_terms(const Program& program, const DetourTable* detours);
   // A group's terms, its parameter read: `guard_id` and `set_id` number a
   // guard and a set of guard ids (interning them, or finding them once interned).
   template <class GuardId, class SetId>

@@ -154,6 +154,30 @@ std::string repair_shortfall(const WaferRepair& repair) {
          std::to_string(repair.missing_tiles) + (repair.missing_tiles == 1 ? " tile" : " tiles") + " (hardware.spares)";
 }
 
+std::vector<PhysicalTile> physical_tiles(const WaferRepair& repair) {
+  const DefectMap& map = repair.defects;
+  std::vector<bool> row_retired(map.height, false), column_retired(map.width, false);
+  std::vector<bool> row_logical(map.height, false), column_logical(map.width, false);
+  for (uint32_t y : repair.retired_rows) row_retired[y] = true;
+  for (uint32_t x : repair.retired_columns) column_retired[x] = true;
+  for (uint32_t y : repair.row_of) row_logical[y] = true;
+  for (uint32_t x : repair.column_of) column_logical[x] = true;
+  std::vector<PhysicalTile> tiles(size_t(map.width) * map.height, PhysicalTile::UnusedSpare);
+  for (uint32_t y = 0; y < map.height; ++y)
+    for (uint32_t x = 0; x < map.width; ++x) {
+      PhysicalTile& tile = tiles[size_t(y) * map.width + x];
+      if (map.tile_dead(x, y))
+        tile = PhysicalTile::DeadTile;
+      else if (map.retired(x, y))
+        tile = PhysicalTile::DeadLink;
+      else if (row_retired[y] || column_retired[x])
+        tile = PhysicalTile::Retired;
+      else if (row_logical[y] && column_logical[x])
+        tile = PhysicalTile::Logical;
+    }
+  return tiles;
+}
+
 std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair) {
   for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
     if (set.tile_program[tile] == ProgramSet::kIdle) continue;

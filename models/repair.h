@@ -39,6 +39,20 @@ struct WaferRepair {
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
                          DetourCharge charge = DetourCharge::Worst);
 
+// What a tile of the physical grid became in the repair (the heatmaps draw
+// it, docs/OBSERVABILITY.md); the values are the categories' numbers there.
+enum class PhysicalTile : int32_t {
+  Logical = 0,      // works and holds a tile of the logical grid
+  DeadTile = 1,     // dead
+  DeadLink = 2,     // works, but its router lost its east or south link: retired as a dead tile
+  Retired = 3,      // works, skipped with its row or column
+  UnusedSpare = 4,  // works, in a spare row or column the logical grid did not need
+};
+inline const char* const kPhysicalTileNames[] = {"logical tile", "dead tile", "dead link", "retired", "unused spare"};
+
+// Every tile of the physical grid, row-major (width x height of repair.defects).
+std::vector<PhysicalTile> physical_tiles(const WaferRepair& repair);
+
 // What the compiler says of a wafer with missing tiles: how many, of which grid, with which spares.
 std::string repair_shortfall(const WaferRepair& repair);
 

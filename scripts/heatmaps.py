@@ -12,7 +12,9 @@ x runs to the right and y downwards, as tile (x, y) on the mesh. A grid with
 more tiles than the picture has pixels is drawn in blocks of n x n tiles, each
 showing its largest value (--pool max, the default: one hot root tile or one
 busy row of links stays visible) or their mean (--pool mean); the title says
-n. The .npy files keep every tile's exact value.
+n. The .npy files keep every tile's exact value. On a repaired wafer
+(hardware.defects) the physical grid's categories (heatmaps.json's
+physical_grid) are drawn too, one colour per category with a legend.
 """
 import argparse
 import json
@@ -27,7 +29,7 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import BoundaryNorm, ListedColormap, LogNorm
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Patch, Rectangle
 except ImportError:
     print("heatmaps.py: needs matplotlib (Debian: python3-matplotlib; scripts/setup.sh installs it)",
           file=sys.stderr)
@@ -53,7 +55,7 @@ def region_colours(count):
 
 
 def pooled(values, factor, how):
-    """values in blocks of factor x factor tiles (the edges padded), each block's max or mean."""
+    """values in blocks of factor x factor tiles (the edges padded), each block's max, mean or min."""
     if factor <= 1:
         return values
     height, width = values.shape
@@ -61,15 +63,56 @@ def pooled(values, factor, how):
     padded = np.full((rows * factor, cols * factor), np.nan)
     padded[:height, :width] = values
     blocks = padded.reshape(rows, factor, cols, factor)
-    return np.nanmax(blocks, axis=(1, 3)) if how == "max" else np.nanmean(blocks, axis=(1, 3))
+    return {"max": np.nanmax, "mean": np.nanmean, "min": np.nanmin}[how](blocks, axis=(1, 3))
+
+
+def blocks_and_extent(values, width_inches, dpi):
+    """Tiles per pixel side, and the image's extent: the grid in tile coordinates whatever its pixels,
+    so outlines and labels stay in tiles."""
+    height, width = values.shape
+    factor = max(1, int(np.ceil(width / (width_inches * dpi))))
+    return factor, (-0.5, factor * -(-width // factor) - 0.5, factor * -(-height // factor) - 0.5, -0.5)
+
+
+def finish(figure, axes, title, values, axis_prefix, out_path, dpi):
+    """Title, the grid's limits (x right, y down, as on the mesh), axis labels; saves and closes."""
+    height, width = values.shape
+    axes.set_title(title, fontsize=9)
+    axes.set_xlim(-0.5, width - 0.5)
+    axes.set_ylim(height - 0.5, -0.5)
+    axes.set_xlabel(f"{axis_prefix}x (tiles)")
+    axes.set_ylabel(f"{axis_prefix}y (tiles)")
+    figure.savefig(out_path, dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
+
+
+def draw_categories(index, array_info, wafer, values, out_path, width_inches, dpi):
+    """A categorical grid (the physical grid of a repaired wafer): one colour per category, a block of
+    tiles drawn as one pixel shows its rarest category on the grid, so a lone dead tile stays visible."""
+    names = array_info["categories"]
+    height, width = values.shape
+    factor, extent = blocks_and_extent(values, width_inches, dpi)
+    counts = np.bincount(values.ravel(), minlength=len(names))
+    # Rank 0 for the rarest category; a block takes the smallest rank among its tiles.
+    rank_of = np.argsort(np.argsort(counts, kind="stable"), kind="stable")
+    by_rank = np.argsort(rank_of)
+    shown = by_rank[pooled(rank_of[values].astype(np.float64), factor, "min").astype(np.int64)]
+    colours = ListedColormap([plt.get_cmap("tab10").colors[i % 10] for i in range(len(names))])
+    norm = BoundaryNorm(np.arange(-0.5, len(names)), len(names))
+    figure, axes = plt.subplots(figsize=(width_inches + 2.5, max(2.5, width_inches * height / width + 1.0)))
+    axes.imshow(shown, cmap=colours, norm=norm, interpolation="nearest", extent=extent)
+    axes.legend(handles=[Patch(color=colours(i), label=f"{name} ({counts[i]})") for i, name in enumerate(names)],
+                loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=7, frameon=False)
+    blocks = f", rarest of {factor} x {factor} tiles per pixel" if factor > 1 else ""
+    finish(figure, axes,
+           f"{index['model']} on {index['hardware']}, wafer {wafer}\n{array_info['quantity']} (physical grid{blocks})",
+           values, "physical ", out_path, dpi)
 
 
 def draw(index, array_info, wafer, values, out_path, width_inches, dpi, pool):
     quantity, unit = array_info["quantity"], array_info["unit"]
     height, width = values.shape
-    factor = max(1, int(np.ceil(width / (width_inches * dpi))))
-    # The image covers the grid in tile coordinates whatever its pixels, so outlines and labels stay in tiles.
-    extent = (-0.5, factor * -(-width // factor) - 0.5, factor * -(-height // factor) - 0.5, -0.5)
+    factor, extent = blocks_and_extent(values, width_inches, dpi)
     figure_height = max(2.5, width_inches * height / width + 1.0)
     figure, axes = plt.subplots(figsize=(width_inches + 1.5, figure_height))
     regions = [r for r in index["regions"] if r["wafer"] == wafer]
@@ -105,14 +148,8 @@ def draw(index, array_info, wafer, values, out_path, width_inches, dpi, pool):
     measured = quantity.startswith(("compute_", "link_"))  # the rest is the plan's, also in a run's folder
     source = "simulated decode" if measured else "plan"
     blocks = f", {pool} of {factor} x {factor} tiles per pixel" if factor > 1 and quantity != "region_id" else ""
-    axes.set_title(f"{index['model']} on {index['hardware']}, wafer {wafer}\n{quantity} ({source}{blocks})",
-                   fontsize=9)
-    axes.set_xlim(-0.5, width - 0.5)
-    axes.set_ylim(height - 0.5, -0.5)
-    axes.set_xlabel("x (tiles)")
-    axes.set_ylabel("y (tiles)")
-    figure.savefig(out_path, dpi=dpi, bbox_inches="tight")
-    plt.close(figure)
+    finish(figure, axes, f"{index['model']} on {index['hardware']}, wafer {wafer}\n{quantity} ({source}{blocks})",
+           values, "", out_path, dpi)
 
 
 def main():
@@ -128,25 +165,34 @@ def main():
     index = load_index(args.folder)
     out = args.out or args.folder
     os.makedirs(out, exist_ok=True)
-    known = {array["quantity"] for array in index["arrays"]}
+    # The logical grid's arrays, and a repaired wafer's physical grid of its own shape.
+    grids = [(index, index["arrays"])]
+    if "physical_grid" in index:
+        grids.append((index["physical_grid"], index["physical_grid"]["arrays"]))
+    known = {array["quantity"] for _, arrays in grids for array in arrays}
     for quantity in args.only or []:
         if quantity not in known:
             sys.exit(f"heatmaps.py: no array {quantity!r} in {args.folder} (has: {', '.join(sorted(known))})")
-    for array in index["arrays"]:
-        if args.only and array["quantity"] not in args.only:
-            continue
-        for wafer, name in enumerate(array["files"]):
-            values = np.load(os.path.join(args.folder, name))
-            expected = (index["height_tiles"], index["width_tiles"])
-            if values.shape != expected:
-                sys.exit(f"heatmaps.py: {name} has shape {values.shape}, heatmaps.json says {expected}")
-            out_path = os.path.join(out, os.path.splitext(name)[0] + ".png")
-            # Written under a temporary name first, so a picture is never left half drawn.
-            temporary = out_path + ".tmp.png"
-            draw(index, array, wafer, values.astype(np.float64) if array["quantity"] != "region_id" else values,
-                 temporary, args.width, args.dpi, args.pool)
-            os.replace(temporary, out_path)
-            print(out_path)
+    for grid, arrays in grids:
+        for array in arrays:
+            if args.only and array["quantity"] not in args.only:
+                continue
+            for wafer, name in enumerate(array["files"]):
+                values = np.load(os.path.join(args.folder, name))
+                expected = (grid["height_tiles"], grid["width_tiles"])
+                if values.shape != expected:
+                    sys.exit(f"heatmaps.py: {name} has shape {values.shape}, heatmaps.json says {expected}")
+                out_path = os.path.join(out, os.path.splitext(name)[0] + ".png")
+                # Written under a temporary name first, so a picture is never left half drawn.
+                temporary = out_path + ".tmp.png"
+                if "categories" in array:
+                    draw_categories(index, array, wafer, values, temporary, args.width, args.dpi)
+                else:
+                    draw(index, array, wafer,
+                         values.astype(np.float64) if array["quantity"] != "region_id" else values,
+                         temporary, args.width, args.dpi, args.pool)
+                os.replace(temporary, out_path)
+                print(out_path)
     return 0
 
 

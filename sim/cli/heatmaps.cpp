@@ -5,6 +5,7 @@
 #include "mapping/tile_sram.h"
 #include "models/energy.h"
 #include "models/program_events.h"
+#include "models/repair.h"
 #include "sim/cli/npy.h"
 #include "sim/reports/output.h"
 #include "workloads/decode_inputs.h"
@@ -34,17 +35,45 @@ class HeatmapWriter {
     const size_t per_wafer = size_t(width_) * height_;
     for (uint32_t wafer = 0; wafer < wafers_; ++wafer) {
       const auto first = values.begin() + std::ptrdiff_t(wafer * per_wafer);
-      const std::vector<T> slice(first, first + std::ptrdiff_t(per_wafer));
-      const std::string name = "wafer" + std::to_string(wafer) + "_" + quantity + ".npy";
-      write_text_atomically(folder_ + "/" + name, npy_bytes(slice, {height_, width_}));
-      files.push_back(name);
+      files.push_back(
+          write(wafer, quantity, std::vector<T>(first, first + std::ptrdiff_t(per_wafer)), height_, width_));
     }
     arrays_.push_back({{"quantity", quantity}, {"unit", unit}, {"description", description}, {"files", files}});
+  }
+
+  // The repaired wafer's physical grid: the same on every wafer, one file each.
+  nlohmann::json physical_grid(const WaferRepair& repair) const {
+    std::vector<int32_t> states;
+    for (PhysicalTile tile : physical_tiles(repair)) states.push_back(int32_t(tile));
+    nlohmann::json files = nlohmann::json::array();
+    for (uint32_t wafer = 0; wafer < wafers_; ++wafer)
+      files.push_back(write(wafer, "physical_tile", states, repair.defects.height, repair.defects.width));
+    const nlohmann::json array = {
+        {"quantity", "physical_tile"},
+        {"unit", "category"},
+        {"description",
+         "what each tile of the physical grid (the logical grid and its spares) became in the repair: the "
+         "category's index in categories"},
+        {"categories", kPhysicalTileNames},
+        {"files", files}};
+    return {{"width_tiles", repair.defects.width},
+            {"height_tiles", repair.defects.height},
+            {"logical_columns", repair.column_of},
+            {"logical_rows", repair.row_of},
+            {"arrays", nlohmann::json::array({array})}};
   }
 
   nlohmann::json arrays() const { return arrays_; }
 
  private:
+  template <typename T>
+  std::string write(uint32_t wafer, const std::string& quantity, const std::vector<T>& values, uint64_t height,
+                    uint64_t width) const {
+    const std::string name = "wafer" + std::to_string(wafer) + "_" + quantity + ".npy";
+    write_text_atomically(folder_ + "/" + name, npy_bytes(values, {height, width}));
+    return name;
+  }
+
   std::string folder_;
   uint32_t wafers_;
   uint64_t width_, height_;
@@ -98,7 +127,8 @@ void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const 
   {
     // Counted from the programs, as metrics.energy is: so `map` has it too.
     const workloads::DecodeInputs inputs(plan.model, plan.workload);
-    const std::vector<EventCounts> events = ProgramEvents(plan.programs).per_tile(0, plan.programs.iterations, inputs);
+    const std::vector<EventCounts> events =
+        ProgramEvents(plan.programs, plan.hw.fabric.detours.get()).per_tile(0, plan.programs.iterations, inputs);
     std::vector<double> joules(events.size(), 0.0);
     for (size_t tile = 0; tile < events.size(); ++tile)
       joules[tile] = dynamic_energy(plan.hw.energy, events[tile]).total();
@@ -118,17 +148,18 @@ void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const 
                        " neighbour carried a message, over the decode's cycles (0 where no link leaves the wafer)",
                    fractions(tiles->link_busy_cycles[d], tiles->end_cycle));
   }
-  const nlohmann::json index = {{"source", tiles ? "run" : "plan"},
-                                {"model", plan.model.name},
-                                {"hardware", plan.hw.name},
-                                {"wafers", plan.programs.wafers},
-                                {"width_tiles", plan.programs.grid_width},
-                                {"height_tiles", plan.programs.grid_height},
-                                {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
-                                {"runtime_reserved_bytes", plan.hw.tile.runtime_reserved_bytes},
-                                {"end_cycle", tiles ? nlohmann::json(tiles->end_cycle) : nlohmann::json(nullptr)},
-                                {"regions", regions_json(plan)},
-                                {"arrays", writer.arrays()}};
+  nlohmann::json index = {{"source", tiles ? "run" : "plan"},
+                          {"model", plan.model.name},
+                          {"hardware", plan.hw.name},
+                          {"wafers", plan.programs.wafers},
+                          {"width_tiles", plan.programs.grid_width},
+                          {"height_tiles", plan.programs.grid_height},
+                          {"sram_capacity_bytes", plan.hw.tile.sram_bytes},
+                          {"runtime_reserved_bytes", plan.hw.tile.runtime_reserved_bytes},
+                          {"end_cycle", tiles ? nlohmann::json(tiles->end_cycle) : nlohmann::json(nullptr)},
+                          {"regions", regions_json(plan)},
+                          {"arrays", writer.arrays()}};
+  if (plan.hw.repair) index["physical_grid"] = writer.physical_grid(*plan.hw.repair);
   write_text_atomically(folder + "/heatmaps.json", index.dump(2) + "\n");
 }
 

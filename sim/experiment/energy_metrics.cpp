@@ -118,7 +118,8 @@ EnergyMetrics energy_metrics(const mapping::Plan& plan, const IterationInputs& i
                              const mapping::DecodeTimeline& timeline, uint64_t cycles, uint64_t tokens,
                              const HardwareSpec& hw) {
   const size_t regions = plan.regions.size();
-  const ProgramEvents counter(plan.programs, region_of_tiles(plan), uint32_t(regions + 1));
+  const ProgramEvents counter(plan.programs, plan.hw.fabric.detours.get(), region_of_tiles(plan),
+                              uint32_t(regions + 1));
   const uint64_t window = hw.energy.peak_window_cycles;
   const bool windowed = window > 0 && cycles > window;
   Windows windows(windowed ? window : 1, windowed ? cycles : 1);

@@ -55,10 +55,10 @@ SpeculativeEvaluation evaluate_speculative(const Experiment& experiment, const m
                                            out.verify_run.timeline, wafer_rows);
   // Every step repeats the draft's events of all its iterations, then the verify pass's.
   const SpeculativeMetrics& s = *out.metrics.speculative;
-  const EventCounts draft_events =
-      ProgramEvents(out.draft.programs).range(0, out.draft.programs.iterations, draft_inputs);
-  const EventCounts verify_events =
-      ProgramEvents(out.verify.programs).range(0, out.verify.programs.iterations, *verify_inputs);
+  const EventCounts draft_events = ProgramEvents(out.draft.programs, out.draft.hw.fabric.detours.get())
+                                       .range(0, out.draft.programs.iterations, draft_inputs);
+  const EventCounts verify_events = ProgramEvents(out.verify.programs, out.verify.hw.fabric.detours.get())
+                                        .range(0, out.verify.programs.iterations, *verify_inputs);
   out.metrics.energy =
       stepped_energy_metrics(whole_system(experiment, target),
                              {{draft_events, s.draft_cycles_per_step}, {verify_events, s.verify_cycles_per_step}},

@@ -1,6 +1,7 @@
-// Defective wafers as a user drives them: the figures of the repair, a bad
-// map refused at its own file and line (exit 2), and more defects than
-// spares refused as a model that does not fit (exit 3).
+// Defective wafers as a user drives them: the figures of the repair, the
+// fabric energy of its detours, a bad map refused at its own file and line
+// (exit 2), and more defects than spares refused as a model that does not
+// fit (exit 3).
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,22 @@ TEST_CASE("a repaired wafer reports its defects, spares and detours", "[cli][def
   CHECK(run["metrics"]["total_cycles"] == result["metrics"]["total_cycles"]);
   // A perfect wafer has no such figures.
   CHECK_FALSE(perfect["metrics"].contains("defects"));
+}
+
+TEST_CASE("a repaired wafer's fabric energy counts its detours", "[cli][defects][energy]") {
+  const nlohmann::json perfect = run_json({"analytic", kTinyDense})["metrics"]["energy"];
+  const nlohmann::json repaired = run_json(with_map("analytic", kTinyMap + "yaml"))["metrics"]["energy"];
+  // The same programs: the same multiply-adds and SRAM bytes; more links crossed, so more fabric energy.
+  CHECK(repaired["events"]["flops_16bit"] == perfect["events"]["flops_16bit"]);
+  CHECK(repaired["events"]["sram_read_bytes"] == perfect["events"]["sram_read_bytes"]);
+  CHECK(repaired["events"]["link_byte_hops"].get<uint64_t>() > perfect["events"]["link_byte_hops"].get<uint64_t>());
+  CHECK(repaired["breakdown"]["fabric"].get<double>() > perfect["breakdown"]["fabric"].get<double>());
+  CHECK(repaired["breakdown"]["compute"] == perfect["breakdown"]["compute"]);
+  CHECK(repaired["joules_per_token"].get<double>() > perfect["joules_per_token"].get<double>());
+  // A map without defects is a perfect wafer: every energy figure is the same.
+  Scratch scratch;
+  const std::string empty = scratch.write("map.yaml", "dead_tiles: []\ndead_links: []\n");
+  CHECK(run_json(with_map("analytic", empty))["metrics"]["energy"] == perfect);
 }
 
 TEST_CASE("a bad defect map is refused at its file and line", "[cli][defects]") {

@@ -219,6 +219,71 @@ TEST_CASE("map --heatmaps draws the plan alone: SRAM by kind adds up to the regi
   }
 }
 
+TEST_CASE("map --heatmaps draws a repaired wafer's physical grid, and nothing more on a perfect wafer",
+          "[cli][heatmaps][defects]") {
+  Scratch scratch;
+  const std::filesystem::path folder = scratch.path() / "maps";
+  const std::string plan_path = (scratch.path() / "plan.json").string();
+  // Three spare rows and columns of which the four defects' lines take four: two stay unused.
+  const Outcome outcome =
+      run_wafersim({"map", kTinyDense, "--quiet", "--json", plan_path, "--heatmaps", folder.string(), "--set",
+                    "hardware.spares.rows=3", "--set", "hardware.spares.columns=3", "--set",
+                    "hardware.defects.map=" + std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.yaml"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const json defects = json::parse(read_all(plan_path))["defects"];
+  const json index = json::parse(read_all(folder / "heatmaps.json"));
+  CHECK(read_arrays(folder, index).size() == 6);  // the logical grid's arrays as on a perfect wafer
+  const json& physical = index["physical_grid"];
+  const uint64_t width = physical["width_tiles"], height = physical["height_tiles"];
+  CHECK(json({width, height}) == defects["physical_grid"]);
+  CHECK(width == 19);
+  REQUIRE(physical["arrays"].size() == 1);
+  const json& array = physical["arrays"][0];
+  CHECK(array["quantity"] == "physical_tile");
+  CHECK(array["categories"] == json({"logical tile", "dead tile", "dead link", "retired", "unused spare"}));
+  REQUIRE(array["files"] == json({"wafer0_physical_tile.npy"}));
+  const Npy npy = read_npy(folder / "wafer0_physical_tile.npy");
+  CHECK(npy.descr == "<i4");
+  REQUIRE(npy.shape == std::vector<uint64_t>{height, width});
+
+  // Every tile's category, from the map file and the plan's retired lines.
+  enum { kLogical, kDeadTile, kDeadLink, kRetired, kUnusedSpare };
+  const std::vector<std::pair<uint64_t, uint64_t>> dead = {{3, 5}, {11, 9}, {12, 17}}, dead_link = {{7, 14}};
+  const auto listed = [](const json& list, uint64_t line) {
+    return std::find(list.begin(), list.end(), json(line)) != list.end();
+  };
+  std::vector<double> expected(width * height, kUnusedSpare);
+  for (uint64_t y = 0; y < height; ++y)
+    for (uint64_t x = 0; x < width; ++x) {
+      double& tile = expected[y * width + x];
+      if (std::find(dead.begin(), dead.end(), std::make_pair(x, y)) != dead.end())
+        tile = kDeadTile;
+      else if (std::find(dead_link.begin(), dead_link.end(), std::make_pair(x, y)) != dead_link.end())
+        tile = kDeadLink;
+      else if (listed(defects["retired_rows"], y) || listed(defects["retired_columns"], x))
+        tile = kRetired;
+      else if (listed(physical["logical_columns"], x) && listed(physical["logical_rows"], y))
+        tile = kLogical;
+    }
+  CHECK(npy.values == expected);
+  CHECK(std::count(npy.values.begin(), npy.values.end(), kLogical) == 16 * 16);
+  CHECK(std::count(npy.values.begin(), npy.values.end(), kUnusedSpare) > 0);
+  CHECK(npy.values[5 * width + 3] == kDeadTile);
+  CHECK(npy.values[14 * width + 7] == kDeadLink);
+  // The logical grid's columns and rows are the physical ones the repair kept, in order.
+  CHECK(physical["logical_columns"].size() == 16);
+  CHECK(physical["logical_rows"].size() == 16);
+  CHECK(std::is_sorted(physical["logical_columns"].begin(), physical["logical_columns"].end()));
+
+  // A perfect wafer: no physical grid, in the index or in the folder.
+  const std::filesystem::path perfect = scratch.path() / "perfect";
+  REQUIRE(run_wafersim({"map", kTinyDense, "--quiet", "--heatmaps", perfect.string()}).exit_code == 0);
+  CHECK_FALSE(json::parse(read_all(perfect / "heatmaps.json")).contains("physical_grid"));
+  CHECK_FALSE(std::filesystem::exists(perfect / "wafer0_physical_tile.npy"));
+  CHECK(std::distance(std::filesystem::directory_iterator(perfect), {}) == 7);  // six arrays and the index
+}
+
 TEST_CASE("an output path that cannot be written fails before the simulation, naming it", "[cli][heatmaps][output]") {
   Scratch scratch;
   const std::string missing = (scratch.path() / "no-such-folder" / "out").string();

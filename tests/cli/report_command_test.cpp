@@ -108,6 +108,23 @@ TEST_CASE("report shows a result's explain object and a search's Pareto front", 
   CHECK_THAT(page, Catch::Contains("<td>mapping.reduce_k=5</td><td class=\"n\">—</td>"));
 }
 
+TEST_CASE("report draws a repaired wafer's physical grid by category, with a legend", "[cli][report][defects]") {
+  Scratch scratch;
+  const std::string maps = (scratch.path() / "maps").string();
+  const Outcome mapped =
+      run_wafersim({"map", kTinyDense, "--quiet", "--heatmaps", maps, "--set", "hardware.spares.rows=2", "--set",
+                    "hardware.spares.columns=2", "--set",
+                    "hardware.defects.map=" + std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.yaml"});
+  REQUIRE(mapped.exit_code == 0);
+  const std::string result = scratch.write("analytic.json", run_json({"analytic", kTinyDense}).dump());
+  const std::string page = report_of(scratch, {result, "--heatmaps", maps});
+  CHECK_THAT(page, Catch::Contains("<h3>physical_tile, wafer 0</h3>"));
+  // The legend names each category and counts its tiles (18 x 18: 256 logical, 3 dead, 1 dead link, the rest retired).
+  for (const char* entry : {"0: logical tile (256 tiles)", "1: dead tile (3 tiles)", "2: dead link (1 tiles)",
+                            "3: retired (64 tiles)", "4: unused spare (0 tiles)"})
+    CHECK_THAT(page, Catch::Contains(std::string("<title>") + entry + "</title>"));
+}
+
 TEST_CASE("report refuses what is not a result in one line naming the file, and writes no page", "[cli][report]") {
   Scratch scratch;
   nlohmann::json wrong_type = run_json({"analytic", kTinyDense});

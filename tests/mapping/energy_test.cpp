@@ -1,7 +1,8 @@
 // The energy model on compiled plans: the events are those of every tile's
 // tasks as the engine runs them, energy adds up over parts of a run, a run
 // without work costs only static energy, and each per-event energy moves its
-// own figure, and only it, the way it should.
+// own figure, and only it, the way it should; on a repaired wafer the bytes
+// cross the detours' links too.
 #include "models/energy.h"
 
 #include <cstdlib>
@@ -125,14 +126,14 @@ TEST_CASE("the events are every tile's tasks as the engine runs them", "[energy]
     const EventCounts walked = walked_events(set, inputs, 0, set.iterations);
     CHECK(walked.flops_16bit > 0);
     CHECK(walked.link_byte_hops > 0);
-    CHECK(ProgramEvents(set).range(0, set.iterations, inputs) == walked);
+    CHECK(ProgramEvents(set, nullptr).range(0, set.iterations, inputs) == walked);
     // Per tile and per class, the same events.
     EventCounts tiles;
-    for (const EventCounts& tile : ProgramEvents(set).per_tile(0, set.iterations, inputs)) tiles += tile;
+    for (const EventCounts& tile : ProgramEvents(set, nullptr).per_tile(0, set.iterations, inputs)) tiles += tile;
     CHECK(tiles == walked);
     std::vector<uint32_t> classes(set.tiles());
     for (size_t tile = 0; tile < classes.size(); ++tile) classes[tile] = uint32_t(tile % 3);
-    const ProgramEvents by_class(set, classes, 3);
+    const ProgramEvents by_class(set, nullptr, classes, 3);
     EventCounts summed;
     for (uint64_t n = 0; n < set.iterations; ++n)
       for (const EventCounts& events : by_class.iteration(n, inputs)) summed += events;
@@ -149,7 +150,7 @@ TEST_CASE("energy is additive: two halves of a run sum to the whole", "[energy]"
     const ProgramSet& set = d.plan.programs;
     const uint64_t half = set.iterations / 2;
     REQUIRE(half > 0);
-    const ProgramEvents events(set);
+    const ProgramEvents events(set, nullptr);
     const EventCounts first = events.range(0, half, inputs), second = events.range(half, set.iterations, inputs);
     const EventCounts whole = events.range(0, set.iterations, inputs);
     CHECK(first + second == whole);
@@ -186,7 +187,7 @@ TEST_CASE("zero work costs only static energy", "[energy]") {
   set.programs.push_back({{mark, mark}});
   set.tile_program = {0, 0};
   const workloads::DecodeInputs inputs = inputs_of(d);
-  CHECK(ProgramEvents(set).range(0, set.iterations, inputs) == EventCounts{});
+  CHECK(ProgramEvents(set, nullptr).range(0, set.iterations, inputs) == EventCounts{});
 
   const uint64_t cycles = 2200000;  // 2 ms at 1.1 GHz
   const EnergyJoules idle = run_energy(hw, EventCounts{}, cycles);
@@ -200,6 +201,38 @@ TEST_CASE("zero work costs only static energy", "[energy]") {
   CHECK(idle.total() / 2e-3 == Approx(static_watts(hw)));
   // And no time, no energy.
   CHECK(run_energy(hw, EventCounts{}, 0).total() == 0);
+}
+
+TEST_CASE("on a repaired wafer a message's bytes cross its detour's links too", "[energy][defects]") {
+  const Decoded d = decode_tiny("tiny-dense");
+  ProgramSet set;
+  set.grid_width = 1;
+  set.grid_height = 1;
+  set.iterations = 1;
+  Task send;  // 3 + 1 logical hops
+  send.op = TaskOp::Send;
+  send.dx = 3;
+  send.dy = -1;
+  send.bytes = 10;
+  Task multicast;  // to the next 2 tiles eastwards
+  multicast.op = TaskOp::Multicast;
+  multicast.count = 2;
+  multicast.bytes = 5;
+  Task offwafer = send;  // between wafers: no mesh link
+  offwafer.dwafer = 1;
+  offwafer.bytes = 7;
+  set.programs.push_back({{send, multicast, offwafer}});
+  set.tile_program = {0};
+  const workloads::DecodeInputs inputs = inputs_of(d);
+  const DetourTable detours{{0, 1, 1, 2, 2}};  // as message_cycles charges: 4 hops pay 2 more, 2 hops 1 more
+  const EventCounts perfect = ProgramEvents(set, nullptr).range(0, 1, inputs);
+  const EventCounts repaired = ProgramEvents(set, &detours).range(0, 1, inputs);
+  CHECK(perfect.link_byte_hops == 10 * 4 + 5 * 2);
+  CHECK(repaired.link_byte_hops == 10 * (4 + 2) + 5 * (2 + 1));
+  CHECK(repaired.offwafer_bytes == perfect.offwafer_bytes);
+  // A table of no extra hops (a repair that retired only lines beyond the logical grid) counts the logical hops.
+  const DetourTable none{{0, 0, 0}};
+  CHECK(ProgramEvents(set, &none).range(0, 1, inputs) == perfect);
 }
 
 TEST_CASE("multiply-add energies move the compute energy, by arithmetic width", "[energy]") {

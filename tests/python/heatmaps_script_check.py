@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """scripts/heatmaps.py on a small grid: it draws one PNG per array and wafer of
-`run --heatmaps` and `map --heatmaps`, and refuses a folder without arrays.
+`run --heatmaps` and `map --heatmaps` (a repaired wafer's physical grid too),
+and refuses a folder without arrays.
 Exit 77 (ctest: skipped) with a message when matplotlib or numpy is missing."""
 import json
 import os
@@ -14,6 +15,7 @@ WAFERSIM = os.environ.get("WAFERSIM", os.path.join(SOURCE, "build", "sim", "wafe
 SCRIPT = os.path.join(SOURCE, "scripts", "heatmaps.py")
 TINY_DENSE = os.path.join(SOURCE, "tests", "data", "experiments", "tiny-dense.yaml")
 TINY_MOE = os.path.join(SOURCE, "tests", "data", "experiments", "tiny-moe.yaml")
+TINY_MAP = os.path.join(SOURCE, "tests", "data", "defects", "tiny-map.yaml")
 
 
 class HeatmapsScript(unittest.TestCase):
@@ -27,7 +29,8 @@ class HeatmapsScript(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             with open(os.path.join(arrays, "heatmaps.json")) as handle:
                 index = json.load(handle)
-            expected = sorted(os.path.splitext(name)[0] + ".png" for array in index["arrays"] for name in array["files"])
+            arrays = index["arrays"] + index.get("physical_grid", {}).get("arrays", [])
+            expected = sorted(os.path.splitext(name)[0] + ".png" for array in arrays for name in array["files"])
             self.assertEqual(sorted(os.listdir(pictures)), expected)
             self.assertEqual(sorted(os.path.basename(line) for line in done.stdout.split()), expected)
             for name in expected:
@@ -45,6 +48,12 @@ class HeatmapsScript(unittest.TestCase):
         index = self.draw("map", TINY_MOE, [])
         self.assertEqual(index["wafers"], 2)
         self.assertEqual(len(index["arrays"]), 6)
+
+    def test_a_repaired_wafer_draws_its_physical_grid(self):
+        index = self.draw("map", TINY_DENSE, ["--set", "hardware.spares.rows=2", "--set", "hardware.spares.columns=2",
+                                              "--set", "hardware.defects.map=" + TINY_MAP])
+        self.assertEqual(len(index["arrays"]), 6)
+        self.assertEqual(index["physical_grid"]["arrays"][0]["files"], ["wafer0_physical_tile.npy"])
 
     def test_a_folder_without_arrays_is_refused(self):
         with tempfile.TemporaryDirectory() as scratch:

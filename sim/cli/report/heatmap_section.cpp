@@ -21,7 +21,9 @@ void add_heatmap_section(HtmlPage& page, const std::vector<HeatmapFolder>& heatm
       if (array.quantity == "region_id") continue;
       body += "<div>\n<h3>" + escape_html(fmt::format("{}, wafer {}", array.quantity, array.wafer)) +
               "</h3>\n<p class=\"note\">" + escape_html(array.description) + "</p>\n" +
-              svg_heatmap(array.grid, array.unit) + "</div>\n";
+              (array.categories.empty() ? svg_heatmap(array.grid, array.unit)
+                                        : svg_categories(array.grid, array.categories)) +
+              "</div>\n";
     }
     body += "</div>\n";
   }

@@ -75,13 +75,19 @@ HeatmapFolder read_heatmap_folder(const std::string& folder) {
     out.source = index.at("source").get<std::string>();
     out.model = index.at("model").get<std::string>();
     out.hardware = index.at("hardware").get<std::string>();
-    for (const nlohmann::json& array : index.at("arrays")) {
-      const nlohmann::json& files = array.at("files");
-      for (size_t wafer = 0; wafer < files.size(); ++wafer)
-        out.arrays.push_back({array.at("quantity").get<std::string>(), array.at("unit").get<std::string>(),
-                              array.at("description").get<std::string>(), uint32_t(wafer),
-                              read_npy_grid(folder + "/" + files[wafer].get<std::string>())});
-    }
+    const auto read_arrays = [&](const nlohmann::json& arrays) {
+      for (const nlohmann::json& array : arrays) {
+        const nlohmann::json& files = array.at("files");
+        const std::vector<std::string> categories =
+            array.value("categories", nlohmann::json::array()).get<std::vector<std::string>>();
+        for (size_t wafer = 0; wafer < files.size(); ++wafer)
+          out.arrays.push_back({array.at("quantity").get<std::string>(), array.at("unit").get<std::string>(),
+                                array.at("description").get<std::string>(), uint32_t(wafer),
+                                read_npy_grid(folder + "/" + files[wafer].get<std::string>()), categories});
+      }
+    };
+    read_arrays(index.at("arrays"));
+    if (index.contains("physical_grid")) read_arrays(index["physical_grid"].at("arrays"));
   } catch (const nlohmann::json::exception& error) {
     refuse(index_path, "not the index of --heatmaps: " + json_message(error));
   }

@@ -33,6 +33,7 @@ struct HeatmapArray {
   std::string description;
   uint32_t wafer = 0;
   NpyGrid grid;
+  std::vector<std::string> categories;  // a categorical array's names, by value; empty for an amount
 };
 
 struct HeatmapFolder {
@@ -43,7 +44,8 @@ struct HeatmapFolder {
   std::vector<HeatmapArray> arrays;
 };
 
-// The folder's heatmaps.json and every array it names.
+// The folder's heatmaps.json and every array it names: the logical grid's and,
+// on a repaired wafer, the physical grid's.
 HeatmapFolder read_heatmap_folder(const std::string& folder);
 
 // The value at a dotted path of `document` (a number indexes an array:

@@ -205,50 +205,106 @@ std::string svg_scatter(const std::vector<ScatterPoint>& points, const std::stri
   return out + "</svg>\n";
 }
 
-std::string svg_heatmap(const NpyGrid& grid, const std::string& unit) {
-  // At most about 120 x 200 cells, so a full WSE-3 grid stays a few hundred kilobytes.
-  const uint64_t block = std::max<uint64_t>({1, (grid.width + 119) / 120, (grid.height + 199) / 200});
-  const uint64_t columns = (grid.width + block - 1) / block, rows = (grid.height + block - 1) / block;
-  std::vector<double> cells(columns * rows, 0.0);
-  double largest = 0;
-  for (uint64_t y = 0; y < grid.height; ++y)
-    for (uint64_t x = 0; x < grid.width; ++x) {
-      double& cell = cells[(y / block) * columns + x / block];
-      cell = std::max(cell, grid.at(y, x));
-      largest = std::max(largest, grid.at(y, x));
-    }
-  const double pixel = std::max(1.0, std::min(std::floor(640.0 / double(columns)), std::floor(560.0 / double(rows))));
-  const auto level = [&](double value) -> int {
-    if (!(value > 0) || !(largest > 0)) return -1;
-    return std::min(int(kScale.size()) - 1, int(value / largest * double(kScale.size())));
-  };
-  const double map_width = pixel * double(columns), map_height = pixel * double(rows);
-  std::string out = svg_open(std::max(map_width, 420.0) + 10, map_height + 40);
-  out += "<g shape-rendering=\"crispEdges\">\n";
-  // One rectangle per run of cells of the same colour along a row.
-  for (uint64_t y = 0; y < rows; ++y) {
+namespace {
+
+// A grid drawn at about 120 x 200 cells at most, so a full WSE-3 grid stays a
+// few hundred kilobytes: a cell is a block of block x block tiles.
+struct CellLayout {
+  uint64_t block = 1, columns = 0, rows = 0;
+  double pixel = 1;
+
+  explicit CellLayout(const NpyGrid& grid)
+      : block(std::max<uint64_t>({1, (grid.width + 119) / 120, (grid.height + 199) / 200})),
+        columns((grid.width + block - 1) / block),
+        rows((grid.height + block - 1) / block),
+        pixel(std::max(1.0, std::min(std::floor(640.0 / double(columns)), std::floor(560.0 / double(rows))))) {}
+  uint64_t cell_of(uint64_t y, uint64_t x) const { return (y / block) * columns + x / block; }
+  double width() const { return pixel * double(columns); }
+  double height() const { return pixel * double(rows); }
+};
+
+// The cells in their colours, one rectangle per run of one colour along a row.
+std::string cell_runs(const CellLayout& layout, const std::vector<std::string>& colours) {
+  std::string out = "<g shape-rendering=\"crispEdges\">\n";
+  for (uint64_t y = 0; y < layout.rows; ++y) {
     uint64_t run_start = 0;
-    for (uint64_t x = 1; x <= columns; ++x) {
-      const int run_level = level(cells[y * columns + run_start]);
-      if (x < columns && level(cells[y * columns + x]) == run_level) continue;
+    for (uint64_t x = 1; x <= layout.columns; ++x) {
+      const std::string& run_colour = colours[y * layout.columns + run_start];
+      if (x < layout.columns && colours[y * layout.columns + x] == run_colour) continue;
       out += fmt::format("<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"{}\"/>",
-                         pixel * double(run_start), pixel * double(y), pixel * double(x - run_start), pixel,
-                         run_level < 0 ? kZeroColour : kScale[size_t(run_level)]);
+                         layout.pixel * double(run_start), layout.pixel * double(y),
+                         layout.pixel * double(x - run_start), layout.pixel, run_colour);
       run_start = x;
     }
     out += "\n";
   }
-  out += "</g>\n";
-  const double legend_y = map_height + 8;
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::string svg_heatmap(const NpyGrid& grid, const std::string& unit) {
+  const CellLayout layout(grid);
+  std::vector<double> cells(layout.columns * layout.rows, 0.0);
+  double largest = 0;
+  for (uint64_t y = 0; y < grid.height; ++y)
+    for (uint64_t x = 0; x < grid.width; ++x) {
+      double& cell = cells[layout.cell_of(y, x)];
+      cell = std::max(cell, grid.at(y, x));
+      largest = std::max(largest, grid.at(y, x));
+    }
+  std::vector<std::string> colours;
+  for (double value : cells)
+    colours.push_back(!(value > 0) || !(largest > 0)
+                          ? kZeroColour
+                          : kScale[std::min(kScale.size() - 1, size_t(value / largest * double(kScale.size())))]);
+  std::string out = svg_open(std::max(layout.width(), 420.0) + 10, layout.height() + 40);
+  out += cell_runs(layout, colours);
+  const double legend_y = layout.height() + 8;
   out += rect(0, legend_y, 12, 10, kZeroColour, "0");
   for (size_t i = 0; i < kScale.size(); ++i)
     out += rect(16 + 12 * double(i), legend_y, 12, 10, kScale[i],
                 tick_label(largest * double(i) / double(kScale.size())) + " to " +
                     tick_label(largest * double(i + 1) / double(kScale.size())) + " " + unit);
   out += text(0, legend_y + 24, "start", "0");
-  out += text(16 + 12 * double(kScale.size()) + 6, legend_y + 9, "start",
-              "largest " + tick_label(largest) + " " + unit +
-                  (block > 1 ? fmt::format("; a cell is the largest of {0} x {0} tiles", block) : std::string()));
+  out += text(
+      16 + 12 * double(kScale.size()) + 6, legend_y + 9, "start",
+      "largest " + tick_label(largest) + " " + unit +
+          (layout.block > 1 ? fmt::format("; a cell is the largest of {0} x {0} tiles", layout.block) : std::string()));
+  return out + "</svg>\n";
+}
+
+std::string svg_categories(const NpyGrid& grid, const std::vector<std::string>& names) {
+  const CellLayout layout(grid);
+  const auto category = [&](uint64_t y, uint64_t x) {
+    const double value = grid.at(y, x);
+    return value >= 0 && value < double(names.size()) ? size_t(value) : names.size();  // past the names: unknown
+  };
+  std::vector<uint64_t> tiles(names.size() + 1, 0);
+  for (uint64_t y = 0; y < grid.height; ++y)
+    for (uint64_t x = 0; x < grid.width; ++x) ++tiles[category(y, x)];
+  // A cell shows the rarest category among its tiles: one dead tile in a block stays visible.
+  std::vector<size_t> cells(layout.columns * layout.rows, names.size() + 1);
+  for (uint64_t y = 0; y < grid.height; ++y)
+    for (uint64_t x = 0; x < grid.width; ++x) {
+      size_t& cell = cells[layout.cell_of(y, x)];
+      const size_t here = category(y, x);
+      if (cell > names.size() || tiles[here] < tiles[cell] || (tiles[here] == tiles[cell] && here < cell)) cell = here;
+    }
+  const auto colour = [](size_t c) { return kPartColours[c % kPartColours.size()]; };
+  std::vector<std::string> colours;
+  for (size_t c : cells) colours.push_back(c < names.size() ? colour(c) : kZeroColour);
+  const double legend_y = layout.height() + 8, row = 16;
+  std::string out = svg_open(std::max(layout.width(), 420.0) + 10, legend_y + row * double(names.size() + 1) + 8);
+  out += cell_runs(layout, colours);
+  for (size_t c = 0; c < names.size(); ++c) {
+    const std::string label = fmt::format("{}: {} ({} tiles)", c, names[c], tiles[c]);
+    out += rect(0, legend_y + row * double(c), 12, 10, colour(c), label);
+    out += text(18, legend_y + row * double(c) + 9, "start", label);
+  }
+  out += text(0, legend_y + row * double(names.size()) + 9, "start",
+              layout.block > 1 ? fmt::format("a cell shows the rarest category of its {0} x {0} tiles", layout.block)
+                               : std::string("one cell per tile"));
   return out + "</svg>\n";
 }
 

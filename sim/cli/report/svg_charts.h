@@ -49,4 +49,9 @@ std::string svg_scatter(const std::vector<ScatterPoint>& points, const std::stri
 // value, on a colour scale from zero to the grid's largest value (zero in grey).
 std::string svg_heatmap(const NpyGrid& grid, const std::string& unit);
 
+// A grid of categories (the value is an index into `names`), each in its own
+// colour with a legend naming it and counting its tiles; a cell of a block of
+// tiles shows the category of the block that is rarest on the whole grid.
+std::string svg_categories(const NpyGrid& grid, const std::vector<std::string>& names);
+
 }  // namespace wafersim::cli
