@@ -26,6 +26,17 @@ namespace wafersim::mapping {
 
 namespace {
 
+// The busiest an MoE layer gets: every expert routed, at the workload's largest context.
+class BusiestInputs : public IterationInputs {
+ public:
+  explicit BusiestInputs(uint64_t context) : context_(context) {}
+  uint64_t context(uint64_t) const override { return context_; }
+  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
+
+ private:
+  uint64_t context_;
+};
+
 // The plan runs on the repaired wafer's logical grid, which holds no dead tile
 // by construction; a task on one is the compiler's fault, not the input's.
 void refuse_dead_tiles(const Plan& plan) {
@@ -247,6 +258,7 @@ class PlanCompiler {
     uint32_t wafers = starting_wafers();
     RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
     context.max_context = max_context_;
+    context.experts_per_row = plan_.options.moe_experts_per_row;
     for (int retry = 0;;) {
       const Layout layout = place(wafers);
       if (layout.boxes.empty()) {
@@ -386,6 +398,7 @@ class PlanCompiler {
         const BuildOutcome& outcome = known->second;
         const FullestTile fullest = moved(outcome.fullest, outcome.box, box);
         if (outcome.fits) {
+          region_context.experts_per_row = outcome.experts_per_row;
           keep(build_region(region_context, needs_[r].kind, needs_[r].layer, moved(outcome.box, box)), outcome.stats,
                box, fullest);
         } else {
@@ -411,8 +424,10 @@ class PlanCompiler {
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes)
         relieve_edges(region_context, needs_[r], region, stats, fullest);
+      if (needs_[r].kind == RegionKind::Moe && region_context.experts_per_row == 0)
+        choose_experts_per_row(region_context, needs_[r], region, stats, fullest);
       const bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
-      outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits};
+      outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits, region.experts_per_row};
       if (!fits) {
         grow(r, layout.strip_width, region.name, box, stats, fullest);
         grown = true;
@@ -431,7 +446,43 @@ class PlanCompiler {
     RegionStats stats;
     FullestTile fullest;
     bool fits = false;
+    uint32_t experts_per_row = 0;  // MoE: as built
   };
+
+  // mapping.moe_experts_per_row: auto. Beside the near-square expert blocks
+  // `region` was built with, rows of fewer and more experts (wider and
+  // narrower blocks), each timed by closed form with every expert routed at
+  // the workload's largest context (the busiest the layer gets); the fastest
+  // that fits is kept, the near-square blocks on a tie (docs/MAPPING.md).
+  void choose_experts_per_row(RegionContext context, const RegionNeed& need, Region& region, RegionStats& stats,
+                              FullestTile& fullest) const {
+    const BusiestInputs busiest(max_context_);
+    const uint32_t sram = hw().tile.sram_bytes;
+    uint64_t best = stats.sram_peak_bytes <= sram ? region.finish(Timed{}, busiest, 0).cycle : UINT64_MAX;
+    const uint32_t near_square = region.experts_per_row;
+    std::vector<uint32_t> tried = {near_square};
+    for (const double scale : kExpertRowScales) {
+      context.experts_per_row = uint32_t(std::max(1.0, std::round(near_square * scale)));
+      Region candidate;
+      try {
+        candidate = build_region(context, need.kind, need.layer, region.box);
+      } catch (const TooFewRows&) {
+        continue;
+      }
+      if (std::find(tried.begin(), tried.end(), candidate.experts_per_row) != tried.end()) continue;
+      tried.push_back(candidate.experts_per_row);
+      FullestTile candidate_fullest;
+      const RegionStats candidate_stats = measure_region(
+          candidate, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &candidate_fullest);
+      if (candidate_stats.sram_peak_bytes > sram) continue;
+      const uint64_t cycles = candidate.finish(Timed{}, busiest, 0).cycle;
+      if (cycles >= best) continue;
+      best = cycles;
+      region = std::move(candidate);
+      stats = candidate_stats;
+      fullest = candidate_fullest;
+    }
+  }
   // The same shape and shares at `to`'s place; a tile moved with its box.
   static BlockGeometry moved(BlockGeometry shape, const BlockGeometry& to) {
     shape.wafer = to.wafer;

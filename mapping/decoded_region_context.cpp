@@ -12,6 +12,7 @@ RegionContext decoded_region_context(const Plan& decode, size_t r, uint32_t toke
   context.max_context = decode.workload.max_context();  // as compile_plan built the regions
   context.slices_in = decode.regions[r].slices_in;
   context.slices_out = decode.regions[r].slices_out;
+  context.experts_per_row = decode.regions[r].experts_per_row;
   return context;
 }
 

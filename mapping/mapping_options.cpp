@@ -87,6 +87,10 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                            "Share of an MoE layer region's rows given to attention and the router (the rest holds the "
                            "experts); 0 = in proportion to their bytes"),
                &MappingOptions::moe_attention_share)
+          .add(int_param("mapping.moe_experts_per_row", "experts", "0", 0, 65536,
+                         "Expert blocks side by side in each row of blocks of an MoE layer region (at most the "
+                         "experts and the region's columns); 0 = the fastest that fits, by closed form"),
+               &MappingOptions::moe_experts_per_row)
           .add(int_param(kLayerColumns, "tiles", "0", 0, 65536,
                          "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "
                          "to fill the wafer); 0 = sized by the compiler"),

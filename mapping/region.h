@@ -76,6 +76,7 @@ struct Region {
   // (the chain starts from Front::Column), or the output leaves from them (it
   // ends on Front::Column), instead of at the root.
   bool slices_in = false, slices_out = false;
+  uint32_t experts_per_row = 0;  // MoE: the expert blocks side by side in a row of blocks
 
   uint32_t line_tiles() const { return blocks[0].geo.rows; }
   // Contention-free: when the chain has finished (the root, or the last of the
@@ -117,10 +118,16 @@ struct RegionContext {
   uint64_t max_context = 0;
   // The hand-off with the neighbours (Region::slices_in, slices_out).
   bool slices_in = false, slices_out = false;
+  // MoE: expert blocks per row of blocks (0: near-square blocks).
+  uint32_t experts_per_row = 0;
   // The prefill's last layer: only the chunk's last position goes on (the LM
   // head takes that one), so its closing gather carries one token's slices.
   bool last_position_out = false;
 };
+
+// mapping.moe_experts_per_row: auto. The rows of experts the compiler tries,
+// as multiples of the near-square row (1: near square, which wins a tie).
+inline constexpr double kExpertRowScales[] = {1.0, 0.5, 0.7, 0.85, 1.2, 1.5};
 
 // A box too small for a region's sub-blocks: the compiler then makes it taller.
 class TooFewRows : public std::logic_error {

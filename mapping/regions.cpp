@@ -938,16 +938,19 @@ void build_moe(const RegionContext& context, Region& region, uint32_t layer) {
   const uint64_t attention_bytes =
       region_weight_bytes(m, RegionKind::Moe, int32_t(layer)) - experts_bytes +
       region_kv_bytes(m, RegionKind::Moe, int32_t(layer), context.max_context, slice_layer(context).kv_head_copies);
-  // Expert rows take their share of the region's rows; experts per row make blocks near square.
+  // Expert rows take their share of the region's rows; unless told how many
+  // experts go in a row, enough to make blocks near square.
   const double share = context.options->moe_attention_share > 0
                            ? 1.0 - context.options->moe_attention_share
                            : double(experts_bytes) / double(experts_bytes + attention_bytes);
   const uint32_t expert_rows_total = std::min<uint32_t>(box.rows - 1, uint32_t(std::llround(double(box.rows) * share)));
   const double tiles_per_expert = std::max(1.0, double(expert_rows_total) * box.cols / total);
-  uint32_t per_row = uint32_t(
-      std::clamp<double>(std::round(box.cols / std::sqrt(tiles_per_expert)), 1.0, double(std::min(total, box.cols))));
+  const double asked = context.experts_per_row > 0 ? double(context.experts_per_row)
+                                                   : std::round(box.cols / std::sqrt(tiles_per_expert));
+  uint32_t per_row = uint32_t(std::clamp<double>(asked, 1.0, double(std::min(total, box.cols))));
   const uint32_t expert_row_count = (total + per_row - 1) / per_row;
   per_row = (total + expert_row_count - 1) / expert_row_count;  // balance the rows
+  region.experts_per_row = per_row;
   const uint32_t expert_height = std::max<uint32_t>(1, expert_rows_total / expert_row_count);
   if (expert_height * expert_row_count >= box.rows)
     throw TooFewRows(region.name + ": too few rows for its experts");  // the layout sizes regions first
