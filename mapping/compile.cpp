@@ -424,7 +424,9 @@ class PlanCompiler {
           measure_region(region, hw(), max_context_, plan_.options.stream_buffer_bytes, colors_available_, &fullest);
       if (stats.sram_peak_bytes > hw().tile.sram_bytes)
         relieve_edges(region_context, needs_[r], region, stats, fullest);
-      if (needs_[r].kind == RegionKind::Moe && region_context.experts_per_row == 0)
+      // The root dataflow stays the ablation it was: near-square expert blocks.
+      if (needs_[r].kind == RegionKind::Moe && region_context.experts_per_row == 0 &&
+          plan_.options.dataflow == Dataflow::Distributed)
         choose_experts_per_row(region_context, needs_[r], region, stats, fullest);
       const bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
       outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits, region.experts_per_row};

@@ -89,7 +89,9 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                &MappingOptions::moe_attention_share)
           .add(int_param("mapping.moe_experts_per_row", "experts", "0", 0, 65536,
                          "Expert blocks side by side in each row of blocks of an MoE layer region (at most the "
-                         "experts and the region's columns); 0 = the fastest that fits, by closed form"),
+                         "experts and the region's columns); 0 = the fastest that fits, by closed form (near-square "
+                         "blocks with "
+                         "mapping.dataflow: root)"),
                &MappingOptions::moe_experts_per_row)
           .add(int_param(kLayerColumns, "tiles", "0", 0, 65536,
                          "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "

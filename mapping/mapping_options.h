@@ -79,9 +79,10 @@ struct MappingOptions {
   bool use_all_tiles = true;            // spread regions over every tile; false = fewest tiles that fit
   uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
   double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes
-  // Expert blocks side by side in a row of an MoE region; 0 = auto (the
-  // compiler times near-square blocks and wider and narrower ones by closed
-  // form and keeps the fastest that fits).
+  // Expert blocks side by side in a row of an MoE region; 0 = auto (with the
+  // distributed dataflow the compiler times near-square blocks and wider and
+  // narrower ones by closed form and keeps the fastest that fits; the root
+  // dataflow keeps them near square).
   uint32_t moe_experts_per_row = 0;
   // Every layer region exactly this many tiles along x and y (a measured set-up
   // such as WaferLLM's P x P block); 0 x 0 = sized by the compiler.
