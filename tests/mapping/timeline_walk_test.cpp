@@ -43,6 +43,12 @@ TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mappi
       {"workload.batch=3", "workload.prompt_tokens=[20, 35, 7]"},
       {"workload.batch=40", "workload.decode_tokens=6"},
       {"workload.batch=40", "workload.prompt_tokens=120", "workload.prefill_chunk_tokens=16"},
+      {"workload.batch=8", "workload.decode_tokens=300"},
+      {"workload.batch=5", "workload.prompt_tokens=[20, 35, 7, 90, 64]", "workload.decode_tokens=200",
+       "workload.prefill_chunk_tokens=8"},
+      {"workload.batch=4", "workload.decode_tokens=300", "model.sliding_window=40", "model.sliding_window_every=2"},
+      {"workload.batch=6", "workload.decode_tokens=200", "hardware.wafers=2"},
+      {"workload.batch=8", "workload.decode_tokens=200", "mapping.dataflow=root"},
       {"model.sliding_window=40", "model.sliding_window_every=2", "model.attention_sinks=true"},
       {"mapping.dataflow=root", "mapping.reduce_fanin=4", "workload.batch=5"},
   };
