@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "mapping/context_steps.h"
 #include "mapping/kv_groups.h"
 #include "mapping/layout.h"
 #include "mapping/plan.h"
@@ -25,17 +26,6 @@
 namespace wafersim::mapping {
 
 namespace {
-
-// The busiest an MoE layer gets: every expert routed, at the workload's largest context.
-class BusiestInputs : public IterationInputs {
- public:
-  explicit BusiestInputs(uint64_t context) : context_(context) {}
-  uint64_t context(uint64_t) const override { return context_; }
-  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
-
- private:
-  uint64_t context_;
-};
 
 // The plan runs on the repaired wafer's logical grid, which holds no dead tile
 // by construction; a task on one is the compiler's fault, not the input's.
@@ -458,7 +448,7 @@ class PlanCompiler {
   // that fits is kept, the near-square blocks on a tie (docs/MAPPING.md).
   void choose_experts_per_row(RegionContext context, const RegionNeed& need, Region& region, RegionStats& stats,
                               FullestTile& fullest) const {
-    const BusiestInputs busiest(max_context_);
+    const EveryExpertAt busiest(max_context_);
     const uint32_t sram = hw().tile.sram_bytes;
     uint64_t best = stats.sram_peak_bytes <= sram ? region.finish(Timed{}, busiest, 0).cycle : UINT64_MAX;
     const uint32_t near_square = region.experts_per_row;

@@ -83,6 +83,18 @@ class AtContext : public IterationInputs {
   uint64_t context_;
 };
 
+// One context for every iteration and every expert routed: the busiest an MoE
+// layer gets at that context (what the compiler times expert-block shapes with).
+class EveryExpertAt : public IterationInputs {
+ public:
+  explicit EveryExpertAt(uint64_t context) : context_(context) {}
+  uint64_t context(uint64_t) const override { return context_; }
+  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
+
+ private:
+  uint64_t context_;
+};
+
 // The iteration's inputs, noting whether the context was asked for.
 class ContextWatch : public IterationInputs {
  public:

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "mapping/context_steps.h"
 #include "mapping/region.h"
 #include "mapping/tile_sram.h"
 #include "tests/mapping/mapping_fixture.h"
@@ -16,17 +17,6 @@ using namespace wafersim;
 using namespace wafersim::testing;
 
 namespace {
-
-// Every expert routed, at one context: the busiest an MoE layer gets.
-class Busiest : public IterationInputs {
- public:
-  explicit Busiest(uint64_t context) : context_(context) {}
-  uint64_t context(uint64_t) const override { return context_; }
-  bool expert_routed(uint64_t, uint32_t, uint32_t) const override { return true; }
-
- private:
-  uint64_t context_;
-};
 
 bool fits(const mapping::Plan& plan, const mapping::Region& region) {
   for (const mapping::Block& block : region.blocks)
@@ -53,7 +43,7 @@ TEST_CASE("the compiler keeps the fastest expert rows that fit", "[mapping][moe]
                                   [](const mapping::Region& r) { return r.kind == mapping::RegionKind::Moe; });
     REQUIRE(moe != plan.regions.end());
     const size_t r = size_t(moe - plan.regions.begin());
-    const Busiest busiest(plan.workload.max_context());
+    const mapping::EveryExpertAt busiest(plan.workload.max_context());
     const uint64_t chosen = moe->finish(mapping::Timed{}, busiest, 0).cycle;
     mapping::RegionContext context = mapping::decoded_region_context(plan, r, 1);
     context.experts_per_row = 0;
