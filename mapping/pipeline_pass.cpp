@@ -73,10 +73,10 @@ Front shifted(Front front, const Timed& by) {
 // How the input met its server in region r of `pass`.
 void note_input(Pass& pass, size_t r, const Timed& server_free, const Timed& input) {
   if (input.cycle > server_free.cycle) {
-    pass.input_met[r] |= kCameAfterServer;
+    pass.came_after_server[r] = true;
     return;
   }
-  pass.input_met[r] |= kWaitedForServer;  // a tie too, as later() breaks it
+  // A tie waits too, as later() breaks it.
   pass.least_wait_cycles[r] = std::min(pass.least_wait_cycles[r], server_free.cycle - input.cycle);
 }
 
@@ -108,7 +108,7 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
   Pass pass;
   pass.start.assign(regions, 0);
   pass.finish.assign(regions, 0);
-  pass.input_met.assign(regions, 0);
+  pass.came_after_server.assign(regions, false);
   pass.least_wait_cycles.assign(regions, UINT64_MAX);
   Timed arrival = arrival_at_first;
   std::vector<Timed> slices;  // slices in: when the last piece of each root-column tile's slice arrived

@@ -25,23 +25,21 @@ struct Servers {
   bool operator==(const Servers& other) const { return root_free == other.root_free && line_free == other.line_free; }
 };
 
-// How a region's input met its servers in a pass (bits): some part of the
-// input waited for a server (or came as it became free: a tie goes to the
-// server), some part came after its server was free.
-enum InputMet : uint8_t { kWaitedForServer = 1, kCameAfterServer = 2 };
-
 struct Pass {
   std::vector<uint64_t> start, finish;  // [region]: when its root (or first root-column tile) started, and finished
-  std::vector<uint8_t> input_met;       // [region]: InputMet bits
-  // [region]: of the parts of the input that waited, the least cycles they waited (none: UINT64_MAX)
-  std::vector<uint64_t> least_wait_cycles;
-  Timed exit;                       // when the iteration left the last region's root
-  Servers after;                    // the servers once it has passed
-  uint64_t after_latest_cycle = 0;  // after.latest_cycle()
+  // How each region's input met its servers: of the parts that waited for a
+  // server (or came as it became free: a tie goes to the server), the least
+  // cycles they waited (UINT64_MAX: none waited); and whether some part came
+  // after its server was free.
+  std::vector<uint64_t> least_wait_cycles;  // [region]
+  std::vector<uint8_t> came_after_server;   // [region]
+  Timed exit;                               // when the iteration left the last region's root
+  Servers after;                            // the servers once it has passed
+  uint64_t after_latest_cycle = 0;          // after.latest_cycle()
 
   bool operator==(const Pass& other) const {
-    return start == other.start && finish == other.finish && input_met == other.input_met &&
-           least_wait_cycles == other.least_wait_cycles && exit == other.exit && after == other.after &&
+    return start == other.start && finish == other.finish && least_wait_cycles == other.least_wait_cycles &&
+           came_after_server == other.came_after_server && exit == other.exit && after == other.after &&
            after_latest_cycle == other.after_latest_cycle;
   }
 };

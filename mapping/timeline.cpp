@@ -69,8 +69,9 @@ struct SteadyPipeline {
       const std::vector<Timed>& line_before = before.line_free[r];
       for (size_t i = 0; i < line_before.size(); ++i)
         if (step.then(line_before[i]) != pass.after.line_free[r][i]) return std::nullopt;
-      if ((pass.input_met[r] & kCameAfterServer) && step != input_step) return std::nullopt;
-      if ((pass.input_met[r] & kWaitedForServer) && step.cycle < input_step.cycle)
+      if (pass.came_after_server[r] && step != input_step) return std::nullopt;
+      const bool waited = pass.least_wait_cycles[r] != UINT64_MAX;
+      if (waited && step.cycle < input_step.cycle)
         last = std::min(last, iteration + pass.least_wait_cycles[r] / (input_step.cycle - step.cycle));
       steps[r] = step;
       input_step = step;  // the next region's input moves on with this region's output
