@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,10 +66,15 @@ class PlanSpans {
   uint64_t evaluations() const;
 
  private:
+  // Whether some region's steps outside its table ask for the context, found
+  // when first asked.
+  bool context_outside_tables() const;
+
+  const std::vector<Region>& regions_;
   std::vector<uint64_t> contexts_;
   std::map<std::vector<uint64_t>, std::unique_ptr<RegionSpans>> by_class_;
   std::vector<const RegionSpans*> of_;
-  bool context_outside_tables_ = false;  // some region's steps outside its table ask for the context
+  mutable std::optional<bool> context_outside_tables_;
 };
 
 }  // namespace wafersim::mapping
