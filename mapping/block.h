@@ -27,10 +27,21 @@ struct BlockGeometry {
   int32_t dy(int32_t di, int32_t dj) const { return across_is_x ? di : dj; }
   uint64_t tiles() const { return uint64_t(rows) * cols; }
 
+  // Where a line of n tiles has its root: its first tile, or with middle roots
+  // (mapping.line_root: middle) its middle one, so that reductions come from
+  // both ends at once and multicasts leave both ways (WaferLLM's allreduce).
+  // The block root is where the root row and the root column cross.
+  bool middle_roots = false;
+  uint32_t line_root(uint32_t n) const { return middle_roots && n > 0 ? (n - 1) / 2 : 0; }
+  uint32_t root_i() const { return line_root(rows); }  // the root row
+  uint32_t root_j() const { return line_root(cols); }  // the root column
+  uint32_t root_x() const { return x(root_i(), root_j()); }
+  uint32_t root_y() const { return y(root_i(), root_j()); }
+
   // How the block's GEMVs split their weights over the rows and columns. By
   // default evenly (lower indices take the remainder). Tiles that keep more
   // activation buffers than others can be given fewer weights (the compiler's
-  // edge relief, mapping/compile.cpp): row 0 a share of `row0_permille`
+  // edge relief, mapping/compile.cpp): the root row a share of `row0_permille`
   // thousandths of another row's, and the columns shares in proportion to
   // their weights (column_prefix: cumulative weights, cols + 1 entries).
   // Compute is charged the largest share.

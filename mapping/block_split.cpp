@@ -13,7 +13,7 @@ uint64_t even_part(uint64_t total, uint64_t parts, uint64_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-// Row 0's part when it takes `permille` thousandths of another row's.
+// The root row's part when it takes `permille` thousandths of another row's.
 uint64_t relieved_first(uint64_t total, uint32_t parts, uint32_t permille) {
   return total * permille / (permille + 1000ull * (parts - 1));
 }
@@ -31,7 +31,8 @@ void BlockGeometry::set_column_weights(const std::vector<uint64_t>& weights) {
 uint64_t BlockGeometry::row_share(uint64_t total, uint32_t i) const {
   if (row0_permille >= 1000 || rows == 1) return even_part(total, rows, i);
   const uint64_t first = relieved_first(total, rows, row0_permille);
-  return i == 0 ? first : even_part(total - first, rows - 1, i - 1);
+  const uint32_t root = root_i();
+  return i == root ? first : even_part(total - first, rows - 1, i < root ? i : i - 1);
 }
 
 uint64_t BlockGeometry::column_share(uint64_t total, uint32_t j) const {
@@ -43,7 +44,8 @@ uint64_t BlockGeometry::column_share(uint64_t total, uint32_t j) const {
 }
 
 uint64_t BlockGeometry::largest_row_share(uint64_t total) const {
-  return std::max(row_share(total, 0), rows > 1 ? row_share(total, 1) : 0);
+  // The relieved root row and the first of the others.
+  return std::max(row_share(total, root_i()), rows > 1 ? row_share(total, root_i() == 0 ? 1 : 0) : 0);
 }
 
 uint64_t BlockGeometry::largest_column_share(uint64_t total) const {

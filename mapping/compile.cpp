@@ -511,12 +511,14 @@ class PlanCompiler {
     if (box.rows < 2 || box.cols < 2) return;
     const uint64_t reserve = hw().tile.runtime_reserved_bytes, stream = plan_.options.stream_buffer_bytes;
     std::vector<uint64_t> column_weight(box.cols, kEvenColumnWeight);
+    // "Row 0" below is the root row, "row 1" the next one away from the block's corner (or before it, at the end).
+    const uint32_t root_row = region.box.root_i(), next_row = root_row + 1 < box.rows ? root_row + 1 : root_row - 1;
     for (int round = 0; round < kReliefRounds; ++round) {
       const Block& block = region.blocks[0];
       std::vector<TileSram> row0(box.cols), row1(box.cols);
       for (uint32_t j = 0; j < box.cols; ++j) {
-        row0[j] = tile_sram(block, 0, j, max_context_, stream);
-        row1[j] = tile_sram(block, 1, j, max_context_, stream);
+        row0[j] = tile_sram(block, root_row, j, max_context_, stream);
+        row1[j] = tile_sram(block, next_row, j, max_context_, stream);
       }
       auto other = [&](const TileSram& t) { return reserve + t.kv + t.activations; };
       uint64_t sum = 0;

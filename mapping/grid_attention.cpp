@@ -87,33 +87,24 @@ class GridAttention final : public GridAttentionStep {
     const uint32_t group = groups().of[j], columns = groups().columns(group), p = j - groups().start[group];
     const Costs costs = costs_of(j);
     auto down = [&](uint16_t tag, uint64_t bytes) {
-      if (g.rows == 1) return;
-      if (i == 0)
-        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(bytes).tag(tag));
-      else
-        out.push_back(wait().tag(tag).messages(1));
+      emit_line_multicast(g.rows, g.root_i(), i, g.down(), down_, bytes, tag, out);
     };
     down(slices_tag_, slice_bytes_);
     out.push_back(positions_task(costs.score_fixed, costs.score));
     emit_tree(resized(segment_tree_, columns), p, out);
-    if (columns > 1) {
-      if (p == 0)
-        out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(score_bytes_).tag(along_tag_));
-      else
-        out.push_back(wait().tag(along_tag_).messages(1));
-    }
+    emit_line_multicast(columns, g.line_root(columns), p, g.across(), along_, score_bytes_, along_tag_, out);
     out.push_back(positions_task({}, costs.max));
     emit_tree(max_tree_, i, out);
     down(max_tag_, statistic_bytes_);
     out.push_back(positions_task({}, costs.exp_sum));
     emit_tree(sum_tree_, i, out);
-    if (i == 0 && sinks_.flops > 0) out.push_back(compute().work(sinks_).dtype(env_.activation));
+    if (i == g.root_i() && sinks_.flops > 0) out.push_back(compute().work(sinks_).dtype(env_.activation));
     down(sum_tag_, statistic_bytes_);
     out.push_back(positions_task(costs.out_fixed, costs.out));
     emit_tree(out_tree(j), i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (row) {
       tree_signature(max_tree_, index, out);  // the three column trees share their shape
     } else {
@@ -131,7 +122,7 @@ class GridAttention final : public GridAttentionStep {
       return cycles(env_.activation, fixed + per_position * held(i));
     };
     auto down = [&](const Timed& from, uint32_t i, uint64_t bytes) {
-      return from.after(i == 0 ? 0 : line_message_cycles(i, bytes, down_), Category::Fabric);
+      return line_multicast_arrival(from, g.root_i(), i, bytes, down_);
     };
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
     for (uint32_t group = 0; group < groups().count; ++group) {
@@ -150,7 +141,7 @@ class GridAttention final : public GridAttentionStep {
         for (uint32_t p = 0; p < columns; ++p) row[p] = scored[p][i];
         const Timed summed = tree_time(segment, row);
         for (uint32_t p = 0; p < columns; ++p)
-          scored[p][i] = summed.after(p == 0 ? 0 : line_message_cycles(p, score_bytes_, along_), Category::Fabric);
+          scored[p][i] = line_multicast_arrival(summed, g.line_root(columns), p, score_bytes_, along_);
       }
       for (uint32_t p = 0; p < columns; ++p) {
         const Costs costs = costs_of(start + p);

@@ -1,5 +1,8 @@
 #include "mapping/line_tree.h"
 
+#include <map>
+#include <tuple>
+
 #include "models/cost.h"
 
 namespace wafersim::mapping {
@@ -53,53 +56,124 @@ uint32_t tree_levels(uint32_t n, uint32_t fanin) {
   return levels;
 }
 
-Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs, std::vector<Timed>* done) {
-  const uint64_t n = ready.size();
-  const TreeShape shape = fanin_tree(fanin);
-  uint32_t level = 0;
-  for (uint64_t stride = 1; stride < n; stride *= fanin, ++level) {
-    const uint64_t span = stride * fanin;
-    for (uint64_t k = 0; k < n; k += span) {
-      Timed node = ready[k];
-      uint64_t received_bytes = 0;
-      for (uint32_t m = 1; m < fanin; ++m) {
-        const uint64_t child = k + m * stride;
-        if (child >= n) break;
-        const uint64_t bytes = costs.payload_bytes(uint32_t(child), subtree_size(child, stride, n, shape));
-        node = later(node, ready[child].after(costs.message_cycles(level, uint32_t(child), uint32_t(m * stride), bytes),
-                                              Category::Reduce));
-        received_bytes += bytes;
-      }
-      if (k + stride < n) ready[k] = node.after(costs.combine_cycles(received_bytes), Category::Reduce);
-    }
+LineRole line_role(uint32_t k, uint32_t n, uint32_t root, const TreeShape& shape) {
+  LineRole out;
+  // Side +1 runs from the root to the line's end, side -1 from the root to its start.
+  auto position = [&](int side, uint64_t offset) { return uint32_t(side > 0 ? root + offset : root - offset); };
+  auto take_side = [&](int side, uint32_t offset) {
+    const TreeRole role = tree_role(offset, side > 0 ? n - root : root + 1, shape);
+    uint64_t stride = 1;
+    for (uint32_t level = 0; level < role.children_per_level.size(); ++level, stride *= shape.fanin)
+      for (uint32_t m = 1; m <= role.children_per_level[level]; ++m)
+        out.children.push_back({level, position(side, offset + m * stride)});
+    return role;
+  };
+  if (k == root) {
+    take_side(+1, 0);
+    if (root > 0) take_side(-1, 0);
+    std::stable_sort(out.children.begin(), out.children.end(),
+                     [](const LineRole::Child& a, const LineRole::Child& b) { return a.level < b.level; });
+    out.size = n;
+    return out;
   }
-  // A node is last updated at the level it sends at: when it sends (sends take no time).
-  if (done) *done = ready;
-  return ready[0];
+  const int side = k > root ? +1 : -1;
+  out.offset = side > 0 ? k - root : root - k;
+  const TreeRole role = take_side(side, out.offset);
+  out.send_level = role.send_level;
+  out.distance = role.parent_distance;
+  out.parent = position(side, out.offset - out.distance);
+  out.size = role.subtree_size;
+  out.first = side > 0 ? k : k + 1 - out.size;
+  return out;
 }
 
-Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs,
+namespace {
+
+// Every node's role and the order to visit them in (farthest from the root
+// first, every child before its parent), for one tree: the closed forms
+// evaluate the same few trees at every token.
+struct LineTreeLayout {
+  std::vector<LineRole> roles;
+  std::vector<uint32_t> order;
+};
+
+const LineTreeLayout& line_tree_layout(uint32_t n, uint32_t root, const TreeShape& shape) {
+  // One per thread: plans are compiled and timed on any thread.
+  thread_local std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, LineTreeLayout> cache;
+  auto [it, fresh] = cache.try_emplace({n, root, shape.fanin, shape.chains});
+  LineTreeLayout& layout = it->second;
+  if (!fresh) return layout;
+  layout.roles.reserve(n);
+  for (uint32_t k = 0; k < n; ++k) layout.roles.push_back(line_role(k, n, root, shape));
+  for (uint32_t offset = side_length(n, root); offset-- > 1;) {
+    if (root + offset < n) layout.order.push_back(root + offset);
+    if (offset <= root) layout.order.push_back(root - offset);
+  }
+  layout.order.push_back(root);
+  return layout;
+}
+
+}  // namespace
+
+const std::vector<LineRole>& line_roles(uint32_t n, uint32_t root, const TreeShape& shape) {
+  return line_tree_layout(n, root, shape).roles;
+}
+
+Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, const TreeCosts& costs,
+                      std::vector<Timed>* done) {
+  const uint32_t n = uint32_t(ready.size());
+  if (n == 0) return Timed{};
+  const LineTreeLayout& layout = line_tree_layout(n, root, fanin_tree(fanin));
+  for (const uint32_t k : layout.order) {
+    const LineRole& role = layout.roles[k];
+    Timed& node = ready[k];
+    // Each level: wait for its children, then combine what they brought.
+    for (size_t c = 0; c < role.children.size();) {
+      const uint32_t level = role.children[c].level;
+      uint64_t received_bytes = 0;
+      Timed arrived = node;
+      for (; c < role.children.size() && role.children[c].level == level; ++c) {
+        const LineRole& child = layout.roles[role.children[c].position];
+        const uint64_t bytes = costs.payload_bytes(child.first, child.size);
+        arrived =
+            later(arrived, ready[role.children[c].position].after(
+                               costs.message_cycles(level, child.offset, child.distance, bytes), Category::Reduce));
+        received_bytes += bytes;
+      }
+      node = arrived.after(costs.combine_cycles(received_bytes), Category::Reduce);
+    }
+  }
+  // A node's time is when it sends (sends take no time), the root's when it holds the result.
+  const Timed result = ready[root];
+  if (done) *done = std::move(ready);
+  return result;
+}
+
+Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const TreeShape& shape, const TreeCosts& costs,
                              std::vector<Timed>* done) {
   const uint32_t n = uint32_t(ready.size());
+  if (n == 0) return Timed{};
   if (done) done->assign(n, Timed{});
+  const LineTreeLayout& layout = line_tree_layout(n, root, shape);
   // Per node once it has sent: when its head left (with the path to it) and when its tail left.
   std::vector<Timed> head(n);
   std::vector<uint64_t> tail(n, 0);
-  // Children sit at higher positions than their parent: one pass downwards.
-  for (uint32_t k = n; k-- > 0;) {
-    const TreeRole role = tree_role(k, n, shape);
+  Timed result;
+  for (const uint32_t k : layout.order) {
+    const LineRole& role = layout.roles[k];
     Timed start = ready[k];
     uint64_t inputs_tail = 0, received = 0, ingest = 0;
-    uint64_t stride = 1;
-    for (size_t level = 0; level < role.children_per_level.size(); ++level, stride *= shape.fanin) {
+    for (size_t c = 0; c < role.children.size();) {
+      const uint32_t level = role.children[c].level;
       uint64_t level_bytes = 0;
-      for (uint32_t m = 1; m <= role.children_per_level[level]; ++m) {
-        const uint32_t child = uint32_t(k + m * stride);
-        const uint64_t bytes = costs.payload_bytes(child, subtree_size(child, stride, n, shape));
-        const uint64_t latency = costs.message_cycles(uint32_t(level), child, uint32_t(m * stride), bytes) -
-                                 costs.serialization_cycles(bytes);
-        start = later(start, head[child].after(latency, Category::Reduce));
-        inputs_tail = std::max(inputs_tail, tail[child] + latency);
+      for (; c < role.children.size() && role.children[c].level == level; ++c) {
+        const uint32_t from = role.children[c].position;
+        const LineRole& child = layout.roles[from];
+        const uint64_t bytes = costs.payload_bytes(child.first, child.size);
+        const uint64_t latency =
+            costs.message_cycles(level, child.offset, child.distance, bytes) - costs.serialization_cycles(bytes);
+        start = later(start, head[from].after(latency, Category::Reduce));
+        inputs_tail = std::max(inputs_tail, tail[from] + latency);
         level_bytes += bytes;
       }
       // The engine's Wait of a level takes that level's bytes in as one serialisation.
@@ -111,16 +185,16 @@ Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, c
       // The root combines after the streams only when they bring bytes (Step::emit_tree): zero-byte streams end
       // when their heads arrive.
       const uint64_t end = received == 0 ? start.cycle : stream_tail_departure(start.cycle, busy, inputs_tail);
-      const Timed result = start.after(end - start.cycle, Category::Reduce);
+      result = start.after(end - start.cycle, Category::Reduce);
       if (done) (*done)[k] = result;
-      return result;
+      continue;
     }
-    const uint64_t out = costs.payload_bytes(k, role.subtree_size);
+    const uint64_t out = costs.payload_bytes(role.first, role.size);
     head[k] = start;
     tail[k] = stream_tail_departure(start.cycle, std::max(costs.serialization_cycles(out), busy), inputs_tail);
     if (done) (*done)[k] = start.after(tail[k] - start.cycle, Category::Reduce);
   }
-  return ready[0];  // n == 0
+  return result;
 }
 
 }  // namespace wafersim::mapping

@@ -1,7 +1,7 @@
 #pragma once
 // Reduction and gather trees along a line of tiles (a row or a column of a region).
 //
-// Positions 0..n-1, rooted at 0. At level l the stride is s = f^l and the span
+// Positions 0..n-1, rooted at 0 (line_role: at any position). At level l the stride is s = f^l and the span
 // s*f. Two shapes (TreeShape):
 //  - a fan-in tree (mapping.reduction: tree): a node k with k % (s*f) == 0
 //    receives from k + m*s (m = 1..f-1, when < n); a node with k % s == 0 but
@@ -51,8 +51,9 @@ inline uint32_t subtree_size(uint64_t k, uint64_t stride, uint64_t n, const Tree
 }
 
 struct TreeCosts {
-  // Cycles for a message of tree level `level` from node `child`, `distance` positions away.
-  std::function<uint64_t(uint32_t level, uint32_t child, uint32_t distance, uint64_t bytes)> message_cycles;
+  // Cycles for a message of tree level `level` from a node `offset` positions from the root, `distance` positions
+  // away from its parent.
+  std::function<uint64_t(uint32_t level, uint32_t offset, uint32_t distance, uint64_t bytes)> message_cycles;
   // Bytes a node starting at `start` sends for its subtree of `size` positions.
   std::function<uint64_t(uint32_t start, uint32_t size)> payload_bytes;
   // Cycles a node spends combining `bytes` received at one level (streamed: at all levels).
@@ -61,12 +62,35 @@ struct TreeCosts {
   std::function<uint64_t(uint64_t bytes)> serialization_cycles;
 };
 
+// A tree over a line of n positions rooted at position `root` (0: the line's
+// first tile). With a root inside the line (WaferLLM's allreduce roots it in
+// the middle) each side is a one-sided tree of its own over its positions
+// counted from the root (tree_role), both of the same shape, and the root
+// takes both sides' children: the two halves reduce at once.
+struct LineRole {
+  struct Child {
+    uint32_t level = 0, position = 0;
+  };
+  std::vector<Child> children;   // by level, then the side after the root before the side before it
+  int32_t send_level = -1;       // -1 for the root
+  uint32_t parent = 0;           // position
+  uint32_t distance = 0;         // to the parent
+  uint32_t offset = 0;           // from the root
+  uint32_t first = 0, size = 0;  // the positions [first, first + size) its message covers (the root: all)
+};
+LineRole line_role(uint32_t k, uint32_t n, uint32_t root, const TreeShape& shape);
+// Every position's role, computed once per tree (kept for the thread's lifetime).
+const std::vector<LineRole>& line_roles(uint32_t n, uint32_t root, const TreeShape& shape);
+// Positions on the longer side of the root, the root included: what sizes the
+// shape of a two-sided tree (n for a root at 0).
+inline uint32_t side_length(uint32_t n, uint32_t root) { return std::max(root + 1, n - root); }
+
 // When the root holds the combined result, if node k holds its own part at
 // ready[k]. Contention-free: equals the engine with contention off. Messages
 // and combining count as Category::Reduce on the critical path.
 // `done` (optional) receives when each node's tile has finished its part: its
 // send left (the root: the result is there).
-Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts& costs,
+Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, const TreeCosts& costs,
                       std::vector<Timed>* done = nullptr);
 
 // The same for a streamed tree of any shape (models/cost.h, stream_tail_departure):
@@ -74,7 +98,7 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t fanin, const TreeCosts&
 // and ends when its serialisation (or its combining) is done and its children's
 // tails have arrived and been added.
 // `done` as above: a node's tile is busy until its stream's tail has left.
-Timed stream_tree_completion(std::vector<Timed> ready, const TreeShape& shape, const TreeCosts& costs,
+Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const TreeShape& shape, const TreeCosts& costs,
                              std::vector<Timed>* done = nullptr);
 
 }  // namespace wafersim::mapping

@@ -68,6 +68,14 @@ enum class Handoff { Root, Slices };
 //     the softmax's max and sum and the output reduced down the columns.
 enum class AttentionLayout { Groups, Grid };
 
+// Where a region's lines of tiles have their roots (mapping.line_root).
+//   First: the line's first tile: a reduction runs the line's length to it
+//     and the multicast after it runs the length back.
+//   Middle: the line's middle tile: both halves reduce at once and multicasts
+//     leave both ways, as WaferLLM's allreduce does (docs/MAPPING.md, "Middle
+//     roots"). MoE regions keep First.
+enum class LineRoot { First, Middle };
+
 struct MappingOptions {
   double region_aspect = 1.0;     // preferred columns / rows of a layer region (picks the strip count)
   uint32_t strips = 0;            // vertical strips per wafer; 0 = chosen from region_aspect
@@ -99,6 +107,7 @@ struct MappingOptions {
   Dtype partial_sum = Dtype::FP32;
   Handoff handoff = Handoff::Slices;                    // honoured with the distributed dataflow only
   AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
+  LineRoot line_root = LineRoot::First;                 // of every region but MoE layers
   // Copies of each KV head's cache with attention: groups, each attending with
   // a share of the head's query heads (kv_groups.h); 0 = auto (the compiler
   // takes the most that do not raise the lower bound on wafers).
@@ -113,6 +122,7 @@ const char* prefill_gemm_name(PrefillGemm gemm);            // "chunked_gemv", "
 const char* moe_combine_name(MoeCombine combine);           // "root", "tree", "columns"
 const char* handoff_name(Handoff handoff);                  // "root", "slices"
 const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"
+const char* line_root_name(LineRoot root);                  // "first", "middle"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

@@ -97,17 +97,9 @@ class MeshGemm final : public MeshGemmStep {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const uint32_t l = from_column() ? i : j, m = from_column() ? j : i;
     const BlockGeometry& g = env_.geo;
-    if (spread_ > 1) {
-      if (m == 0)
-        out.push_back(multicast(kScatterPattern)
-                          .dir(from_column() ? g.across() : g.down())
-                          .tiles(spread_ - 1)
-                          .bytes(message_bytes(scatter_bytes_))
-                          .tag(env_.tag));
-      else
-        out.push_back(wait().tag(env_.tag).messages(1));
-    }
-    const bool bias = l == 0;
+    emit_line_multicast(spread_, g.line_root(spread_), m, from_column() ? g.across() : g.down(), kScatterPattern,
+                        message_bytes(scatter_bytes_), env_.tag, out);
+    const bool bias = l == g.line_root(lines_);
     out.push_back(compute().work(bias ? first_bias_ : first_).dtype(shape_.weight));
     if (spread_ > 1) {
       const uint32_t next = interleaved_ring_next(m, spread_);
@@ -133,7 +125,7 @@ class MeshGemm final : public MeshGemmStep {
     const bool along_line = row == from_column();  // index is a position l
     // The ring successor as an offset: tiles that differ only in their position share a program.
     auto ring_offset = [&](uint32_t n) { return uint64_t(int64_t(interleaved_ring_next(index, n)) - int64_t(index)); };
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (along_line) {
       out.push_back(ring_offset(lines_));
       tree_signature(tree_, index, out);
@@ -152,12 +144,14 @@ class MeshGemm final : public MeshGemmStep {
     std::vector<uint32_t> input_from(spread_), partial_from(lines_);
     for (uint32_t p = 0; p < spread_; ++p) input_from[interleaved_ring_next(p, spread_)] = p;
     for (uint32_t p = 0; p < lines_; ++p) partial_from[interleaved_ring_next(p, lines_)] = p;
+    const uint32_t scatter_root = env_.geo.line_root(spread_), bias_line = env_.geo.line_root(lines_);
     auto reach = [&](uint32_t m) -> uint64_t {
-      return m == 0 ? 0 : line_message_cycles(m, scatter_bytes_, kScatterPattern);
+      const uint32_t hops = m > scatter_root ? m - scatter_root : scatter_root - m;
+      return hops == 0 ? 0 : line_message_cycles(hops, scatter_bytes_, kScatterPattern);
     };
-    auto first_cycles = [&](uint32_t l) { return cycles(shape_.weight, l == 0 ? first_bias_ : first_); };
+    auto first_cycles = [&](uint32_t l) { return cycles(shape_.weight, l == bias_line ? first_bias_ : first_); };
     auto rest_cycles = [&](uint32_t l) {
-      return tokens_ > first_tokens_ ? cycles(shape_.weight, l == 0 ? rest_bias_ : rest_) : 0;
+      return tokens_ > first_tokens_ ? cycles(shape_.weight, l == bias_line ? rest_bias_ : rest_) : 0;
     };
     std::map<int64_t, Timed> by_class;  // input ring term (relative to reach(m)) -> the gathered result
     Front out{output(), {}, std::vector<Timed>(spread_), {}};
@@ -202,7 +196,7 @@ class MeshGemm final : public MeshGemmStep {
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
     const uint32_t l = from_column() ? i : j, m = from_column() ? j : i;
-    return shape_.bias && l == 0 ? share(shape_.d_out, spread_, m) : 0;
+    return shape_.bias && l == env_.geo.line_root(lines_) ? share(shape_.d_out, spread_, m) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }

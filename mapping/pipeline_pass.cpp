@@ -144,10 +144,12 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
                             region.waits_for_line() ? &line_free : nullptr);
     }
     // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
-    const Timed& finish = span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[0] : span.out.latest();
+    const uint32_t root_tile = region.blocks[0].geo.root_i();  // the root's place on the root column
+    const Timed& finish =
+        span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[root_tile] : span.out.latest();
     pass.start[r] = start;
     pass.finish[r] = finish.cycle;
-    servers.root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[0];
+    servers.root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[root_tile];
     line_free = std::move(span.line_done);
     if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
     if (region.slices_out) {

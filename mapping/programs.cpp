@@ -88,8 +88,8 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
 Task root_send(const Region& from, const Region& to, uint64_t bytes, uint32_t iteration_delta) {
   const int32_t dwafer = int32_t(to.box.wafer) - int32_t(from.box.wafer);
   return SendTask()
-      .dx(int32_t(to.box.x0) - int32_t(from.box.x0))
-      .dy(int32_t(to.box.y0) - int32_t(from.box.y0))
+      .dx(int32_t(to.box.root_x()) - int32_t(from.box.root_x()))
+      .dy(int32_t(to.box.root_y()) - int32_t(from.box.root_y()))
       .dwafer(dwafer)
       .bytes(bytes)
       .tag(kTagInput)
@@ -125,8 +125,8 @@ std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& f
       const uint64_t bytes = dtype_bytes(plan.model.activation_dtype, elements) * plan.tokens_per_iteration;
       if (bytes > UINT32_MAX) throw std::logic_error("a slice of the chunk exceeds 4 GiB");
       Task send = SendTask()
-                      .dx(int32_t(b.x(k, 0)) - int32_t(a.x(i, 0)))
-                      .dy(int32_t(b.y(k, 0)) - int32_t(a.y(i, 0)))
+                      .dx(int32_t(b.x(k, b.root_j())) - int32_t(a.x(i, a.root_j())))
+                      .dy(int32_t(b.y(k, b.root_j())) - int32_t(a.y(i, a.root_j())))
                       .dwafer(dwafer)
                       .bytes(bytes)
                       .tag(kTagInput)
@@ -182,8 +182,8 @@ void connect_regions(Plan& plan) {
       // A region that takes its input at the root finishes when its root has
       // sent its own slice: the root may start the next iteration while the
       // scatter still runs down the column, and a region's spans must not overlap.
-      for (uint32_t i = 0; i < (region.slices_in ? region.line_tiles() : 1); ++i)
-        main.line_epilogue[i].push_back(mark_out);
+      for (uint32_t i = 0; i < region.line_tiles(); ++i)
+        if (region.slices_in || i == main.geo.root_i()) main.line_epilogue[i].push_back(mark_out);
       plan.region_sends.push_back(*slowest);
       continue;
     }
@@ -215,7 +215,7 @@ void build_programs(Plan& plan) {
     for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
   const BlockGeometry& embedding = plan.regions[0].box;
   const uint64_t embedding_root =
-      (uint64_t(embedding.wafer) * hw.grid_height + embedding.y0) * hw.grid_width + embedding.x0;
+      (uint64_t(embedding.wafer) * hw.grid_height + embedding.root_y()) * hw.grid_width + embedding.root_x();
   const uint64_t present = prefill ? set.iterations : std::min<uint64_t>(plan.workload.batch, set.iterations);
   for (uint64_t iteration = 0; iteration < present; ++iteration)
     set.injections.push_back(Injection{embedding_root, kTagInput, iteration});

@@ -120,8 +120,8 @@ class ChainBuilder {
 // From the root of block `from` to the root of block `to`.
 SendTask root_to_root(const BlockGeometry& from, const BlockGeometry& to) {
   return SendTask()
-      .dx(int32_t(to.x0) - int32_t(from.x0))
-      .dy(int32_t(to.y0) - int32_t(from.y0))
+      .dx(int32_t(to.root_x()) - int32_t(from.root_x()))
+      .dy(int32_t(to.root_y()) - int32_t(from.root_y()))
       .dwafer(int32_t(to.wafer) - int32_t(from.wafer));
 }
 
@@ -1186,9 +1186,9 @@ uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
 
 std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   std::vector<Task> tasks;
-  const bool root = i == 0 && j == 0;
+  const bool root = i == geo.root_i() && j == geo.root_j();
   auto edge = [&](const std::vector<std::vector<Task>>& line, const std::vector<Task>& at_root) {
-    if (j == 0 && !line.empty())
+    if (j == geo.root_j() && !line.empty())
       tasks.insert(tasks.end(), line[i].begin(), line[i].end());
     else if (root)
       tasks.insert(tasks.end(), at_root.begin(), at_root.end());
@@ -1278,7 +1278,8 @@ Front Region::run(Front front, size_t first, size_t last, const IterationInputs&
       front.line_done.clear();  // consumed: the next steps' fronts must not carry it on
     }
   }
-  if (line_done && front.kind == FrontKind::Root && !line_done->empty()) (*line_done)[0] = front.root;
+  if (line_done && front.kind == FrontKind::Root && !line_done->empty())
+    (*line_done)[blocks[0].geo.root_i()] = front.root;
   return front;
 }
 
@@ -1338,9 +1339,9 @@ uint64_t region_kv_bytes(const ModelSpec& m, RegionKind kind, int32_t layer, uin
 
 std::vector<uint64_t> region_timing_class(const ModelSpec& m, RegionKind kind, int32_t layer, const BlockGeometry& box,
                                           bool slices_in, bool slices_out) {
-  std::vector<uint64_t> key = {uint64_t(kind),      box.rows,          box.cols,
-                               box.across_is_x,     box.row0_permille, uint64_t(slices_in),
-                               uint64_t(slices_out)};
+  std::vector<uint64_t> key = {uint64_t(kind),       box.rows,          box.cols,
+                               box.across_is_x,      box.row0_permille, uint64_t(slices_in),
+                               uint64_t(slices_out), box.middle_roots};
   if (box.column_prefix) key.insert(key.end(), box.column_prefix->begin(), box.column_prefix->end());
   if (kind != RegionKind::Dense && kind != RegionKind::Moe) return key;
   key.push_back(attention_shape(m, uint32_t(layer)).window);
@@ -1364,13 +1365,15 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   region.kind = kind;
   region.layer = layer;
   region.box = box;
+  // Expert blocks and their dispatch keep the root at the block's corner (docs/MAPPING.md, "Middle roots").
+  region.box.middle_roots = kind != RegionKind::Moe && context.options->line_root == LineRoot::Middle;
   region.name = region_name(kind, layer);
   if (kind == RegionKind::Moe) {
     build_moe(context, region, uint32_t(layer));
   } else {
     region.blocks.emplace_back();
     Block& main = region.blocks[0];
-    main.geo = box;
+    main.geo = region.box;
     ChainBuilder chain(context, main_block_lowering(kind, *context.options), main, uint16_t(std::max(layer, 0)),
                        kTagFirstStep);
     const Dtype w = m.weight_dtype, act = m.activation_dtype;
@@ -1421,7 +1424,7 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
     region.kv_bytes_per_position = workloads::kv_bytes_per_position(m);
   region.slices_in = context.slices_in;
   region.slices_out = context.slices_out;
-  region.timing_class = region_timing_class(m, kind, layer, box, region.slices_in, region.slices_out);
+  region.timing_class = region_timing_class(m, kind, layer, region.box, region.slices_in, region.slices_out);
   // Its closing gather carries one position: it times unlike the rest of its class.
   if (context.last_position_out) region.timing_class.push_back(1);
   return region;

@@ -43,16 +43,19 @@ class RootCompute final : public RootComputeStep {
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (i == 0 && j == 0) out.push_back(compute().work(work_).dtype(dtype_).category(category_));
+    if (i == env_.geo.root_i() && j == env_.geo.root_j())
+      out.push_back(compute().work(work_).dtype(dtype_).category(category_));
   }
-  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == root_index(row));
+  }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out = in;
     out.root = in.root.after(cycles(dtype_, work_), category_);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
-    return i == 0 ? env_.geo.column_share(row_weights_, j) : 0;
+    return i == env_.geo.root_i() ? env_.geo.column_share(row_weights_, j) : 0;
   }
   uint64_t total_weight_elements() const override { return row_weights_; }
   uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, row_weights_); }
@@ -76,8 +79,9 @@ class Lookup final : public LookupStep {
   FrontKind output() const override { return FrontKind::Root; }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
-    const int32_t far_i = int32_t(g.rows - 1), far_j = int32_t(g.cols - 1);
-    const bool root = i == 0 && j == 0, far = int32_t(i) == far_i && int32_t(j) == far_j;
+    // The far corner, rows and columns away from the root.
+    const int32_t far_i = int32_t(g.rows - 1 - g.root_i()), far_j = int32_t(g.cols - 1 - g.root_j());
+    const bool root = i == g.root_i() && j == g.root_j(), far = i + 1 == g.rows && j + 1 == g.cols;
     // The engine routes X then Y and charges the turn when a send moves along both axes.
     if (root) out.push_back(send_local(far_i, far_j, 0).bytes(kRequestBytes).tag(env_.tag));
     if (far) {
@@ -87,7 +91,7 @@ class Lookup final : public LookupStep {
     if (root) out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     out.push_back(index + 1 == (row ? env_.geo.rows : env_.geo.cols));
   }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
@@ -98,7 +102,8 @@ class Lookup final : public LookupStep {
   Front latency_after(const Front& in, const IterationInputs&, uint64_t,
                       const std::vector<Timed>& line_free) const override {
     const BlockGeometry& g = env_.geo;
-    const uint32_t hops = g.rows - 1 + g.cols - 1, turns = g.rows > 1 && g.cols > 1 ? 1 : 0;
+    const uint32_t down = g.rows - 1 - g.root_i(), across = g.cols - 1 - g.root_j();
+    const uint32_t hops = down + across, turns = down > 0 && across > 0 ? 1 : 0;
     Front out = in;
     Timed request = in.root.after(message_cycles_for_tokens(hops, turns, relays(0), kRequestBytes), Category::Fabric);
     if (g.cols == 1 && !line_free.empty()) request = later(line_free[g.rows - 1], request);
@@ -151,25 +156,20 @@ class GemvToColumn final : public GemvToColumnStep {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     const uint16_t down_tag = uint16_t(env_.tag + down_);
-    if (i == 0) {
+    if (i == g.root_i()) {
       if (local_row_)
         ;  // the slice is here already
       else if (input_tag_ >= 0)
         out.push_back(wait().tag(uint16_t(input_tag_)).messages(1));
-      else if (j > 0)
-        out.push_back(wait().tag(env_.tag).messages(1));
-      else if (g.cols > 1)
-        out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, shape_.d_in)).tag(env_.tag));
-      if (g.rows > 1)
-        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(act_bytes(env_, block_in_)).tag(down_tag));
-    } else {
-      out.push_back(wait().tag(down_tag).messages(1));
+      else
+        emit_line_multicast(g.cols, g.root_j(), j, g.across(), 0, act_bytes(env_, shape_.d_in), env_.tag, out);
     }
-    out.push_back(compute().work(j == 0 ? bias_work_ : work_).dtype(shape_.weight));
+    emit_line_multicast(g.rows, g.root_i(), i, g.down(), down_, act_bytes(env_, block_in_), down_tag, out);
+    out.push_back(compute().work(j == g.root_j() ? bias_work_ : work_).dtype(shape_.weight));
     emit_tree(tree_, j, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (!row) tree_signature(tree_, index, out);
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
@@ -178,17 +178,15 @@ class GemvToColumn final : public GemvToColumnStep {
     // Row i sees row 0's arrivals shifted by the column multicast to row i.
     std::vector<Timed> ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j) {
-      const Timed arrival =
-          input_tag_ >= 0 || local_row_ ? in.at[j]
-          : j == 0                      ? in.root
-                   : in.root.after(line_message_cycles(j, act_bytes(env_, shape_.d_in), 0), Category::Fabric);
-      ready[j] = arrival.after(j == 0 ? c_bias : c, Category::Compute);
+      const Timed arrival = input_tag_ >= 0 || local_row_
+                                ? in.at[j]
+                                : line_multicast_arrival(in.root, g.root_j(), j, act_bytes(env_, shape_.d_in), 0);
+      ready[j] = arrival.after(j == g.root_j() ? c_bias : c, Category::Compute);
     }
     const Timed row_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Column, {}, std::vector<Timed>(g.rows), {}};
     for (uint32_t i = 0; i < g.rows; ++i)
-      out.at[i] =
-          row_done.after(i == 0 ? 0 : line_message_cycles(i, act_bytes(env_, block_in_), down_), Category::Fabric);
+      out.at[i] = line_multicast_arrival(row_done, g.root_i(), i, act_bytes(env_, block_in_), down_);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -197,7 +195,7 @@ class GemvToColumn final : public GemvToColumnStep {
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
-    return shape_.bias && j == 0 ? env_.geo.row_share(shape_.d_out, i) : 0;
+    return shape_.bias && j == env_.geo.root_j() ? env_.geo.row_share(shape_.d_out, i) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
@@ -239,28 +237,24 @@ class GemvToRow final : public GemvToRowStep {
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
-    if (j > 0)
-      out.push_back(wait().tag(env_.tag).messages(1));
-    else if (g.cols > 1)
-      out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(act_bytes(env_, block_in_)).tag(env_.tag));
-    out.push_back(compute().work(i == 0 ? bias_work_ : work_).dtype(shape_.weight));
+    emit_line_multicast(g.cols, g.root_j(), j, g.across(), 0, act_bytes(env_, block_in_), env_.tag, out);
+    out.push_back(compute().work(i == g.root_i() ? bias_work_ : work_).dtype(shape_.weight));
     emit_tree(tree_, i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (row) tree_signature(tree_, index, out);
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
     const uint64_t c = cycles(shape_.weight, work_), c_bias = cycles(shape_.weight, bias_work_);
-    // Column j sees column 0's arrivals shifted by the row multicast to column j.
+    // Column j sees the root column's arrivals shifted by the row multicast to column j.
     std::vector<Timed> ready(g.rows);
-    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(i == 0 ? c_bias : c, Category::Compute);
+    for (uint32_t i = 0; i < g.rows; ++i) ready[i] = in.at[i].after(i == g.root_i() ? c_bias : c, Category::Compute);
     const Timed column_done = tree_time(tree_, std::move(ready));
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
     for (uint32_t j = 0; j < g.cols; ++j)
-      out.at[j] =
-          column_done.after(j == 0 ? 0 : line_message_cycles(j, act_bytes(env_, block_in_), 0), Category::Fabric);
+      out.at[j] = line_multicast_arrival(column_done, g.root_j(), j, act_bytes(env_, block_in_), 0);
     return out;
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
@@ -269,7 +263,7 @@ class GemvToRow final : public GemvToRowStep {
   }
   Dtype weight_dtype() const override { return shape_.weight; }
   uint64_t bias_elements(uint32_t i, uint32_t j) const override {
-    return shape_.bias && i == 0 ? env_.geo.column_share(shape_.d_out, j) : 0;
+    return shape_.bias && i == env_.geo.root_i() ? env_.geo.column_share(shape_.d_out, j) : 0;
   }
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
@@ -294,15 +288,16 @@ class ColumnCompute final : public LineComputeStep {
       : LineComputeStep(env, along_row), work_(work), dtype_(dtype), line_weights_(line_weights), weight_(weight) {}
   FrontKind input() const override { return along_row() ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return input(); }
+  bool on_line(uint32_t i, uint32_t j) const { return along_row() ? i == env_.geo.root_i() : j == env_.geo.root_j(); }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if ((along_row() ? i : j) == 0) out.push_back(compute().work(work_).dtype(dtype_));
+    if (on_line(i, j)) out.push_back(compute().work(work_).dtype(dtype_));
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     // Tiles off the line do nothing: the index across the line decides.
-    if (row == along_row()) out.push_back(index == 0);
+    if (row == along_row()) out.push_back(index == root_index(row));
   }
   uint64_t weight_elements(uint32_t i, uint32_t j) const override {
-    if ((along_row() ? i : j) != 0) return 0;
+    if (!on_line(i, j)) return 0;
     return along_row() ? env_.geo.column_share(line_weights_, j) : env_.geo.row_share(line_weights_, i);
   }
   uint64_t total_weight_elements() const override { return line_weights_; }
@@ -332,29 +327,28 @@ class ColumnBroadcast final : public BroadcastStep {
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return along_row() ? FrontKind::Row : FrontKind::Column; }
   uint32_t line_tiles() const { return along_row() ? env_.geo.cols : env_.geo.rows; }
+  // The root's place along the line and the line's place across the block.
+  uint32_t line_root() const { return along_row() ? env_.geo.root_j() : env_.geo.root_i(); }
+  uint32_t line_place() const { return along_row() ? env_.geo.root_i() : env_.geo.root_j(); }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const uint32_t across = along_row() ? i : j, along = along_row() ? j : i;
-    if (across != 0) return;
-    if (along > 0)
-      out.push_back(wait().tag(env_.tag).messages(1));
-    else if (line_tiles() > 1)
-      out.push_back(multicast(0)
-                        .dir(along_row() ? env_.geo.across() : env_.geo.down())
-                        .tiles(line_tiles() - 1)
-                        .bytes(bytes_)
-                        .tag(env_.tag));
+    if (across != line_place()) return;
+    emit_line_multicast(line_tiles(), line_root(), along, along_row() ? env_.geo.across() : env_.geo.down(), 0, bytes_,
+                        env_.tag, out);
   }
-  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index == 0); }
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    out.push_back(index == root_index(row));
+  }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out{output(), {}, std::vector<Timed>(line_tiles()), {}};
-    for (uint32_t k = 0; k < line_tiles(); ++k)
-      out.at[k] = in.root.after(k == 0 ? 0 : line_message_cycles(k, bytes_, 0), Category::Fabric);
+    for (uint32_t k = 0; k < line_tiles(); ++k) out.at[k] = line_multicast_arrival(in.root, line_root(), k, bytes_, 0);
     return out;
   }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // The payload streams past: a tile keeps its part and a stream buffer.
     const uint32_t across = along_row() ? i : j, along = along_row() ? j : i;
-    return across == 0 && along > 0 ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes) : 0;
+    return across == line_place() && along != line_root() ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes)
+                                                          : 0;
   }
   uint32_t patterns() const override { return line_tiles() > 1 ? 1 : 0; }
   uint16_t tags_used() const override { return 1; }
@@ -377,11 +371,15 @@ class GatherToRoot final : public GatherStep {
   }
   FrontKind input() const override { return tree_.along_row ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return FrontKind::Root; }
+  // Whether tile (i, j) is on the line the tree runs along.
+  bool on_line(uint32_t i, uint32_t j) const {
+    return tree_.along_row ? i == env_.geo.root_i() : j == env_.geo.root_j();
+  }
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
-    if (tree_.along_row ? i == 0 : j == 0) emit_tree(tree_, tree_.along_row ? j : i, out);
+    if (on_line(i, j)) emit_tree(tree_, tree_.along_row ? j : i, out);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (row != tree_.along_row) tree_signature(tree_, index, out);
   }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
@@ -396,9 +394,9 @@ class GatherToRoot final : public GatherStep {
     // node keeps its own slice and a stream buffer, not its whole subtree (the
     // timing still forwards a subtree only once all of it has arrived).
     const uint32_t position = tree_.along_row ? j : i;
-    if ((tree_.along_row ? i : j) != 0 || position == 0) return 0;
-    const uint64_t subtree =
-        tree_payload(tree_, position, tree_role(position, tree_.n, tree_shape(tree_.n)).subtree_size);
+    if (!on_line(i, j) || position == env_.geo.line_root(tree_.n)) return 0;
+    const LineRole& role = tree_role_at(tree_, position);
+    const uint64_t subtree = tree_payload(tree_, role.first, role.size);
     return std::min(subtree, tree_payload(tree_, position, 1) + env_.stream_buffer_bytes);
   }
   uint32_t patterns() const override { return tree_patterns(tree_.n); }
@@ -505,58 +503,46 @@ class Attention final : public AttentionStep {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     if (row_io()) return emit_row_io(i, j, out);
     const BlockGeometry& g = env_.geo;
-    if (i == 0) {
-      if (j > 0)
-        out.push_back(wait().tag(env_.tag).messages(1));
-      else if (g.cols > 1)
-        out.push_back(multicast(0).dir(g.across()).tiles(g.cols - 1).bytes(row_bytes_).tag(env_.tag));
-      if (g.rows > 1)
-        out.push_back(multicast(1).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(uint16_t(env_.tag + 1)));
-    } else {
-      out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
-    }
+    const bool root_row = i == g.root_i();
+    if (root_row) emit_line_multicast(g.cols, g.root_j(), j, g.across(), 0, row_bytes_, env_.tag, out);
+    emit_line_multicast(g.rows, g.root_i(), i, g.down(), 1, column_bytes_, uint16_t(env_.tag + 1), out);
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
-    if (i == 0) emit_tree(row_tree_, j, out);
-    if (i == 0 && j == 0 && sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
+    if (root_row) emit_tree(row_tree_, j, out);
+    if (root_row && j == g.root_j() && sinks()) out.push_back(compute().work(shape_.sinks).dtype(env_.activation));
   }
+  // The column of group `group` its gathers and multicasts along the group have as their root.
+  uint32_t group_root(uint32_t group) const { return env_.geo.line_root(group_columns(group)); }
   void emit_row_io(uint32_t i, uint32_t j, std::vector<Task>& out) const {
     const BlockGeometry& g = env_.geo;
     const uint32_t group = groups().of[j], columns = group_columns(group), p = j - group_start()[group];
+    const uint32_t root = group_root(group);
     const uint16_t down_tag = uint16_t(env_.tag + down_);
-    // A multicast along the group from its first column, or the wait for it.
+    // A multicast along the group from its root column, or the wait for it.
     auto along = [&](uint16_t tag, uint64_t bytes) {
-      if (columns == 1) return;
-      if (p == 0)
-        out.push_back(multicast(along_).dir(g.across()).tiles(columns - 1).bytes(bytes).tag(tag));
-      else
-        out.push_back(wait().tag(tag).messages(1));
+      emit_line_multicast(columns, root, p, g.across(), along_, bytes, tag, out);
     };
-    if (i == 0) {
+    if (i == g.root_i()) {
       emit_tree(resized(gather_tree_, columns), p, out);
-      const bool kv_source = p == 0 && groups().first_copy(group) == group;
-      if (kv_source && copied())
-        out.push_back(multicast(kv_along_)
-                          .dir(g.across())
-                          .tiles(groups().copy_columns(group) - 1)
-                          .bytes(kv_bytes_)
-                          .tag(kv_multicast_tag_));
+      const bool kv_source = p == root && groups().first_copy(group) == group;
+      if (kv_source && copied()) {
+        // Along all the copies of the KV head, from the first copy's root column.
+        const uint32_t copy_columns = groups().copy_columns(group);
+        emit_line_multicast(copy_columns, root, root, g.across(), kv_along_, kv_bytes_, kv_multicast_tag_, out);
+      }
       along(qkv_multicast_tag_, along_bytes_);
       if (!kv_source && copied()) out.push_back(wait().tag(kv_multicast_tag_).messages(1));
-      if (g.rows > 1)
-        out.push_back(multicast(down_).dir(g.down()).tiles(g.rows - 1).bytes(column_bytes_).tag(down_tag));
-    } else {
-      out.push_back(wait().tag(down_tag).messages(1));
     }
+    emit_line_multicast(g.rows, g.root_i(), i, g.down(), down_, column_bytes_, down_tag, out);
     out.push_back(attend_task(j));
     emit_tree(column_tree_, i, out);
-    if (i != 0) return;
+    if (i != g.root_i()) return;
     emit_tree(resized(group_tree_, columns), p, out);
-    if (p == 0 && sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
+    if (p == root && sinks()) out.push_back(compute().work(group_sinks_).dtype(env_.activation));
     along(out_multicast_tag_, out_bytes_);
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
-    out.push_back(index == 0);
+    out.push_back(index == root_index(row));
     if (row) {
       tree_signature(column_tree_, index, out);
     } else if (row_io()) {
@@ -589,17 +575,19 @@ class Attention final : public AttentionStep {
     return uint64_t(groups().count) * attended(context) *
            per_position_.read_bytes;  // each group holds every position once
   }
-  // Below the root row, whether tile (i, j) scores any position at the workload's largest context. A column
-  // tree node's subtree lies below it and holds later offsets, so a node that scores nothing only forwards
-  // empty partials.
+  // Off the root row, whether tile (i, j) scores any position at the workload's largest context. A column
+  // tree node's subtree lies farther from the root: below it, later offsets, so a node there that scores
+  // nothing only forwards empty partials. Above a middle root the subtree holds earlier offsets: the column's
+  // first tile answers for it.
   bool scores(uint32_t i, uint32_t j) const {
-    return i == 0 || shape_.max_positions == 0 || kv_offset(i, j) < shape_.max_positions;
+    const uint32_t root = env_.geo.root_i();
+    return i == root || shape_.max_positions == 0 || kv_offset(i < root ? 0 : i, j) < shape_.max_positions;
   }
   uint64_t attention_buffers() const { return column_bytes_ + 2 * partial_bytes_; }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     if (!scores(i, j)) return 0;
     // Row input and output: root-row tiles also receive their group's output.
-    return attention_buffers() + (row_io() && i == 0 ? out_bytes_ : 0);
+    return attention_buffers() + (row_io() && i == env_.geo.root_i() ? out_bytes_ : 0);
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) == 0)
@@ -633,8 +621,7 @@ class Attention final : public AttentionStep {
         const uint64_t c_short = cycles(env_.activation, with_positions(base));
         std::vector<Timed> ready(g.rows);
         for (uint32_t i = 0; i < g.rows; ++i)
-          ready[i] = Timed{}
-                         .after(i == 0 ? 0 : line_message_cycles(i, column_bytes_, down_), Category::Fabric)
+          ready[i] = line_multicast_arrival(Timed{}, g.root_i(), i, column_bytes_, down_)
                          .after(i < longer_rows ? c_long : c_short, Category::Compute);
         it->second = tree_time(column_tree_, std::move(ready));
       }
@@ -650,15 +637,17 @@ class Attention final : public AttentionStep {
       }
       for (uint32_t group = 0; group < groups().count; ++group) {
         const uint32_t start = group_start()[group], columns = group_columns(group);
+        const uint32_t root = group_root(group);
         auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
-          return from.after(p == 0 ? 0 : line_message_cycles(p, bytes, along_), Category::Fabric);
+          return line_multicast_arrival(from, root, p, bytes, along_);
         };
-        // With copies, column j also waits for the key and value from its KV head's first copy.
-        const uint32_t source = group_start()[groups().first_copy(group)];
+        // With copies, column j also waits for the key and value from its KV head's first copy's root column.
+        const uint32_t first_copy = groups().first_copy(group);
+        const uint32_t source = group_start()[first_copy] + group_root(first_copy);
         auto with_kv = [&](const Timed& q, uint32_t j) {
           if (!copied() || j == source) return q;
-          const Timed& from = gathered[groups().first_copy(group)];
-          return later(q, from.after(line_message_cycles(j - source, kv_bytes_, kv_along_), Category::Fabric));
+          const Timed& from = gathered[first_copy];
+          return later(q, line_multicast_arrival(from, source, j, kv_bytes_, kv_along_));
         };
         std::vector<Timed> ready(columns);
         for (uint32_t p = 0; p < columns; ++p)
@@ -671,8 +660,7 @@ class Attention final : public AttentionStep {
     }
     std::vector<Timed> row_ready(g.cols);
     for (uint32_t j = 0; j < g.cols; ++j)
-      row_ready[j] =
-          in.root.after(j == 0 ? 0 : line_message_cycles(j, row_bytes_, 0), Category::Fabric).then(column(j));
+      row_ready[j] = line_multicast_arrival(in.root, g.root_j(), j, row_bytes_, 0).then(column(j));
     const Timed combined = tree_time(row_tree_, std::move(row_ready));
     return Front::at_root(sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
                                   : combined);

@@ -99,8 +99,10 @@ class Step : public StepSram {
   virtual void accept(StepVisitor& visitor) const = 0;
   // The environment the step was built in.
   const StepEnv& env() const { return env_; }
-  // The shape of the step's trees over n positions (mapping.reduction).
+  // The shape of the step's trees over a line of n positions (mapping.reduction).
   TreeShape tree_shape(uint32_t n) const;
+  // The root row's index (row = true) or the root column's: what signature(row, index) compares with.
+  uint32_t root_index(bool row) const { return row ? env_.geo.root_i() : env_.geo.root_j(); }
 
  protected:
   uint32_t relays(uint32_t pattern) const { return pattern >= env_.colors_available ? 1 : 0; }
@@ -135,8 +137,21 @@ class Step : public StepSram {
   // forwards one colour) and its levels (one tag each).
   uint32_t tree_patterns(uint32_t n) const;
   uint32_t tree_level_count(uint32_t n) const;
-  // The routing pattern of the message `sender` sends at `level` to its parent `distance` away.
-  uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t sender, uint32_t distance) const;
+  // The routing pattern of the message a node `offset` positions from the root sends at `level` to its parent
+  // `distance` away.
+  uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t offset, uint32_t distance) const;
+  // A multicast of `bytes` from the root of a line of n tiles along `dir` (both ways from a middle root), as
+  // tile `position` of the line runs it: the root sends, the others wait for it.
+  // `root` is where the line's data sits: geo.line_root(n) unless the step says otherwise.
+  void emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir dir, uint32_t pattern, uint64_t bytes,
+                           uint16_t tag, std::vector<Task>& out) const;
+  // When that multicast reaches `position`, if the root sent it at `from`.
+  Timed line_multicast_arrival(const Timed& from, uint32_t root, uint32_t position, uint64_t bytes,
+                               uint32_t pattern) const;
+  // The role of `position` in a tree over the tree's line.
+  const LineRole& tree_role_at(const Tree& tree, uint32_t position) const {
+    return line_roles(tree.n, env_.geo.line_root(tree.n), tree_shape(tree.n))[position];
+  }
   uint64_t tree_payload(const Tree& tree, uint32_t start, uint32_t size) const;
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;

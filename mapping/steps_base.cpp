@@ -69,31 +69,54 @@ Work Step::combine_work(const Tree& tree, uint64_t received_bytes) const {
 }
 
 TreeShape Step::tree_shape(uint32_t n) const {
-  return env_.ktree_levels > 0 ? ktree(n, env_.ktree_levels) : fanin_tree(env_.fanin);
+  // Both sides of a middle root take the shape of the longer one.
+  const uint32_t side = side_length(n, env_.geo.line_root(n));
+  return env_.ktree_levels > 0 ? ktree(side, env_.ktree_levels) : fanin_tree(env_.fanin);
 }
 
-uint32_t Step::tree_level_count(uint32_t n) const { return tree_levels(n, tree_shape(n).fanin); }
+uint32_t Step::tree_level_count(uint32_t n) const {
+  return tree_levels(side_length(n, env_.geo.line_root(n)), tree_shape(n).fanin);
+}
 
 uint32_t Step::tree_patterns(uint32_t n) const { return tree_level_count(n) * (tree_shape(n).chains ? 2 : 1); }
 
-uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t sender, uint32_t distance) const {
+uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t offset, uint32_t distance) const {
   if (!tree_shape(tree.n).chains) return tree.pattern + level;
   // Along a chain the colour alternates: a chain member's stride is its distance to its parent.
-  return tree.pattern + 2 * level + sender / distance % 2;
+  return tree.pattern + 2 * level + offset / distance % 2;
+}
+
+void Step::emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir dir, uint32_t pattern, uint64_t bytes,
+                               uint16_t tag, std::vector<Task>& out) const {
+  if (n < 2) return;
+  if (position != root) {
+    out.push_back(wait().tag(tag).messages(1));
+    return;
+  }
+  if (root + 1 < n) out.push_back(multicast(pattern).dir(dir).tiles(n - 1 - root).bytes(bytes).tag(tag));
+  if (root > 0) out.push_back(multicast(pattern).dir(opposite(dir)).tiles(root).bytes(bytes).tag(tag));
+}
+
+Timed Step::line_multicast_arrival(const Timed& from, uint32_t root, uint32_t position, uint64_t bytes,
+                                   uint32_t pattern) const {
+  const uint32_t hops = position > root ? position - root : root - position;
+  return from.after(hops == 0 ? 0 : line_message_cycles(hops, bytes, pattern), Category::Fabric);
 }
 
 void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const {
   const TreeShape shape = tree_shape(tree.n);
-  const TreeRole role = tree_role(position, tree.n, shape);
+  const uint32_t root = env_.geo.line_root(tree.n);
+  const std::vector<LineRole>& roles = line_roles(tree.n, root, shape);
+  const LineRole& role = roles[position];
   const bool streamed = shape.chains;
-  uint64_t stride = 1, received = 0;
-  for (size_t level = 0; level < role.children_per_level.size(); ++level, stride *= shape.fanin) {
-    const uint32_t children = role.children_per_level[level];
-    if (children == 0) continue;
+  uint64_t received = 0;
+  for (size_t c = 0; c < role.children.size();) {
+    const uint32_t level = role.children[c].level;
+    uint32_t children = 0;
     uint64_t level_bytes = 0;
-    for (uint32_t m = 1; m <= children; ++m) {
-      const uint64_t child = position + m * stride;
-      level_bytes += tree_payload(tree, uint32_t(child), subtree_size(child, stride, tree.n, shape));
+    for (; c < role.children.size() && role.children[c].level == level; ++c, ++children) {
+      const LineRole& child = roles[role.children[c].position];
+      level_bytes += tree_payload(tree, child.first, child.size);
     }
     received += level_bytes;
     if (streamed) {
@@ -109,11 +132,11 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
           compute().work(combine_work(tree, received)).dtype(tree.sum).category(Category::Reduce).after_streams());
     return;
   }
-  const int32_t back = -int32_t(role.parent_distance);
+  const int32_t back = int32_t(role.parent) - int32_t(position);
   const uint32_t level = uint32_t(role.send_level);
-  const uint32_t pattern = tree_pattern(tree, level, position, role.parent_distance);
+  const uint32_t pattern = tree_pattern(tree, level, role.offset, role.distance);
   SendTask send = send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0, pattern)
-                      .bytes(tree_payload(tree, position, role.subtree_size))
+                      .bytes(tree_payload(tree, role.first, role.size))
                       .tag(uint16_t(tree.tag + level))
                       .category(Category::Reduce);
   if (streamed) send.streamed(received == 0 ? Work{} : combine_work(tree, received), tree.sum);
@@ -135,14 +158,15 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
 Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done) const {
   const TreeShape shape = tree_shape(tree.n);
   TreeCosts costs;
-  costs.message_cycles = [&](uint32_t level, uint32_t child, uint32_t distance, uint64_t bytes) {
-    return line_message_cycles(distance, bytes, tree_pattern(tree, level, child, distance));
+  costs.message_cycles = [&](uint32_t level, uint32_t offset, uint32_t distance, uint64_t bytes) {
+    return line_message_cycles(distance, bytes, tree_pattern(tree, level, offset, distance));
   };
   costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
   costs.combine_cycles = [&](uint64_t bytes) { return cycles(tree.sum, combine_work(tree, bytes)); };
   costs.serialization_cycles = [&](uint64_t bytes) { return serialization_cycles(env_.fabric, bytes * env_.tokens); };
-  if (shape.chains) return stream_tree_completion(std::move(ready), shape, costs, done);
-  return tree_completion(std::move(ready), env_.fanin, costs, done);
+  const uint32_t root = env_.geo.line_root(tree.n);
+  if (shape.chains) return stream_tree_completion(std::move(ready), root, shape, costs, done);
+  return tree_completion(std::move(ready), root, env_.fanin, costs, done);
 }
 
 }  // namespace wafersim::mapping

@@ -27,6 +27,15 @@ enum class TaskOp : uint8_t {
 };
 
 enum class Dir : uint8_t { East, West, South, North };  // +x, -x, +y, -y
+inline Dir opposite(Dir dir) {
+  switch (dir) {
+    case Dir::East: return Dir::West;
+    case Dir::West: return Dir::East;
+    case Dir::South: return Dir::North;
+    case Dir::North: return Dir::South;
+  }
+  return dir;
+}
 
 // What the critical path spends its time on (metrics.breakdown).
 enum class Category : uint8_t { Compute, Fabric, Reduce, OffWafer, Contention, kCount };

@@ -329,7 +329,7 @@ Data Evaluator::State::gemv_to_column(const Data& in, bool input_on_row, uint32_
   Data out{FrontKind::Column, std::vector<Piece>(g.rows)};
   for (uint32_t i = 0; i < g.rows; ++i) {
     std::vector<std::vector<float>> partial(g.cols);
-    for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == 0);
+    for (uint32_t j = 0; j < g.cols; ++j) partial[j] = partial_sum(i, j, rows[i], x[j], j == g.root_j());
     out.at[i].index = rows[i];
     out.at[i].value = reduce_line(std::move(partial), ring_block_tokens, dropped(i));
   }
@@ -345,7 +345,7 @@ Data Evaluator::State::gemv_to_row(const Data& in, uint32_t ring_block_tokens) {
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
   for (uint32_t j = 0; j < g.cols; ++j) {
     std::vector<std::vector<float>> partial(g.rows);
-    for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == 0);
+    for (uint32_t i = 0; i < g.rows; ++i) partial[i] = partial_sum(i, j, columns[j], in.at[i], i == g.root_i());
     out.at[j].index = columns[j];
     out.at[j].value = reduce_line(std::move(partial), ring_block_tokens, dropped(j));
   }

@@ -92,35 +92,41 @@ class ExpectedMoves final : public mapping::StepVisitor {
   }
   void visit(const mapping::GatherStep& step) override {
     const BlockGeometry& g = step.env().geo;
-    if (step.along_row() && i_ == 0) tree(step, true, j_, g.cols);
-    if (!step.along_row() && j_ == 0) tree(step, false, i_, g.rows);
+    if (step.along_row() && i_ == g.root_i()) tree(step, true, j_, g.cols);
+    if (!step.along_row() && j_ == g.root_j()) tree(step, false, i_, g.rows);
     done();
   }
   void visit(const mapping::BroadcastStep& step) override {
     const BlockGeometry& g = step.env().geo;
-    if (i_ == 0 && j_ == 0)
-      multicast(step.along_row() ? g.across() : g.down(), step.along_row() ? g.cols - 1 : g.rows - 1);
+    if (i_ == g.root_i() && j_ == g.root_j()) {
+      if (step.along_row())
+        multicast_from(g.across(), g.cols, g.root_j());
+      else
+        multicast_from(g.down(), g.rows, g.root_i());
+    }
     done();
   }
   void visit(const mapping::AttentionStep& step) override {
     const BlockGeometry& g = step.env().geo;
+    const bool root_row = i_ == g.root_i();
     tree(step, false, i_, g.rows);  // partials down each column
-    if (i_ == 0) multicast(g.down(), g.rows - 1);
+    if (root_row) multicast_from(g.down(), g.rows, g.root_i());
     if (!step.row_io()) {
-      if (i_ == 0) tree(step, true, j_, g.cols);  // and along the root row to the root
-      if (i_ == 0 && j_ == 0) multicast(g.across(), g.cols - 1);
-    } else if (i_ == 0) {
-      // q/k/v slices gathered to the group's first column and partials reduced
+      if (root_row) tree(step, true, j_, g.cols);  // and along the root row to the root
+      if (root_row && j_ == g.root_j()) multicast_from(g.across(), g.cols, g.root_j());
+    } else if (root_row) {
+      // q/k/v slices gathered to the group's root column and partials reduced
       // there (two trees over the group), q/k/v and the output multicast along it.
       const auto [columns, p] = place_in_group(step);
+      const uint32_t root = g.line_root(columns);
       tree(step, true, p, columns);
       tree(step, true, p, columns);
-      if (p == 0) multicast(g.across(), columns - 1), multicast(g.across(), columns - 1);
-      // With copies of the KV heads, the first copy's first column multicasts the key and value along all of them.
+      if (p == root) multicast_from(g.across(), columns, root), multicast_from(g.across(), columns, root);
+      // With copies of the KV heads, the first copy's root column multicasts the key and value along all of them.
       const mapping::KvGroups& groups = step.groups();
       const uint32_t group = groups.of[j_];
-      if (groups.copies > 1 && p == 0 && groups.first_copy(group) == group)
-        multicast(g.across(), groups.copy_columns(group) - 1);
+      if (groups.copies > 1 && p == root && groups.first_copy(group) == group)
+        multicast_from(g.across(), groups.copy_columns(group), root);
     }
     done();
   }
@@ -131,24 +137,27 @@ class ExpectedMoves final : public mapping::StepVisitor {
     const BlockGeometry& g = step.env().geo;
     const auto [columns, p] = place_in_group(step);
     tree(step, true, p, columns);
-    if (p == 0) multicast(g.across(), columns - 1);
+    if (p == g.line_root(columns)) multicast_from(g.across(), columns, g.line_root(columns));
     for (int pass = 0; pass < 3; ++pass) {
       tree(step, false, i_, g.rows);
-      if (i_ == 0) multicast(g.down(), g.rows - 1);
+      if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());
     }
     done();
   }
 
  private:
-  // Position k of a tree over n positions along the row's axis (along_row) or the column's.
+  // Position k of a tree over n positions along the row's axis (along_row) or the column's, rooted where the
+  // block roots a line of n.
   void tree(const Step& step, bool along_row, uint32_t k, uint32_t n) {
-    const mapping::TreeRole role = mapping::tree_role(k, n, step.tree_shape(n));
-    for (uint32_t c : role.children_per_level) out_.awaited += c;
+    const mapping::LineRole role = mapping::line_role(k, n, step.env().geo.line_root(n), step.tree_shape(n));
+    out_.awaited += uint32_t(role.children.size());
     if (role.send_level >= 0)
-      (along_row ? out_.tree_along_row : out_.tree_along_column).push_back(-int32_t(role.parent_distance));
+      (along_row ? out_.tree_along_row : out_.tree_along_column).push_back(int32_t(role.parent) - int32_t(k));
   }
-  void multicast(Dir dir, uint32_t tiles) {
-    if (tiles > 0) out_.multicasts.emplace_back(dir, tiles);
+  // A multicast from position `root` of a line of n tiles along `dir`: the tiles after it, then those before it.
+  void multicast_from(Dir dir, uint32_t n, uint32_t root) {
+    if (root + 1 < n) out_.multicasts.emplace_back(dir, n - 1 - root);
+    if (root > 0) out_.multicasts.emplace_back(opposite(dir), root);
   }
   void rings(const BlockGeometry& g) {
     if (g.rows > 1)
@@ -160,15 +169,15 @@ class ExpectedMoves final : public mapping::StepVisitor {
   void gemv_to_column(const Step& step, bool input_on_row, bool ring) {
     const BlockGeometry& g = step.env().geo;
     tree(step, true, j_, g.cols);
-    if (!input_on_row && i_ == 0 && j_ == 0) multicast(g.across(), g.cols - 1);
-    if (i_ == 0) multicast(g.down(), g.rows - 1);
+    if (!input_on_row && i_ == g.root_i() && j_ == g.root_j()) multicast_from(g.across(), g.cols, g.root_j());
+    if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());
     if (ring) rings(g);
     done();
   }
   void gemv_to_row(const Step& step, bool ring) {
     const BlockGeometry& g = step.env().geo;
     tree(step, false, i_, g.rows);
-    if (j_ == 0) multicast(g.across(), g.cols - 1);
+    if (j_ == g.root_j()) multicast_from(g.across(), g.cols, g.root_j());
     if (ring) rings(g);
     done();
   }

@@ -118,6 +118,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                              {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
                              {"attention", mapping::attention_layout_name(plan.options.attention)},
                              {"kv_head_copies", plan.options.kv_head_copies},
+                             {"line_root", mapping::line_root_name(plan.options.line_root)},
                              {"handoff", mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices
                                                                                              : mapping::Handoff::Root)},
                              {"multicast_axis", plan.options.multicast_along_x ? "x" : "y"},
@@ -163,6 +164,11 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                          ? "WaferLLM's kernel: head dimensions along a group's columns, positions along the rows "
                            "(mapping.attention)"
                          : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
+  summary.add_row({"line root", mapping::line_root_name(plan.options.line_root),
+                   plan.options.line_root == mapping::LineRoot::Middle
+                       ? "the middle tile of each line: reductions from both ends, multicasts both ways "
+                         "(mapping.line_root; MoE layers keep the first)"
+                       : "the first tile of each line (mapping.line_root)"});
   if (plan.options.dataflow == mapping::Dataflow::Distributed &&
       plan.options.attention == mapping::AttentionLayout::Groups)
     summary.add_row({"KV head copies", std::to_string(plan.options.kv_head_copies),

@@ -275,6 +275,48 @@ TEST_CASE("contention on: grid attention, long context within 10 percent", "[reg
   require_within_ten_percent("tiny-dense", {kDistributed, kGrid, "workload.prompt_tokens=3000"});
 }
 
+// mapping.line_root: middle, WaferLLM's allreduce: every line's trees root at its
+// middle tile (both halves reduce at once) and its multicasts leave both ways.
+const std::string kMiddle = "mapping.line_root=middle";
+TEST_CASE("contention off: middle roots, distributed dataflow with slices hand-offs, agree to the cycle",
+          "[regression][exact][middle]") {
+  require_same_cycles("tiny-dense", {kDistributed, kMiddle, "workload.batch=3"});
+}
+TEST_CASE("contention off: middle roots, uneven GQA groups along x on two wafers, agree to the cycle",
+          "[regression][exact][middle]") {
+  require_same_cycles("tiny-dense", {kDistributed, kMiddle, "mapping.multicast_axis=x", "hardware.wafers=2",
+                                     "model.n_heads=6", "model.head_dim=32", "model.n_kv_heads=3"});
+}
+TEST_CASE("contention off: middle roots, copies of the KV heads with sinks and a window, agree to the cycle",
+          "[regression][exact][middle]") {
+  require_same_cycles("tiny-dense", {kDistributed, kMiddle, "model.n_heads=8", "model.head_dim=32",
+                                     "model.n_kv_heads=2", "mapping.kv_head_copies=4", "model.attention_sinks=true",
+                                     "model.sliding_window=64", "workload.prompt_tokens=300"});
+}
+TEST_CASE("contention off: middle roots, store-and-forward fan-in 3 trees and relays, agree to the cycle",
+          "[regression][exact][middle]") {
+  require_same_cycles("tiny-dense", {kDistributed, kMiddle, "mapping.reduction=tree", "mapping.reduce_fanin=3",
+                                     "hardware.fabric.colors=6", "workload.prompt_tokens=3000"});
+}
+TEST_CASE("contention off: middle roots, grid attention, one head over the block, agree to the cycle",
+          "[regression][exact][middle][grid]") {
+  require_same_cycles("tiny-1layer",
+                      {kDistributed, kMiddle, kGrid, "model.n_heads=1", "model.n_kv_heads=1", "model.head_dim=256",
+                       "workload.prompt_tokens=300", "mapping.partial_sum_dtype=fp16"});
+}
+TEST_CASE("contention off: middle roots, root dataflow with a root hand-off, agree to the cycle",
+          "[regression][exact][middle]") {
+  require_same_cycles("tiny-dense", {kRoot, kMiddle, "workload.batch=2", "mapping.multicast_axis=y"});
+}
+TEST_CASE("contention off: middle roots beside MoE layers (which keep first roots) agree to the cycle",
+          "[regression][exact][middle][moe]") {
+  require_same_cycles("tiny-moe",
+                      {kDistributed, kMiddle, "model.moe.layers=[1]", "model.ffn_dim=512", "workload.batch=2"});
+}
+TEST_CASE("contention on: middle roots within 10 percent", "[regression][contention][middle]") {
+  require_within_ten_percent("tiny-dense", {kDistributed, kMiddle, "workload.prompt_tokens=3000"});
+}
+
 TEST_CASE("contention on: dense GQA layers within 10 percent", "[regression][contention]") {
   require_within_ten_percent("tiny-dense", {kRoot});
 }

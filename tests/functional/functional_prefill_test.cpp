@@ -301,3 +301,34 @@ TEST_CASE("functional: attention sinks join the softmax in both plans and match"
   REQUIRE(report.first->step == "attention");
   REQUIRE(report.first->position == 0);
 }
+
+// mapping.line_root: middle: every line's trees root at its middle tile and its
+// multicasts leave both ways; the numbers must not notice, and a partial lost on
+// the side before the root must be caught as one after it is.
+TEST_CASE("functional: middle roots match in prefill and decode, and a lost partial before the root is caught",
+          "[functional][middle]") {
+  const std::string middle = "mapping.line_root=middle";
+  for (const char* axis : {"x", "y"}) {
+    const std::string along = std::string("mapping.multicast_axis=") + axis;
+    const std::vector<std::vector<std::string>> cases = {
+        {"mapping.attention=grid"},
+        {"model.n_heads=8", "model.head_dim=32", "model.n_kv_heads=2", "mapping.kv_head_copies=4", "hardware.wafers=2"},
+        {"mapping.handoff=root", "mapping.prefill_gemm=meshgemm"},
+        {"mapping.dataflow=root"}};
+    for (std::vector<std::string> settings : cases) {
+      INFO("axis " << axis << ", " << settings[0]);
+      settings.insert(settings.end(), {middle, along});
+      require_match(check_functional(prefill_plan("tiny-dense", settings, 7, 3)), 9);
+    }
+  }
+  const mapping::Plan plan = prefill_plan("tiny-dense", {middle}, 6, 3);
+  const mapping::BlockGeometry& g = plan.regions[1].blocks[0].geo;
+  REQUIRE(g.root_i() > 0);
+  REQUIRE(g.root_j() > 0);
+  // Row 0's partial of o_proj: the first tile of its line, before the line's middle root.
+  const FunctionalReport lost = check_functional(plan, {{"layer 1", "o_proj", 0, 0, "decode"}});
+  INFO(functional::functional_summary(lost));
+  REQUIRE(!lost.passed);
+  REQUIRE(lost.first);
+  CHECK(lost.first->step == "o_proj");
+}

@@ -98,13 +98,15 @@ TEST_CASE("functional: every reduction variant and multicast axis matches", "[fu
       {"mapping.reduction=ktree", "mapping.ktree_levels=2"}, {"mapping.reduction=ktree", "mapping.ktree_levels=3"}};
   for (const char* dataflow : {"root", "distributed"})
     for (const std::vector<std::string>& reduction : reductions)
-      for (const char* axis : {"x", "y"}) {
-        INFO(dataflow << " " << reduction[1] << " axis " << axis);
-        std::vector<std::string> settings = reduction;
-        settings.push_back(std::string("mapping.dataflow=") + dataflow);
-        settings.push_back(std::string("mapping.multicast_axis=") + axis);
-        require_match(check_functional(tiny_plan("tiny-dense", settings, 3, 2)), 5);
-      }
+      for (const char* axis : {"x", "y"})
+        for (const char* root : {"first", "middle"}) {
+          INFO(dataflow << " " << reduction[1] << " axis " << axis << " line root " << root);
+          std::vector<std::string> settings = reduction;
+          settings.push_back(std::string("mapping.dataflow=") + dataflow);
+          settings.push_back(std::string("mapping.multicast_axis=") + axis);
+          settings.push_back(std::string("mapping.line_root=") + root);
+          require_match(check_functional(tiny_plan("tiny-dense", settings, 3, 2)), 5);
+        }
 }
 
 // Partial sums rounded to 16 bits at every tile of their line: still within

@@ -42,7 +42,7 @@ TEST_CASE("binary tree over five positions", "[mapping][tree]") {
   CHECK(three.parent_distance == 1);
 
   // t0 = max(0, 0+1)+1 = 2, t2 = 2; then t0 = max(2, 2+2)+1 = 5; then max(5, 0+4)+1 = 6.
-  CHECK(tree_completion(zeros(5), 2, unit_costs()).cycle == 6);
+  CHECK(tree_completion(zeros(5), 0, 2, unit_costs()).cycle == 6);
 }
 
 TEST_CASE("fan-in four over six positions", "[mapping][tree]") {
@@ -52,7 +52,7 @@ TEST_CASE("fan-in four over six positions", "[mapping][tree]") {
   CHECK(tree_role(4, 6, fanin_tree(4)).parent_distance == 4);
   CHECK(tree_role(3, 6, fanin_tree(4)).parent_distance == 3);
   // t0 = max(0, 1, 2, 3)+1 = 4, t4 = 2; t0 = max(4, 2+4)+1 = 7.
-  CHECK(tree_completion(zeros(6), 4, unit_costs()).cycle == 7);
+  CHECK(tree_completion(zeros(6), 0, 4, unit_costs()).cycle == 7);
 }
 
 TEST_CASE("every position but the root sends exactly once and subtrees cover the line", "[mapping][tree]") {
@@ -82,7 +82,7 @@ TEST_CASE("the critical path follows the late child", "[mapping][tree]") {
   std::vector<Timed> ready(2);
   ready[1].cycle = 10;
   ready[1].path[size_t(Category::Compute)] = 10;
-  const Timed done = tree_completion(ready, 2, unit_costs());
+  const Timed done = tree_completion(ready, 0, 2, unit_costs());
   CHECK(done.cycle == 12);  // 10 + 1 hop + 1 combine
   CHECK(done.path[size_t(Category::Compute)] == 10);
   CHECK(done.path[size_t(Category::Reduce)] == 2);
@@ -125,7 +125,7 @@ TEST_CASE("a K-tree of two levels over five positions", "[mapping][tree]") {
   // Root: heads from 1 at 1+1 and from 3 at 1+3, so it starts at 4; tails
   // arrive at 3+1 and 3+3; it takes in 2+2 bytes through its one ramp, so it
   // is done at max(4 + 4, 6 + 1) = 8.
-  const Timed done = stream_tree_completion(zeros(5), shape, stream_costs());
+  const Timed done = stream_tree_completion(zeros(5), 0, shape, stream_costs());
   CHECK(done.cycle == 8);
   CHECK(done.path[size_t(Category::Reduce)] == 8);
 }
@@ -137,12 +137,12 @@ TEST_CASE("a streamed chain pays its payload's serialisation once", "[mapping][t
   const TreeShape chain = ktree(4, 1);
   CHECK(chain.fanin == 4);
   // Tails leave 3 at 100, 2 at 102, 1 at 104; the root adds the last wavelet at 106.
-  CHECK(stream_tree_completion(zeros(4), chain, costs).cycle == 106);
+  CHECK(stream_tree_completion(zeros(4), 0, chain, costs).cycle == 106);
   // Store-and-forward, the same payload would cross three levels one after the other.
   TreeCosts whole = unit_costs();
   whole.message_cycles = costs.message_cycles;
   whole.payload_bytes = costs.payload_bytes;
-  CHECK(tree_completion(zeros(4), 2, whole).cycle > 200);
+  CHECK(tree_completion(zeros(4), 0, 2, whole).cycle > 200);
 }
 
 TEST_CASE("K-trees send every position once and their subtrees cover the line", "[mapping][tree]") {
@@ -168,4 +168,54 @@ TEST_CASE("K-trees send every position once and their subtrees cover the line", 
       CHECK(covered == n);
     }
   }
+}
+
+TEST_CASE("a middle root: each side is a tree toward it, senders cover the line once, parents lie toward it",
+          "[mapping][tree]") {
+  for (const TreeShape shape : {fanin_tree(2), fanin_tree(3), ktree(211, 2), ktree(211, 1)}) {
+    for (uint32_t n : {2u, 5u, 16u, 17u, 420u}) {
+      const uint32_t root = (n - 1) / 2;
+      const LineRole top = line_role(root, n, root, shape);
+      CHECK(top.send_level == -1);
+      CHECK(top.size == n);
+      std::vector<uint32_t> covers(n, 0);
+      covers[root] = 1;
+      uint64_t children = top.children.size();
+      for (uint32_t k = 0; k < n; ++k) {
+        if (k == root) continue;
+        const LineRole role = line_role(k, n, root, shape);
+        REQUIRE(role.send_level >= 0);
+        // The parent is between the node and the root (or the root itself).
+        CHECK((k > root ? role.parent < k && role.parent >= root : role.parent > k && role.parent <= root));
+        CHECK(role.offset == (k > root ? k - root : root - k));
+        // The node's message covers its own position and lies on its side of the root.
+        CHECK(role.first <= k);
+        CHECK(k < role.first + role.size);
+        CHECK((k > root ? role.first > root : role.first + role.size <= root));
+        children += role.children.size();
+        if (role.parent == root)
+          for (uint32_t p = role.first; p < role.first + role.size; ++p) ++covers[p];
+      }
+      CHECK(children == n - 1);  // every node but the root is some node's child once
+      CHECK(std::all_of(covers.begin(), covers.end(), [](uint32_t c) { return c == 1; }));
+    }
+  }
+}
+
+TEST_CASE("a middle root reduces both halves at once: half the hops of a root at the end", "[mapping][tree]") {
+  // A chain of 9 (one level): from the end, 8 hops and 8 combines; from the middle, 4 hops each side and the
+  // root's combines of both sides.
+  const TreeShape chain = ktree(9, 1);
+  TreeCosts costs = stream_costs();
+  costs.payload_bytes = [](uint32_t, uint32_t) { return uint64_t(0); };  // heads only: latency alone
+  costs.combine_cycles = [](uint64_t) { return uint64_t(0); };
+  CHECK(stream_tree_completion(zeros(9), 0, chain, costs).cycle == 8);
+  CHECK(stream_tree_completion(zeros(9), 4, ktree(5, 1), costs).cycle == 4);
+  // Store-and-forward fan-in 2 over 9 positions, from the end: the root combines at 2 (position 1's message),
+  // 5 (position 2's, sent at 2 after its own level, 2 hops), 10 (position 4's, sent at 5, 4 hops) and 11
+  // (position 8's, sent at 0, 8 hops).
+  CHECK(tree_completion(zeros(9), 0, 2, unit_costs()).cycle == 11);
+  // From the middle each side is a tree over 5 positions and the root takes both sides' children at each
+  // level: at 2 (offsets 1, 1 hop), 5 (offsets 2, sent at 2, 2 hops) and 6 (offsets 4, sent at 0, 4 hops).
+  CHECK(tree_completion(zeros(9), 4, 2, unit_costs()).cycle == 6);
 }
