@@ -133,11 +133,11 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, c
       uint64_t received_bytes = 0;
       Timed arrived = node;
       for (; c < role.children.size() && role.children[c].level == level; ++c) {
-        const LineRole& child = layout.roles[role.children[c].position];
+        const uint32_t from = role.children[c].position;
+        const LineRole& child = layout.roles[from];
         const uint64_t bytes = costs.payload_bytes(child.first, child.size);
-        arrived =
-            later(arrived, ready[role.children[c].position].after(
-                               costs.message_cycles(level, child.offset, child.distance, bytes), Category::Reduce));
+        arrived = later(arrived,
+                        ready[from].after(costs.message_cycles(level, from, child.distance, bytes), Category::Reduce));
         received_bytes += bytes;
       }
       node = arrived.after(costs.combine_cycles(received_bytes), Category::Reduce);
@@ -171,7 +171,7 @@ Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const Tree
         const LineRole& child = layout.roles[from];
         const uint64_t bytes = costs.payload_bytes(child.first, child.size);
         const uint64_t latency =
-            costs.message_cycles(level, child.offset, child.distance, bytes) - costs.serialization_cycles(bytes);
+            costs.message_cycles(level, from, child.distance, bytes) - costs.serialization_cycles(bytes);
         start = later(start, head[from].after(latency, Category::Reduce));
         inputs_tail = std::max(inputs_tail, tail[from] + latency);
         level_bytes += bytes;

@@ -51,9 +51,9 @@ inline uint32_t subtree_size(uint64_t k, uint64_t stride, uint64_t n, const Tree
 }
 
 struct TreeCosts {
-  // Cycles for a message of tree level `level` from a node `offset` positions from the root, `distance` positions
-  // away from its parent.
-  std::function<uint64_t(uint32_t level, uint32_t offset, uint32_t distance, uint64_t bytes)> message_cycles;
+  // Cycles for a message of tree level `level` from the node at `position`, `distance` positions away from its
+  // parent.
+  std::function<uint64_t(uint32_t level, uint32_t position, uint32_t distance, uint64_t bytes)> message_cycles;
   // Bytes a node starting at `start` sends for its subtree of `size` positions.
   std::function<uint64_t(uint32_t start, uint32_t size)> payload_bytes;
   // Cycles a node spends combining `bytes` received at one level (streamed: at all levels).

@@ -204,7 +204,7 @@ class MeshGemm final : public MeshGemmStep {
   uint64_t activation_bytes(uint32_t, uint32_t) const override {
     return dtype_bytes(env_.activation, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
   }
-  uint32_t patterns() const override { return kTreePattern + tree_levels(lines_, env_.fanin); }
+  uint32_t patterns() const override { return kTreePattern + tree_patterns(lines_); }
   uint16_t tags_used() const override { return uint16_t(3 + tree_levels(lines_, env_.fanin)); }
 
  private:

@@ -134,12 +134,12 @@ class Step : public StepSram {
   };
   // The routing patterns a tree over n positions takes (two per level of
   // chains: neighbours alternate colours so a router never both receives and
-  // forwards one colour) and its levels (one tag each).
+  // forwards one colour; twice that with a middle root, one set per side) and
+  // its levels (one tag each).
   uint32_t tree_patterns(uint32_t n) const;
   uint32_t tree_level_count(uint32_t n) const;
-  // The routing pattern of the message a node `offset` positions from the root sends at `level` to its parent
-  // `distance` away.
-  uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t offset, uint32_t distance) const;
+  // The routing pattern of the message the node at `position` sends at `level` to its parent `distance` away.
+  uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t position, uint32_t distance) const;
   // A multicast of `bytes` from the root of a line of n tiles along `dir` (both ways from a middle root), as
   // tile `position` of the line runs it: the root sends, the others wait for it.
   // `root` is where the line's data sits: geo.line_root(n) unless the step says otherwise.

@@ -78,12 +78,26 @@ uint32_t Step::tree_level_count(uint32_t n) const {
   return tree_levels(side_length(n, env_.geo.line_root(n)), tree_shape(n).fanin);
 }
 
-uint32_t Step::tree_patterns(uint32_t n) const { return tree_level_count(n) * (tree_shape(n).chains ? 2 : 1); }
+namespace {
 
-uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t offset, uint32_t distance) const {
-  if (!tree_shape(tree.n).chains) return tree.pattern + level;
+// Whether a tree over a line of n has positions on both sides of its root.
+bool two_sided(uint32_t n, uint32_t root) { return root > 0 && root + 1 < n; }
+
+}  // namespace
+
+uint32_t Step::tree_patterns(uint32_t n) const {
+  // Each side of a middle root takes patterns of its own: the root's router takes both sides in, one colour each.
+  const uint32_t side = tree_level_count(n) * (tree_shape(n).chains ? 2 : 1);
+  return two_sided(n, env_.geo.line_root(n)) ? 2 * side : side;
+}
+
+uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t position, uint32_t distance) const {
+  const uint32_t root = env_.geo.line_root(tree.n);
+  const uint32_t offset = position > root ? position - root : root - position;
   // Along a chain the colour alternates: a chain member's stride is its distance to its parent.
-  return tree.pattern + 2 * level + offset / distance % 2;
+  const uint32_t within = tree_shape(tree.n).chains ? 2 * level + offset / distance % 2 : level;
+  // The side before the root takes the patterns after the other side's.
+  return tree.pattern + within + (position < root ? tree_patterns(tree.n) / 2 : 0);
 }
 
 void Step::emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir dir, uint32_t pattern, uint64_t bytes,
@@ -93,8 +107,11 @@ void Step::emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir
     out.push_back(wait().tag(tag).messages(1));
     return;
   }
-  if (root + 1 < n) out.push_back(multicast(pattern).dir(dir).tiles(n - 1 - root).bytes(bytes).tag(tag));
-  if (root > 0) out.push_back(multicast(pattern).dir(opposite(dir)).tiles(root).bytes(bytes).tag(tag));
+  // One injection: the root's router copies it to both sides.
+  if (root + 1 == n)
+    out.push_back(multicast(pattern).dir(opposite(dir)).tiles(root).bytes(bytes).tag(tag));
+  else
+    out.push_back(multicast(pattern).dir(dir).tiles(n - 1 - root).tiles_back(root).bytes(bytes).tag(tag));
 }
 
 Timed Step::line_multicast_arrival(const Timed& from, uint32_t root, uint32_t position, uint64_t bytes,
@@ -134,7 +151,7 @@ void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out
   }
   const int32_t back = int32_t(role.parent) - int32_t(position);
   const uint32_t level = uint32_t(role.send_level);
-  const uint32_t pattern = tree_pattern(tree, level, role.offset, role.distance);
+  const uint32_t pattern = tree_pattern(tree, level, position, role.distance);
   SendTask send = send_local(tree.along_row ? 0 : back, tree.along_row ? back : 0, pattern)
                       .bytes(tree_payload(tree, role.first, role.size))
                       .tag(uint16_t(tree.tag + level))
@@ -158,8 +175,8 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
 Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done) const {
   const TreeShape shape = tree_shape(tree.n);
   TreeCosts costs;
-  costs.message_cycles = [&](uint32_t level, uint32_t offset, uint32_t distance, uint64_t bytes) {
-    return line_message_cycles(distance, bytes, tree_pattern(tree, level, offset, distance));
+  costs.message_cycles = [&](uint32_t level, uint32_t position, uint32_t distance, uint64_t bytes) {
+    return line_message_cycles(distance, bytes, tree_pattern(tree, level, position, distance));
   };
   costs.payload_bytes = [&](uint32_t start, uint32_t size) { return tree_payload(tree, start, size); };
   costs.combine_cycles = [&](uint64_t bytes) { return cycles(tree.sum, combine_work(tree, bytes)); };

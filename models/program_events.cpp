@@ -82,8 +82,11 @@ std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Progr
         break;
       case TaskOp::Multicast:
         term.key.delta = task.iteration_delta;
-        // The last of the `count` tiles is the farthest: the body crosses its route's links.
-        term.events.link_byte_hops = uint64_t(task.bytes) * links_crossed(detours, task.count);
+        // The last of the `count` tiles is the farthest: the body crosses its route's links (both ways from one
+        // injection when the task has tiles behind it too).
+        term.events.link_byte_hops =
+            uint64_t(task.bytes) *
+            (links_crossed(detours, task.count) + (task.count_back > 0 ? links_crossed(detours, task.count_back) : 0));
         add(term);
         break;
       default: break;

@@ -85,6 +85,8 @@ class MulticastTask : public MessageBuilder<MulticastTask> {
   MulticastTask() : MessageBuilder(TaskOp::Multicast) {}
   MulticastTask& dir(Dir dir) { return set(task_.dir, dir); }
   MulticastTask& tiles(uint32_t tiles) { return set(task_.count, tiles); }
+  // Also the `tiles` tiles the other way, copied by the sender's router from the same injection.
+  MulticastTask& tiles_back(uint32_t tiles) { return set(task_.count_back, tiles); }
 };
 
 // Blocks until `messages` messages with `tag` of this iteration have arrived.

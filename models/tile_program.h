@@ -17,7 +17,8 @@ namespace wafersim {
 enum class TaskOp : uint8_t {
   Compute,           // work + work_per_position * positions held by this tile
   Send,              // one message to the tile at (dx, dy) on wafer (own + dwafer); does not block
-  Multicast,         // one message along `dir`, delivered at each of the next `count` tiles; does not block
+  Multicast,         // one message along `dir`, delivered at each of the next `count` tiles (and of the `count_back`
+                     // tiles the other way); does not block
   Wait,              // block until `count` messages with `tag` of this iteration have arrived
                      // (stream: until their heads have arrived, see Task::stream)
   SkipUnlessExpert,  // skip the next `count` tasks unless one of the `experts` experts from `expert` of MoE
@@ -53,14 +54,17 @@ struct Task {
   uint16_t tag = 0;                       // Send / Multicast / Wait
   uint16_t layer = 0;                     // for per-layer statistics
   uint32_t count = 0;                     // Wait: messages; Multicast: tiles; SkipUnlessExpert: tasks
-  int32_t dx = 0, dy = 0, dwafer = 0;     // Send destination relative to this tile
-  uint32_t relays = 0;                    // Send / Multicast: relay stages on the route (no colour left)
-  uint32_t bytes = 0;                     // Send / Multicast payload
-  uint32_t expert = 0, moe_layer = 0;     // SkipUnlessExpert, SkipIfExpert
-  uint32_t experts = 1;                   // they ask about experts expert, expert + 1, ... (any one routed)
-  uint32_t expert_offset = 0;             // with expert = kTileParam: the first is the tile's expert + this
-  uint32_t mark = 0;                      // Mark slot
-  Work work;                              // Compute: fixed work
+  // Multicast: tiles the sender's router also copies the message to, the other
+  // way from `dir` (one injection, two directions: a line's middle root).
+  uint32_t count_back = 0;
+  int32_t dx = 0, dy = 0, dwafer = 0;  // Send destination relative to this tile
+  uint32_t relays = 0;                 // Send / Multicast: relay stages on the route (no colour left)
+  uint32_t bytes = 0;                  // Send / Multicast payload
+  uint32_t expert = 0, moe_layer = 0;  // SkipUnlessExpert, SkipIfExpert
+  uint32_t experts = 1;                // they ask about experts expert, expert + 1, ... (any one routed)
+  uint32_t expert_offset = 0;          // with expert = kTileParam: the first is the tile's expert + this
+  uint32_t mark = 0;                   // Mark slot
+  Work work;                           // Compute: fixed work
   // A field set to kTileParam reads this tile's entry of ProgramSet::tile_param
   // instead (kv_offset, expert), so tiles that differ only in that number share one program.
   static constexpr uint32_t kTileParam = 0xffffffffu;
@@ -87,8 +91,8 @@ struct Task {
   // (hash_fields) read this list, and the static_assert below rejects a field
   // missing from it.
   auto fields() const {
-    return std::tie(op, dir, category, dtype, tag, layer, count, dx, dy, dwafer, relays, bytes, expert, moe_layer,
-                    experts, expert_offset, mark, work, work_per_position, kv_stride, kv_offset, kv_window,
+    return std::tie(op, dir, category, dtype, tag, layer, count, count_back, dx, dy, dwafer, relays, bytes, expert,
+                    moe_layer, experts, expert_offset, mark, work, work_per_position, kv_stride, kv_offset, kv_window,
                     iteration_delta, stream, y_first);
   }
   bool operator==(const Task& other) const;

@@ -362,9 +362,20 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
 
 void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
                      uint64_t cycle) {
-  World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
-  if (message_iteration >= w.iterations || task.count == 0) return;
+  if (message_iteration >= world_.iterations) return;
+  // One injection; the sender's router copies it both ways when the task has tiles behind it too.
+  uint64_t injected = 0;
+  if (task.count > 0)
+    start_multicast(tile, task, task.dir, task.count, compiled, message_iteration, cycle, &injected, false);
+  if (task.count_back > 0)
+    start_multicast(tile, task, opposite(task.dir), task.count_back, compiled, message_iteration, cycle, &injected,
+                    task.count > 0);
+}
+
+void Band::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t count, const CompiledTask& compiled,
+                           uint64_t message_iteration, uint64_t cycle, uint64_t* injected, bool already_injected) {
+  World& w = world_;
   uint32_t index = w.free_multicast;
   if (index == kNoMessage) {
     index = uint32_t(w.multicasts.size());
@@ -376,25 +387,25 @@ void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compil
   m.path = w.path[tile];
   m.sent = cycle;
   m.source = tile;
-  m.tile_step = int32_t(dir_dx(task.dir) + int64_t(dir_dy(task.dir)) * w.width);
-  m.count = task.count;
+  m.tile_step = int32_t(dir_dx(dir) + int64_t(dir_dy(dir)) * w.width);
+  m.count = count;
   m.next_k = 1;
   m.iteration = uint32_t(message_iteration);
   m.tag = task.tag;
   m.category = task.category;
   if (w.options.contention) {
-    reserve_multicast(w, tile, task.dir, task.relays, compiled.serialization, cycle, m);
+    reserve_multicast(w, tile, dir, task.relays, compiled.serialization, cycle, m, injected, already_injected);
   } else {
-    m.arrival.resize(task.count);
-    m.wait.assign(task.count, 0);
+    m.arrival.resize(count);
+    m.wait.assign(count, 0);
     // compiled.cycles is the first tile's message_cycles; the k-th adds k - 1 hops and its own detour.
     const FabricParams& fabric = w.hw.fabric;
     const uint64_t first_detour = detour_cycles(fabric, 1);
-    for (uint32_t k = 1; k <= task.count; ++k)
+    for (uint32_t k = 1; k <= count; ++k)
       m.arrival[k - 1] = cycle + compiled.cycles + uint64_t(k - 1) * fabric.hop_latency_cycles +
                          detour_cycles(fabric, k) - first_detour;
     m.pass = m.arrival;
-    w.link_hops += task.count;
+    w.link_hops += count;
   }
   post_multicast(index, uint32_t(int64_t(tile) + m.tile_step), m.pass[0]);
 }

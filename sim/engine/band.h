@@ -57,6 +57,9 @@ class Band : public sc_core::sc_module, public MessageSink {
   uint64_t send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t destination,
                        uint64_t message_iteration, uint64_t cycle);
   void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
+  // One direction of a multicast (reserve_multicast says what `injected` and `already_injected` mean).
+  void start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t count, const CompiledTask& compiled,
+                       uint64_t message_iteration, uint64_t cycle, uint64_t* injected, bool already_injected);
   void post(const Message& message, uint64_t arrival);
   void schedule(uint64_t cycle, uint32_t event);
   void wake_at(uint64_t cycle, uint64_t now);

@@ -98,15 +98,22 @@ Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, u
 }
 
 void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization, uint64_t sent,
-                       MulticastState& multicast) {
+                       MulticastState& multicast, uint64_t* injected, bool already_injected) {
   const FabricParams& fabric = world.hw.fabric;
   const uint32_t count = multicast.count;
   multicast.pass.resize(count);
   multicast.arrival.resize(count);
   multicast.wait.resize(count);
-  uint64_t wait = 0;
-  uint64_t head = cross_ramp(world.injection[source], sent, serialization, &wait) + fabric.ramp_on_cycles +
-                  uint64_t(relays) * fabric.relay_cycles;
+  uint64_t wait = 0, start = 0;
+  if (already_injected) {
+    // The second direction of one injection: its wavelets leave the ramp with the first's.
+    start = *injected;
+    wait = start - sent;
+  } else {
+    start = cross_ramp(world.injection[source], sent, serialization, &wait);
+    if (injected) *injected = start;
+  }
+  uint64_t head = start + fabric.ramp_on_cycles + uint64_t(relays) * fabric.relay_cycles;
   const uint64_t x = world.state[source].x, row = world.state[source].row;
   std::vector<LinkState>* links = nullptr;
   int64_t index = 0, step = 0, tile_step = 0;

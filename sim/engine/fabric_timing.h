@@ -28,7 +28,10 @@ Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, u
 
 // A multicast from `source` through the next `count` tiles towards `dir`;
 // Fills the pass, arrival and wait cycles of `multicast` (see MulticastState).
+// `injected` (optional): when the source's router already has the message (a
+// second direction of one injection); else it crosses the source's injection
+// ramp, and `injected` receives when it left it.
 void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, uint64_t serialization, uint64_t sent,
-                       MulticastState& multicast);
+                       MulticastState& multicast, uint64_t* injected, bool already_injected);
 
 }  // namespace wafersim::sim

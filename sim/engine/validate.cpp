@@ -26,6 +26,11 @@ Reach reach_of(const Program& program) {
       dx = task.dx, dy = task.dy, dwafer = task.dwafer;
     } else if (task.op == TaskOp::Multicast) {
       dx = int64_t(dir_dx(task.dir)) * task.count, dy = int64_t(dir_dy(task.dir)) * task.count;
+      // The other way: as far back.
+      const int64_t back_dx = -int64_t(dir_dx(task.dir)) * task.count_back,
+                    back_dy = -int64_t(dir_dy(task.dir)) * task.count_back;
+      reach.min_dx = std::min(reach.min_dx, back_dx), reach.max_dx = std::max(reach.max_dx, back_dx);
+      reach.min_dy = std::min(reach.min_dy, back_dy), reach.max_dy = std::max(reach.max_dy, back_dy);
     } else {
       continue;
     }
@@ -50,12 +55,13 @@ void explain_failure(const ProgramSet& set, uint64_t tile) {
   for (size_t i = 0; i < program.tasks.size(); ++i) {
     const Task& task = program.tasks[i];
     if (task.op == TaskOp::Multicast) {
-      const int64_t end_x = x + int64_t(dir_dx(task.dir)) * task.count,
-                    end_y = y + int64_t(dir_dy(task.dir)) * task.count;
-      if (end_x < 0 || end_y < 0 || end_x >= set.grid_width || end_y >= set.grid_height)
-        throw EngineError(fmt::format("{}: task {} multicasts {} over {} tiles, past the edge of the {}x{} grid",
-                                      where(set, tile), i, to_string(task.dir), task.count, set.grid_width,
-                                      set.grid_height));
+      for (const auto& [dir, count] :
+           {std::pair{task.dir, task.count}, std::pair{opposite(task.dir), task.count_back}}) {
+        const int64_t end_x = x + int64_t(dir_dx(dir)) * count, end_y = y + int64_t(dir_dy(dir)) * count;
+        if (end_x < 0 || end_y < 0 || end_x >= set.grid_width || end_y >= set.grid_height)
+          throw EngineError(fmt::format("{}: task {} multicasts {} over {} tiles, past the edge of the {}x{} grid",
+                                        where(set, tile), i, to_string(dir), count, set.grid_width, set.grid_height));
+      }
     } else if (task.op == TaskOp::Send) {
       const int64_t to_x = x + task.dx, to_y = y + task.dy, to_wafer = wafer + task.dwafer;
       if (to_x < 0 || to_y < 0 || to_x >= set.grid_width || to_y >= set.grid_height || to_wafer < 0 ||

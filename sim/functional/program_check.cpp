@@ -49,7 +49,9 @@ const Moves& found_moves(const mapping::Plan& plan, const mapping::Step& step, u
   for (const Task& task : set.programs[set.tile_program[tile]].tasks) {
     if (task.tag < first || task.tag >= last) continue;
     if (task.op == TaskOp::Wait) out.awaited += task.count;
-    if (task.op == TaskOp::Multicast) out.multicasts.emplace_back(task.dir, task.count);
+    if (task.op == TaskOp::Multicast && task.count > 0) out.multicasts.emplace_back(task.dir, task.count);
+    if (task.op == TaskOp::Multicast && task.count_back > 0)
+      out.multicasts.emplace_back(opposite(task.dir), task.count_back);
     if (task.op != TaskOp::Send) continue;
     const int32_t di = g.across_is_x ? task.dy : task.dx, dj = g.across_is_x ? task.dx : task.dy;
     const bool reduce = task.category == Category::Reduce;
