@@ -1,5 +1,6 @@
 #include "mapping/line_tree.h"
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -16,8 +17,10 @@ TreeShape fanin_tree(uint32_t fanin) {
 TreeShape ktree(uint32_t n, uint32_t levels) {
   TreeShape shape;
   shape.chains = true;
-  // The smallest group with group^levels >= n (at least 2, so strides grow).
-  shape.fanin = 2;
+  // The smallest group with group^levels >= n (at least 2, so strides grow), searched from just below the
+  // floating-point root so the answer stays exact.
+  const double estimate = std::floor(std::pow(double(n), 1.0 / std::max<uint32_t>(levels, 1)));
+  shape.fanin = std::max<uint32_t>(2, uint32_t(estimate) > 1 ? uint32_t(estimate) - 1 : 2);
   for (;;) {
     uint64_t covered = 1;
     for (uint32_t l = 0; l < levels && covered < n; ++l) covered *= shape.fanin;

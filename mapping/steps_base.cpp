@@ -93,11 +93,13 @@ uint32_t Step::tree_patterns(uint32_t n) const {
 
 uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t position, uint32_t distance) const {
   const uint32_t root = env_.geo.line_root(tree.n);
+  const TreeShape shape = tree_shape(tree.n);
   const uint32_t offset = position > root ? position - root : root - position;
   // Along a chain the colour alternates: a chain member's stride is its distance to its parent.
-  const uint32_t within = tree_shape(tree.n).chains ? 2 * level + offset / distance % 2 : level;
+  const uint32_t within = shape.chains ? 2 * level + offset / distance % 2 : level;
+  if (position >= root) return tree.pattern + within;
   // The side before the root takes the patterns after the other side's.
-  return tree.pattern + within + (position < root ? tree_patterns(tree.n) / 2 : 0);
+  return tree.pattern + within + tree_levels(side_length(tree.n, root), shape.fanin) * (shape.chains ? 2 : 1);
 }
 
 void Step::emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir dir, uint32_t pattern, uint64_t bytes,

@@ -219,3 +219,15 @@ TEST_CASE("a middle root reduces both halves at once: half the hops of a root at
   // level: at 2 (offsets 1, 1 hop), 5 (offsets 2, sent at 2, 2 hops) and 6 (offsets 4, sent at 0, 4 hops).
   CHECK(tree_completion(zeros(9), 4, 2, unit_costs()).cycle == 6);
 }
+
+TEST_CASE("a K-tree's chains are the shortest whose K levels cover the line", "[mapping][tree]") {
+  for (uint32_t levels = 1; levels <= 4; ++levels)
+    for (uint32_t n = 1; n <= 4000; ++n) {
+      const uint64_t f = ktree(n, levels).fanin;
+      uint64_t covered = 1, below = 1;
+      for (uint32_t l = 0; l < levels; ++l) covered *= f, below *= f - 1;
+      INFO("n " << n << ", " << levels << " levels: chains of " << f);
+      REQUIRE(covered >= n);
+      REQUIRE((f == 2 || below < n));
+    }
+}
