@@ -14,5 +14,10 @@ namespace wafersim::reports {
 // closed form its total is reused, otherwise the closed form is evaluated.
 DefectSlowdown defect_slowdown(const Experiment& experiment, const mapping::Plan& plan, const backend::Backend& backend,
                                const DecodeMetrics& decode, const IterationInputs& inputs);
+// The same with speculative decoding: the draft's and the verify pass's closed
+// forms through the step schedule (speculative_decode.h), on this wafer and on
+// a perfect one.
+DefectSlowdown speculative_defect_slowdown(const Experiment& experiment, const mapping::Plan& target,
+                                           const backend::Backend& backend, const DecodeMetrics& decode);
 
 }  // namespace wafersim::reports

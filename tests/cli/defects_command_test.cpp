@@ -111,3 +111,23 @@ TEST_CASE("map shows the repaired wafer under the plan", "[cli][defects]") {
   CHECK_THAT(table.out, Catch::Contains("repaired wafer") && Catch::Contains("3 dead tiles, 1 dead links"));
   CHECK_FALSE(run_json({"map", kTinyDense}).contains("defects"));
 }
+
+TEST_CASE("speculative decoding on a repaired wafer reports the detours' slowdown", "[cli][defects][speculative]") {
+  const std::string speculative = std::string(WAFERSIM_TEST_DATA) + "/speculative/tiny-speculative.yaml";
+  const std::vector<std::string> repaired = {"--set", "hardware.spares.rows=2",
+                                             "--set", "hardware.spares.columns=2",
+                                             "--set", "hardware.defects.map=" + kTinyMap + "yaml"};
+  std::vector<std::string> args = {"analytic", speculative};
+  args.insert(args.end(), repaired.begin(), repaired.end());
+  const nlohmann::json result = run_json(args);
+  const nlohmann::json& defects = result["metrics"]["defects"];
+  // The same speculative experiment on a perfect wafer, in closed form.
+  const nlohmann::json perfect = run_json({"analytic", speculative});
+  CHECK(defects["perfect_wafer_total_cycles"] == perfect["metrics"]["total_cycles"]);
+  CHECK(defects["slowdown"].get<double>() ==
+        Approx(result["metrics"]["total_cycles"].get<double>() / perfect["metrics"]["total_cycles"].get<double>()));
+  CHECK(defects["slowdown"].get<double>() > 1);
+  // The engine's run evaluates the closed form beside it for the same figures.
+  args[0] = "run";
+  CHECK(run_json(args)["metrics"]["defects"] == defects);
+}
