@@ -313,6 +313,10 @@ TEST_CASE("contention off: middle roots beside MoE layers (which keep first root
   require_same_cycles("tiny-moe",
                       {kDistributed, kMiddle, "model.moe.layers=[1]", "model.ffn_dim=512", "workload.batch=2"});
 }
+TEST_CASE("contention off: middle roots with latent attention, dense and MoE layers, agree to the cycle",
+          "[regression][exact][middle][mla]") {
+  require_same_cycles("tiny-mla", {kMiddle, "workload.batch=2"});
+}
 TEST_CASE("contention on: middle roots within 10 percent", "[regression][contention][middle]") {
   require_within_ten_percent("tiny-dense", {kDistributed, kMiddle, "workload.prompt_tokens=3000"});
 }

@@ -105,3 +105,19 @@ TEST_CASE("decode, contention off: prompts of different lengths agree to the cyc
   testing::require_same_cycles(mapping::Phase::Decode, "tiny-dense",
                                {"workload.prompt_tokens=[100, 20]", "workload.batch=2", kRoot});
 }
+
+// mapping.line_root: middle in a prefill: chunk-sized streams into both sides of every line's middle root.
+TEST_CASE("prefill, contention off: middle roots, two wafers and slices hand-offs agree to the cycle",
+          "[regression][exact][prefill][middle]") {
+  require_same_cycles(
+      "tiny-dense", with(kChunks, {kDistributed, "mapping.line_root=middle", "hardware.wafers=2", "workload.batch=2"}));
+}
+TEST_CASE("prefill, contention off: middle roots with MeshGEMM projections along y agree to the cycle",
+          "[regression][exact][prefill][middle]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.line_root=middle",
+                                                   "mapping.prefill_gemm=meshgemm", "mapping.multicast_axis=y"}));
+}
+TEST_CASE("prefill, contention off: middle roots with latent attention, dense and MoE layers, agree to the cycle",
+          "[regression][exact][prefill][middle]") {
+  require_same_cycles("tiny-mla", with(kChunks, {"mapping.line_root=middle"}));
+}
