@@ -1,6 +1,5 @@
 #include "mapping/line_tree.h"
 
-#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -17,16 +16,24 @@ TreeShape fanin_tree(uint32_t fanin) {
 TreeShape ktree(uint32_t n, uint32_t levels) {
   TreeShape shape;
   shape.chains = true;
-  // The smallest group with group^levels >= n (at least 2, so strides grow), searched from just below the
-  // floating-point root so the answer stays exact.
-  const double estimate = std::floor(std::pow(double(n), 1.0 / std::max<uint32_t>(levels, 1)));
-  shape.fanin = std::max<uint32_t>(2, uint32_t(estimate) > 1 ? uint32_t(estimate) - 1 : 2);
-  for (;;) {
-    uint64_t covered = 1;
-    for (uint32_t l = 0; l < levels && covered < n; ++l) covered *= shape.fanin;
-    if (covered >= n) return shape;
-    ++shape.fanin;
+  // The smallest group with group^levels >= n (at least 2, so strides grow). The closed forms ask for the same
+  // few lines at every step: each answer is kept, per thread, by level count and line length.
+  thread_local std::vector<std::vector<uint32_t>> known;
+  if (known.size() <= levels) known.resize(levels + 1);
+  std::vector<uint32_t>& by_length = known[levels];
+  if (by_length.size() <= n) by_length.resize(size_t(n) + 1, 0);
+  uint32_t& fanin = by_length[n];
+  if (fanin == 0) {
+    fanin = 2;
+    for (;;) {
+      uint64_t covered = 1;
+      for (uint32_t l = 0; l < levels && covered < n; ++l) covered *= fanin;
+      if (covered >= n) break;
+      ++fanin;
+    }
   }
+  shape.fanin = fanin;
+  return shape;
 }
 
 TreeRole tree_role(uint32_t k, uint32_t n, const TreeShape& shape) {

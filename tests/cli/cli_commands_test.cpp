@@ -119,7 +119,9 @@ TEST_CASE("describe hardware lists the presets; with a name, its parameters", "[
 
   const Outcome unknown = run_wafersim({"describe", "hardware", "wse9"});
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err == "error: unknown hardware preset 'wse9' (known: tiny, wse2-sdk-clock, wse2, wse3-sdk-clock, wse3); did you mean 'wse2'?\n");
+  CHECK(unknown.err ==
+        "error: unknown hardware preset 'wse9' (known: tiny, wse2-sdk-clock, wse2, wse3-sdk-clock, wse3); did you mean "
+        "'wse2'?\n");
 }
 
 TEST_CASE("describe params lists every parameter with unit and default", "[cli][describe]") {

@@ -72,13 +72,13 @@ TEST_CASE("the SDK-clock variants differ from their presets in the clock and wha
   for (const char* name : {"wse2", "wse3"}) {
     INFO(name);
     const HardwareSpec base = hardware_from_config(load_hardware(std::string("hardware: ") + name + "\n"));
-    const HardwareSpec variant =
-        hardware_from_config(load_hardware(std::string("hardware: ") + name + "-sdk-clock\n"));
+    const HardwareSpec variant = hardware_from_config(load_hardware(std::string("hardware: ") + name + "-sdk-clock\n"));
     CHECK(variant.clock_ghz == 0.85);  // Cerebras/csl-examples benchmark scripts
     // 1.2 Tb/s and 1 us, re-derived at 0.85 GHz.
     CHECK(variant.offwafer.bytes_per_cycle == uint32_t(1.2e12 / 8 / 0.85e9));
     CHECK(variant.offwafer.latency_cycles == 850);
-    CHECK(variant.cycles_to_us(variant.offwafer.latency_cycles) == Approx(base.cycles_to_us(base.offwafer.latency_cycles)));
+    CHECK(variant.cycles_to_us(variant.offwafer.latency_cycles) ==
+          Approx(base.cycles_to_us(base.offwafer.latency_cycles)));
     // Everything stated per cycle is the preset's.
     CHECK(variant.grid_width == base.grid_width);
     CHECK(variant.grid_height == base.grid_height);
