@@ -152,7 +152,7 @@ TEST_CASE("describe hardware/params/backends write JSON with --json FILE or -", 
     return nlohmann::json::parse(outcome.out);
   };
   const nlohmann::json presets = document({"describe", "hardware"})["presets"];
-  REQUIRE(presets.size() == 3);
+  REQUIRE(presets.size() == 5);  // tiny, wse2, wse3 and the two SDK-clock variants
   const nlohmann::json gpus = document({"describe", "hardware"})["gpu_presets"];
   REQUIRE(gpus.size() == 3);
   CHECK(gpus[0]["name"] == "h100");
