@@ -41,11 +41,13 @@ struct BlockGeometry {
   // How the block's GEMVs split their weights over the rows and columns. By
   // default evenly (lower indices take the remainder). Tiles that keep more
   // activation buffers than others can be given fewer weights (the compiler's
-  // edge relief, mapping/compile.cpp): the root row a share of `row0_permille`
-  // thousandths of another row's, and the columns shares in proportion to
+  // edge relief, mapping/compile.cpp): row `relieved_row` (the root row of
+  // the plan that was relieved: the prefill keeps the decode's weights where
+  // they are) a share of `row0_permille` thousandths of another row's, and the columns shares in proportion to
   // their weights (column_prefix: cumulative weights, cols + 1 entries).
   // Compute is charged the largest share.
   uint32_t row0_permille = 1000;
+  uint32_t relieved_row = 0;
   std::shared_ptr<const std::vector<uint64_t>> column_prefix;  // null: even
   void set_column_weights(const std::vector<uint64_t>& weights);
 

@@ -31,8 +31,8 @@ void BlockGeometry::set_column_weights(const std::vector<uint64_t>& weights) {
 uint64_t BlockGeometry::row_share(uint64_t total, uint32_t i) const {
   if (row0_permille >= 1000 || rows == 1) return even_part(total, rows, i);
   const uint64_t first = relieved_first(total, rows, row0_permille);
-  const uint32_t root = root_i();
-  return i == root ? first : even_part(total - first, rows - 1, i < root ? i : i - 1);
+  const uint32_t relieved = relieved_row;
+  return i == relieved ? first : even_part(total - first, rows - 1, i < relieved ? i : i - 1);
 }
 
 uint64_t BlockGeometry::column_share(uint64_t total, uint32_t j) const {
@@ -44,8 +44,8 @@ uint64_t BlockGeometry::column_share(uint64_t total, uint32_t j) const {
 }
 
 uint64_t BlockGeometry::largest_row_share(uint64_t total) const {
-  // The relieved root row and the first of the others.
-  return std::max(row_share(total, root_i()), rows > 1 ? row_share(total, root_i() == 0 ? 1 : 0) : 0);
+  // The relieved row and the first of the others.
+  return std::max(row_share(total, relieved_row), rows > 1 ? row_share(total, relieved_row == 0 ? 1 : 0) : 0);
 }
 
 uint64_t BlockGeometry::largest_column_share(uint64_t total) const {

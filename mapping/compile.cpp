@@ -537,6 +537,7 @@ class PlanCompiler {
       }
       if (std::isfinite(row0_factor))
         box.row0_permille = uint32_t(std::clamp(std::floor(box.row0_permille * row0_factor), 1.0, 1000.0));
+      box.relieved_row = root_row;
       box.set_column_weights(column_weight);
       Region relieved = build_region(context, need.kind, need.layer, box);
       FullestTile relieved_fullest;

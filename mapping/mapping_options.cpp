@@ -9,7 +9,9 @@ namespace wafersim::mapping {
 const char* dataflow_name(Dataflow dataflow) { return dataflow == Dataflow::Distributed ? "distributed" : "root"; }
 
 const char* reduction_name(Reduction reduction) { return reduction == Reduction::KTree ? "ktree" : "tree"; }
-const char* line_root_name(LineRoot root) { return root == LineRoot::Middle ? "middle" : "first"; }
+const char* line_root_name(LineRoot root) {
+  return root == LineRoot::Middle ? "middle" : root == LineRoot::MiddleInDecode ? "middle_in_decode" : "first";
+}
 
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
@@ -119,11 +121,17 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                          "distributed dataflow, tree with root"),
               auto_by_dataflow(&MappingOptions::reduction, "tree", Reduction::Tree, Reduction::KTree))
           .add_enum<LineRoot>(
-              "mapping.line_root", {{"first", LineRoot::First}, {"middle", LineRoot::Middle}}, "first",
+              "mapping.line_root",
+              {{"first", LineRoot::First},
+               {"middle", LineRoot::Middle},
+               {"middle_in_decode", LineRoot::MiddleInDecode}},
+              "first",
               "Where the lines of tiles of a region have their roots: first = the line's first tile (a reduction "
               "runs the line's length to it and the multicast after it the length back); middle = the line's "
               "middle tile, as WaferLLM's allreduce: both halves reduce at once and multicasts leave both ways, "
-              "about halving the hops of a reduction and its multicast (MoE layer regions keep first)",
+              "about halving the hops of a reduction and its multicast (MoE layer regions keep first); "
+              "middle_in_decode = middle in decode and first in the prefill, whose chunk-sized reductions a "
+              "middle root's one input ramp slows",
               &MappingOptions::line_root)
           .add(int_param("mapping.ktree_levels", "", "2", 1, 8,
                          "Levels K of the K-tree (mapping.reduction: ktree): chains of about n^(1/K) tiles"),

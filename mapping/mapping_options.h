@@ -74,7 +74,9 @@ enum class AttentionLayout { Groups, Grid };
 //   Middle: the line's middle tile: both halves reduce at once and multicasts
 //     leave both ways, as WaferLLM's allreduce does (docs/MAPPING.md, "Middle
 //     roots"). MoE regions keep First.
-enum class LineRoot { First, Middle };
+//   MiddleInDecode: Middle in the decode plan, First in the prefill's, whose
+//     reductions are bound by bytes rather than by hops.
+enum class LineRoot { First, Middle, MiddleInDecode };
 
 struct MappingOptions {
   double region_aspect = 1.0;     // preferred columns / rows of a layer region (picks the strip count)
@@ -122,7 +124,7 @@ const char* prefill_gemm_name(PrefillGemm gemm);            // "chunked_gemv", "
 const char* moe_combine_name(MoeCombine combine);           // "root", "tree", "columns"
 const char* handoff_name(Handoff handoff);                  // "root", "slices"
 const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"
-const char* line_root_name(LineRoot root);                  // "first", "middle"
+const char* line_root_name(LineRoot root);                  // "first", "middle", "middle_in_decode"
 
 void declare_mapping_params(config::Schema& schema);
 MappingOptions mapping_options_from_config(const config::Config& config);

@@ -1341,7 +1341,7 @@ std::vector<uint64_t> region_timing_class(const ModelSpec& m, RegionKind kind, i
                                           bool slices_in, bool slices_out) {
   std::vector<uint64_t> key = {uint64_t(kind),       box.rows,          box.cols,
                                box.across_is_x,      box.row0_permille, uint64_t(slices_in),
-                               uint64_t(slices_out), box.middle_roots};
+                               uint64_t(slices_out), box.middle_roots,  box.relieved_row};
   if (box.column_prefix) key.insert(key.end(), box.column_prefix->begin(), box.column_prefix->end());
   if (kind != RegionKind::Dense && kind != RegionKind::Moe) return key;
   key.push_back(attention_shape(m, uint32_t(layer)).window);
@@ -1366,7 +1366,9 @@ Region build_region(const RegionContext& context, RegionKind kind, int32_t layer
   region.layer = layer;
   region.box = box;
   // Expert blocks and their dispatch keep the root at the block's corner (docs/MAPPING.md, "Middle roots").
-  region.box.middle_roots = kind != RegionKind::Moe && context.options->line_root == LineRoot::Middle;
+  const LineRoot root = context.options->line_root;
+  region.box.middle_roots =
+      kind != RegionKind::Moe && (root == LineRoot::Middle || (root == LineRoot::MiddleInDecode && !context.prefill));
   region.name = region_name(kind, layer);
   if (kind == RegionKind::Moe) {
     build_moe(context, region, uint32_t(layer));

@@ -165,10 +165,10 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                            "(mapping.attention)"
                          : "per KV-head group of columns, whole positions per tile (mapping.attention)"});
   summary.add_row({"line root", mapping::line_root_name(plan.options.line_root),
-                   plan.options.line_root == mapping::LineRoot::Middle
-                       ? "the middle tile of each line: reductions from both ends, multicasts both ways "
-                         "(mapping.line_root; MoE layers keep the first)"
-                       : "the first tile of each line (mapping.line_root)"});
+                   plan.options.line_root == mapping::LineRoot::First
+                       ? "the first tile of each line (mapping.line_root)"
+                       : "the middle tile of each line: reductions from both ends, multicasts both ways "
+                         "(mapping.line_root; MoE layers keep the first; with middle_in_decode, decode only)"});
   if (plan.options.dataflow == mapping::Dataflow::Distributed &&
       plan.options.attention == mapping::AttentionLayout::Groups)
     summary.add_row({"KV head copies", std::to_string(plan.options.kv_head_copies),

@@ -321,6 +321,8 @@ TEST_CASE("functional: middle roots match in prefill and decode, and a lost part
       require_match(check_functional(prefill_plan("tiny-dense", settings, 7, 3)), 9);
     }
   }
+  // Middle roots in decode only: the prefill, rooted first, writes the KV cache decode reads.
+  require_match(check_functional(prefill_plan("tiny-dense", {"mapping.line_root=middle_in_decode"}, 7, 3)), 9);
   const mapping::Plan plan = prefill_plan("tiny-dense", {middle}, 6, 3);
   const mapping::BlockGeometry& g = plan.regions[1].blocks[0].geo;
   REQUIRE(g.root_i() > 0);
