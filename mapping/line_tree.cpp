@@ -97,43 +97,27 @@ LineRole line_role(uint32_t k, uint32_t n, uint32_t root, const TreeShape& shape
   return out;
 }
 
-namespace {
-
-// Every node's role and the order to visit them in (farthest from the root
-// first, every child before its parent), for one tree: the closed forms
-// evaluate the same few trees at every token.
-struct LineTreeLayout {
-  std::vector<LineRole> roles;
-  std::vector<uint32_t> order;
-};
-
-const LineTreeLayout& line_tree_layout(uint32_t n, uint32_t root, const TreeShape& shape) {
+const LineTree& line_tree(uint32_t n, uint32_t root, const TreeShape& shape) {
   // One per thread: plans are compiled and timed on any thread.
-  thread_local std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, LineTreeLayout> cache;
+  thread_local std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, LineTree> cache;
   auto [it, fresh] = cache.try_emplace({n, root, shape.fanin, shape.chains});
-  LineTreeLayout& layout = it->second;
-  if (!fresh) return layout;
-  layout.roles.reserve(n);
-  for (uint32_t k = 0; k < n; ++k) layout.roles.push_back(line_role(k, n, root, shape));
+  LineTree& tree = it->second;
+  if (!fresh) return tree;
+  tree.roles.reserve(n);
+  for (uint32_t k = 0; k < n; ++k) tree.roles.push_back(line_role(k, n, root, shape));
   for (uint32_t offset = side_length(n, root); offset-- > 1;) {
-    if (root + offset < n) layout.order.push_back(root + offset);
-    if (offset <= root) layout.order.push_back(root - offset);
+    if (root + offset < n) tree.order.push_back(root + offset);
+    if (offset <= root) tree.order.push_back(root - offset);
   }
-  layout.order.push_back(root);
-  return layout;
-}
-
-}  // namespace
-
-const std::vector<LineRole>& line_roles(uint32_t n, uint32_t root, const TreeShape& shape) {
-  return line_tree_layout(n, root, shape).roles;
+  tree.order.push_back(root);
+  return tree;
 }
 
 Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, const TreeCosts& costs,
                       std::vector<Timed>* done) {
   const uint32_t n = uint32_t(ready.size());
   if (n == 0) return Timed{};
-  const LineTreeLayout& layout = line_tree_layout(n, root, fanin_tree(fanin));
+  const LineTree& layout = line_tree(n, root, fanin_tree(fanin));
   for (const uint32_t k : layout.order) {
     const LineRole& role = layout.roles[k];
     Timed& node = ready[k];
@@ -164,7 +148,7 @@ Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const Tree
   const uint32_t n = uint32_t(ready.size());
   if (n == 0) return Timed{};
   if (done) done->assign(n, Timed{});
-  const LineTreeLayout& layout = line_tree_layout(n, root, shape);
+  const LineTree& layout = line_tree(n, root, shape);
   // Per node once it has sent: when its head left (with the path to it) and when its tail left.
   std::vector<Timed> head(n);
   std::vector<uint64_t> tail(n, 0);

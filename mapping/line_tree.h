@@ -79,8 +79,15 @@ struct LineRole {
   uint32_t first = 0, size = 0;  // the positions [first, first + size) its message covers (the root: all)
 };
 LineRole line_role(uint32_t k, uint32_t n, uint32_t root, const TreeShape& shape);
-// Every position's role, computed once per tree (kept for the thread's lifetime).
-const std::vector<LineRole>& line_roles(uint32_t n, uint32_t root, const TreeShape& shape);
+// Every position's role, and the order to visit them in (farthest from the
+// root first, every child before its parent), computed once per tree and
+// kept for the thread's lifetime: the closed forms time the same few trees at
+// every step.
+struct LineTree {
+  std::vector<LineRole> roles;
+  std::vector<uint32_t> order;
+};
+const LineTree& line_tree(uint32_t n, uint32_t root, const TreeShape& shape);
 // Positions on the longer side of the root, the root included: what sizes the
 // shape of a two-sided tree (n for a root at 0).
 inline uint32_t side_length(uint32_t n, uint32_t root) { return std::max(root + 1, n - root); }

@@ -137,6 +137,7 @@ class Step : public StepSram {
   // forwards one colour; twice that with a middle root, one set per side) and
   // its levels (one tag each).
   uint32_t tree_patterns(uint32_t n) const;
+  uint32_t side_patterns(uint32_t n) const;  // of one side of the root: all of them with a root at 0
   uint32_t tree_level_count(uint32_t n) const;
   // The routing pattern of the message the node at `position` sends at `level` to its parent `distance` away.
   uint32_t tree_pattern(const Tree& tree, uint32_t level, uint32_t position, uint32_t distance) const;
@@ -150,7 +151,7 @@ class Step : public StepSram {
                                uint32_t pattern) const;
   // The role of `position` in a tree over the tree's line.
   const LineRole& tree_role_at(const Tree& tree, uint32_t position) const {
-    return line_roles(tree.n, env_.geo.line_root(tree.n), tree_shape(tree.n))[position];
+    return line_tree(tree.n, env_.geo.line_root(tree.n), tree_shape(tree.n)).roles[position];
   }
   uint64_t tree_payload(const Tree& tree, uint32_t start, uint32_t size) const;
   Work combine_work(const Tree& tree, uint64_t received_bytes) const;

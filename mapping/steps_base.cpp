@@ -78,17 +78,13 @@ uint32_t Step::tree_level_count(uint32_t n) const {
   return tree_levels(side_length(n, env_.geo.line_root(n)), tree_shape(n).fanin);
 }
 
-namespace {
-
-// Whether a tree over a line of n has positions on both sides of its root.
-bool two_sided(uint32_t n, uint32_t root) { return root > 0 && root + 1 < n; }
-
-}  // namespace
+uint32_t Step::side_patterns(uint32_t n) const { return tree_level_count(n) * (tree_shape(n).chains ? 2 : 1); }
 
 uint32_t Step::tree_patterns(uint32_t n) const {
   // Each side of a middle root takes patterns of its own: the root's router takes both sides in, one colour each.
-  const uint32_t side = tree_level_count(n) * (tree_shape(n).chains ? 2 : 1);
-  return two_sided(n, env_.geo.line_root(n)) ? 2 * side : side;
+  const uint32_t root = env_.geo.line_root(n);
+  const bool two_sided = root > 0 && root + 1 < n;
+  return two_sided ? 2 * side_patterns(n) : side_patterns(n);
 }
 
 uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t position, uint32_t distance) const {
@@ -97,9 +93,8 @@ uint32_t Step::tree_pattern(const Tree& tree, uint32_t level, uint32_t position,
   const uint32_t offset = position > root ? position - root : root - position;
   // Along a chain the colour alternates: a chain member's stride is its distance to its parent.
   const uint32_t within = shape.chains ? 2 * level + offset / distance % 2 : level;
-  if (position >= root) return tree.pattern + within;
   // The side before the root takes the patterns after the other side's.
-  return tree.pattern + within + tree_levels(side_length(tree.n, root), shape.fanin) * (shape.chains ? 2 : 1);
+  return tree.pattern + within + (position < root ? side_patterns(tree.n) : 0);
 }
 
 void Step::emit_line_multicast(uint32_t n, uint32_t root, uint32_t position, Dir dir, uint32_t pattern, uint64_t bytes,
@@ -125,7 +120,7 @@ Timed Step::line_multicast_arrival(const Timed& from, uint32_t root, uint32_t po
 void Step::emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const {
   const TreeShape shape = tree_shape(tree.n);
   const uint32_t root = env_.geo.line_root(tree.n);
-  const std::vector<LineRole>& roles = line_roles(tree.n, root, shape);
+  const std::vector<LineRole>& roles = line_tree(tree.n, root, shape).roles;
   const LineRole& role = roles[position];
   const bool streamed = shape.chains;
   uint64_t received = 0;

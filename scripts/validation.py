@@ -217,7 +217,7 @@ def main():
             documented = doc.read()
         fresh = table(run=False)
         # The documented table may hold `run` columns too: compare the closed-form cells only.
-        if analytic_cells(documented.split(BEGIN, 1)[1].split(END, 1)[0]) != analytic_cells(fresh):
+        if analytic_cells(documented_block(documented, BEGIN, END)) != analytic_cells(fresh):
             sys.exit("docs/VALIDATION.md is stale: regenerate it with scripts/validation.py --write [--run]\n" + fresh)
         trend = indented(trend_table())
         if documented_block(documented, TREND_BEGIN, TREND_END).strip() != trend.strip():

@@ -55,7 +55,7 @@ inline std::vector<uint32_t> iota(uint64_t begin, uint64_t end) {
   return out;
 }
 
-// Evaluates a reduction tree exactly as line_role() lays it out for the
+// Evaluates a reduction tree exactly as line_tree() lays it out for the
 // programs of `step`: node k combines, level by level, the subtrees of its
 // children; a chain's successor has finished before its predecessor takes it
 // in, so nodes go from the ends of the line towards its root. `drop` (a
@@ -64,21 +64,13 @@ template <typename T, typename Combine>
 T reduce_tree(std::vector<T> parts, const mapping::Step& step, Combine combine, int64_t drop) {
   const uint32_t n = uint32_t(parts.size());
   const uint32_t root = step.env().geo.line_root(n);
-  const mapping::TreeShape shape = step.tree_shape(n);
-  std::vector<mapping::LineRole> roles(n);
-  for (uint32_t k = 0; k < n; ++k) roles[k] = mapping::line_role(k, n, root, shape);
-  // Positions farthest from the root first.
-  std::vector<uint32_t> order(n);
-  for (uint32_t k = 0; k < n; ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return roles[a].offset > roles[b].offset || (roles[a].offset == roles[b].offset && a > b);
-  });
+  const mapping::LineTree& tree = mapping::line_tree(n, root, step.tree_shape(n));
   uint32_t levels = 0;
-  for (const mapping::LineRole& role : roles)
+  for (const mapping::LineRole& role : tree.roles)
     for (const mapping::LineRole::Child& child : role.children) levels = std::max(levels, child.level + 1);
   for (uint32_t level = 0; level < levels; ++level)
-    for (uint32_t k : order)
-      for (const mapping::LineRole::Child& child : roles[k].children)
+    for (uint32_t k : tree.order)
+      for (const mapping::LineRole::Child& child : tree.roles[k].children)
         if (child.level == level && int64_t(child.position) != drop) combine(parts[k], parts[child.position]);
   return std::move(parts[root]);
 }
