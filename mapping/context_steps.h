@@ -21,14 +21,21 @@ namespace wafersim::mapping {
 template <class Value>
 class ContextSteps {
  public:
-  // `contexts`: every context the run visits, sorted, without repeats; it must outlive the table.
-  ContextSteps(const std::vector<uint64_t>& contexts, std::function<Value(uint64_t context)> evaluate)
-      : contexts_(contexts), evaluate_(std::move(evaluate)) {
+  // `contexts`: every context the run visits, sorted, without repeats.
+  ContextSteps(const std::vector<uint64_t>& contexts, const std::function<Value(uint64_t context)>& evaluate) {
     if (contexts.empty()) return;
-    const Value first = evaluate_at(contexts.front());
-    const Value last = contexts.size() > 1 ? evaluate_at(contexts.back()) : first;
+    const Value first = evaluate_at(evaluate, contexts.front());
+    const Value last = contexts.size() > 1 ? evaluate_at(evaluate, contexts.back()) : first;
     append(contexts.front(), first);
-    if (contexts.size() > 1) fill(0, contexts.size() - 1, first, last);
+    if (contexts.size() > 1) fill(contexts, evaluate, 0, contexts.size() - 1, first, last);
+  }
+  // The same when the value can change only at `starts` (sorted, without
+  // repeats, each a context the run visits, the first of them among them):
+  // one evaluation per start, none to find them.
+  struct KnownStarts {};
+  ContextSteps(KnownStarts, const std::vector<uint64_t>& starts,
+               const std::function<Value(uint64_t context)>& evaluate) {
+    for (uint64_t start : starts) append(start, evaluate_at(evaluate, start));
   }
 
   // The value at a context from the constructor's list.
@@ -40,31 +47,38 @@ class ContextSteps {
   }
   // Times the function was evaluated: a measure of the saving.
   uint64_t evaluations() const { return evaluations_; }
+  // Where the value changes: the first context of each piece, in order.
+  std::vector<uint64_t> starts() const {
+    std::vector<uint64_t> out;
+    out.reserve(pieces_.size());
+    for (const auto& piece : pieces_) out.push_back(piece.first);
+    return out;
+  }
 
  private:
-  Value evaluate_at(uint64_t context) {
+  using Evaluate = std::function<Value(uint64_t)>;
+  Value evaluate_at(const Evaluate& evaluate, uint64_t context) {
     ++evaluations_;
-    return evaluate_(context);
+    return evaluate(context);
   }
-  // Pieces for contexts_[lo + 1 .. hi], given the values at lo and hi.
-  void fill(size_t lo, size_t hi, const Value& value_lo, const Value& value_hi) {
+  // Pieces for contexts[lo + 1 .. hi], given the values at lo and hi.
+  void fill(const std::vector<uint64_t>& contexts, const Evaluate& evaluate, size_t lo, size_t hi,
+            const Value& value_lo, const Value& value_hi) {
     if (value_lo == value_hi) return;  // constant on [lo, hi]: the piece at lo covers it
     if (hi == lo + 1) {
-      append(contexts_[hi], value_hi);
+      append(contexts[hi], value_hi);
       return;
     }
     const size_t mid = lo + (hi - lo) / 2;
-    const Value value_mid = evaluate_at(contexts_[mid]);
-    fill(lo, mid, value_lo, value_mid);
-    fill(mid, hi, value_mid, value_hi);
+    const Value value_mid = evaluate_at(evaluate, contexts[mid]);
+    fill(contexts, evaluate, lo, mid, value_lo, value_mid);
+    fill(contexts, evaluate, mid, hi, value_mid, value_hi);
   }
   void append(uint64_t first_context, const Value& value) {
     if (!pieces_.empty() && pieces_.back().second == value) return;
     pieces_.emplace_back(first_context, value);
   }
 
-  const std::vector<uint64_t>& contexts_;
-  std::function<Value(uint64_t)> evaluate_;
   std::vector<std::pair<uint64_t, Value>> pieces_;  // (first context, value), by context
   uint64_t evaluations_ = 0;
 };

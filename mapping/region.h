@@ -91,6 +91,11 @@ struct Region {
   // of data no earlier than it (it was still busy with the previous iteration).
   Front run(Front in, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
             std::vector<Timed>* line_done = nullptr, const std::vector<Timed>* line_free = nullptr) const;
+  // run() but for its last act: a chain that ends at the root sets the root's
+  // entry of `line_done` to when it got there. Without `line_free`, steps
+  // [first, middle) then [middle, last) of it are steps [first, last).
+  Front run_steps(Front in, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
+                  std::vector<Timed>* line_done = nullptr, const std::vector<Timed>* line_free = nullptr) const;
   // With slices in, the steps up to the first that brings the data to the
   // root (the reduce of the input norm's statistics, the LM head's gather):
   // the part of the chain that depends on when each slice arrived. 0 otherwise.

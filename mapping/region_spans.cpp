@@ -7,7 +7,7 @@ namespace wafersim::mapping {
 
 RegionSpan RegionSpan::shifted(const Timed& start) const {
   RegionSpan span = *this;
-  span.out.root = start.then(out.root);
+  if (out.kind == FrontKind::Root) span.out.root = start.then(out.root);  // other fronts leave it unset
   for (Timed& t : span.out.at) t = start.then(t);
   for (Timed& t : span.line_done) t = start.then(t);
   return span;
@@ -31,8 +31,54 @@ bool RegionSpans::depends_on_context_only(const Region& region) {
   return region.kind != RegionKind::Moe && !region.waits_for_line();
 }
 
+std::optional<RegionSpans::Cut> RegionSpans::cut(const Region& region) {
+  const auto& steps = region.blocks[0].steps;
+  const size_t first = region.head_steps(), last = steps.size();
+  Cut cut;
+  cut.reader = first;
+  while (cut.reader < last && !region.reads_context(cut.reader, cut.reader + 1)) ++cut.reader;
+  if (cut.reader == last) return std::nullopt;  // one span for every context: nothing to save
+  const AtContext any(0);                       // steps that do not read the context
+  cut.before_line_done.assign(region.line_tiles(), Timed{});
+  cut.before = region.run_steps(Front::at_root(Timed{}), first, cut.reader, any, 0, &cut.before_line_done);
+  for (cut.rejoin = cut.reader + 1; cut.rejoin < last; ++cut.rejoin) {
+    if (steps[cut.rejoin - 1]->output() != FrontKind::Root || region.reads_context(cut.rejoin, last)) continue;
+    RegionSpan after;
+    after.out = region.run(Front::at_root(Timed{}), cut.rejoin, last, any, 0, &after.line_done);
+    if (after.line_done.empty()) continue;  // the root column's figures would come from before the cut
+    cut.after = std::move(after);
+    break;
+  }
+  cut.one_reader = !region.reads_context(cut.reader + 1, cut.rejoin);
+  return cut;
+}
+
+RegionSpan RegionSpans::evaluate_cut(const Region& region, uint64_t context) const {
+  RegionSpan span;
+  span.line_done = cut_->before_line_done;
+  const Front front =
+      region.run_steps(cut_->before, cut_->reader, cut_->rejoin, AtContext(context), 0, &span.line_done);
+  if (cut_->after) return cut_->after->shifted(front.root);
+  // No cut after: run() to the end, as evaluate() does.
+  span.out = region.run(front, cut_->rejoin, cut_->rejoin, AtContext(context), 0, &span.line_done);
+  return span;
+}
+
+ContextSteps<RegionSpan> RegionSpans::tabulate(const Region& region, const std::vector<uint64_t>& contexts) const {
+  if (!cut_)
+    return ContextSteps<RegionSpan>(contexts,
+                                    [&](uint64_t context) { return evaluate(region, Timed{}, AtContext(context), 0); });
+  auto at_context = [&](uint64_t context) { return evaluate_cut(region, context); };
+  // The span changes only where the one step reading the context changes its output, if it knows where.
+  const Step& reader = *region.blocks[0].steps[cut_->reader];
+  if (cut_->one_reader)
+    if (const std::optional<std::vector<uint64_t>> starts = reader.context_starts(cut_->before, contexts))
+      return ContextSteps<RegionSpan>(ContextSteps<RegionSpan>::KnownStarts{}, *starts, at_context);
+  return ContextSteps<RegionSpan>(contexts, at_context);
+}
+
 RegionSpans::RegionSpans(const Region& region, const std::vector<uint64_t>& contexts)
-    : steps_(contexts, [&region](uint64_t context) { return evaluate(region, Timed{}, AtContext(context), 0); }) {}
+    : cut_(cut(region)), steps_(tabulate(region, contexts)) {}
 
 PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs)
     : regions_(plan.regions), of_(plan.regions.size(), nullptr) {
@@ -73,6 +119,19 @@ bool PlanSpans::alike(uint64_t context_a, uint64_t context_b) const {
   for (const auto& [key, table] : by_class_)
     if (&table->at(context_a) != &table->at(context_b)) return false;  // one piece is one value
   return true;
+}
+
+std::optional<std::vector<uint64_t>> PlanSpans::starts() const {
+  if (context_outside_tables()) return std::nullopt;
+  std::vector<uint64_t> starts;
+  if (!contexts_.empty()) starts.push_back(contexts_.front());
+  for (const auto& [key, table] : by_class_) {
+    const std::vector<uint64_t> of_table = table->starts();
+    starts.insert(starts.end(), of_table.begin(), of_table.end());
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
 }
 
 uint64_t PlanSpans::evaluations() const {

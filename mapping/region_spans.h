@@ -41,11 +41,31 @@ class RegionSpans {
                              uint64_t iteration);
   // Times the region's chain was evaluated: a measure of the saving.
   uint64_t evaluations() const { return steps_.evaluations(); }
+  // The contexts where the span changes, the first visited among them.
+  std::vector<uint64_t> starts() const { return steps_.starts(); }
 
   // Whether a region's span depends on the iteration only through its context.
   static bool depends_on_context_only(const Region& region);
 
  private:
+  // The chain cut around the steps the context can change, which are all a
+  // table evaluates per context: those before the one step that reads it run
+  // once, and those after the front next comes to the root (when they set the
+  // root column's figures themselves and read no context) run once from cycle
+  // 0, to be shifted to when it comes. Every figure being a latest or a sum
+  // of times, both give what evaluate() gives (region_spans_test.cpp holds it).
+  struct Cut {
+    size_t reader = 0, rejoin = 0;  // steps [reader, rejoin) run per context
+    bool one_reader = true;         // no step after `reader` among them reads the context
+    Front before;                   // from the root at cycle 0, before `reader`
+    std::vector<Timed> before_line_done;
+    std::optional<RegionSpan> after;  // steps [rejoin, end) from the root at cycle 0
+  };
+  static std::optional<Cut> cut(const Region& region);
+  RegionSpan evaluate_cut(const Region& region, uint64_t context) const;
+  ContextSteps<RegionSpan> tabulate(const Region& region, const std::vector<uint64_t>& contexts) const;
+
+  std::optional<Cut> cut_;
   ContextSteps<RegionSpan> steps_;
 };
 
@@ -63,6 +83,10 @@ class PlanSpans {
   // piece of every table, and nothing outside the tables (a region without
   // one, a region's head steps) asks for the context. Routing aside.
   bool alike(uint64_t context_a, uint64_t context_b) const;
+  // The contexts where the plan's timing of an iteration can change, routing
+  // aside: every table's piece starts, and the first context visited. None
+  // when something outside the tables asks for the context.
+  std::optional<std::vector<uint64_t>> starts() const;
   uint64_t evaluations() const;
 
  private:

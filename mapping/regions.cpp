@@ -1262,6 +1262,14 @@ Front entry_front(const Region& region, const Timed& start) {
 
 Front Region::run(Front front, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
                   std::vector<Timed>* line_done, const std::vector<Timed>* line_free) const {
+  front = run_steps(std::move(front), first, last, inputs, iteration, line_done, line_free);
+  if (line_done && front.kind == FrontKind::Root && !line_done->empty())
+    (*line_done)[blocks[0].geo.root_i()] = front.root;
+  return front;
+}
+
+Front Region::run_steps(Front front, size_t first, size_t last, const IterationInputs& inputs, uint64_t iteration,
+                        std::vector<Timed>* line_done, const std::vector<Timed>* line_free) const {
   const auto& steps = blocks[0].steps;
   bool clamped = line_free == nullptr;
   for (size_t s = first; s < last; ++s) {
@@ -1278,8 +1286,6 @@ Front Region::run(Front front, size_t first, size_t last, const IterationInputs&
       front.line_done.clear();  // consumed: the next steps' fronts must not carry it on
     }
   }
-  if (line_done && front.kind == FrontKind::Root && !line_done->empty())
-    (*line_done)[blocks[0].geo.root_i()] = front.root;
   return front;
 }
 

@@ -4,8 +4,11 @@
 #include "mapping/steps.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <mutex>
 
+#include "mapping/context_steps.h"
 #include "mapping/kv_groups.h"
 #include "mapping/line_tree.h"
 #include "models/cost.h"
@@ -607,69 +610,133 @@ class Attention final : public AttentionStep {
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     const BlockGeometry& g = env_.geo;
     const uint64_t positions = attended(inputs.context(iteration));
-    // Column j's tiles hold either `base` or `base + 1` positions; its tree
-    // time depends only on its group size and how many of its rows hold one more.
-    std::map<std::pair<uint64_t, uint64_t>, Timed> column_time;  // measured from the q multicast reaching row 0
-    auto column = [&](uint32_t j) -> const Timed& {
-      const uint64_t group = group_tiles(j);
-      const uint64_t base = positions / group, extra = positions % group;
-      const uint64_t first = uint64_t(j - group_start()[groups().of[j]]) * g.rows;
-      const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, g.rows) : 0;
-      auto [it, fresh] = column_time.try_emplace({group, longer_rows});
-      if (fresh) {
-        const uint64_t c_long = cycles(env_.activation, with_positions(base + 1));
-        const uint64_t c_short = cycles(env_.activation, with_positions(base));
-        std::vector<Timed> ready(g.rows);
-        for (uint32_t i = 0; i < g.rows; ++i)
-          ready[i] = line_multicast_arrival(Timed{}, g.root_i(), i, column_bytes_, down_)
-                         .after(i < longer_rows ? c_long : c_short, Category::Compute);
-        it->second = tree_time(column_tree_, std::move(ready));
-      }
-      return it->second;
-    };
     if (row_io()) {
       Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
-      std::vector<Timed> gathered(groups().count);
+      const std::vector<Timed> gathered = gathered_inputs(in);
       for (uint32_t group = 0; group < groups().count; ++group) {
         const uint32_t start = group_start()[group], columns = group_columns(group);
-        gathered[group] = tree_time(resized(gather_tree_, columns),
-                                    std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
-      }
-      for (uint32_t group = 0; group < groups().count; ++group) {
-        const uint32_t start = group_start()[group], columns = group_columns(group);
-        const uint32_t root = group_root(group);
-        auto along = [&](const Timed& from, uint32_t p, uint64_t bytes) {
-          return line_multicast_arrival(from, root, p, bytes, along_);
-        };
-        // With copies, column j also waits for the key and value from its KV head's first copy's root column.
-        const uint32_t first_copy = groups().first_copy(group);
-        const uint32_t source = group_start()[first_copy] + group_root(first_copy);
-        auto with_kv = [&](const Timed& q, uint32_t j) {
-          if (!copied() || j == source) return q;
-          const Timed& from = gathered[first_copy];
-          return later(q, line_multicast_arrival(from, source, j, kv_bytes_, kv_along_));
-        };
-        std::vector<Timed> ready(columns);
+        const Timed combined = group_output(gathered, group, positions);
         for (uint32_t p = 0; p < columns; ++p)
-          ready[p] = with_kv(along(gathered[group], p, along_bytes_), start + p).then(column(start + p));
-        Timed combined = tree_time(resized(group_tree_, columns), std::move(ready));
-        if (sinks()) combined = combined.after(cycles(env_.activation, group_sinks_), Category::Compute);
-        for (uint32_t p = 0; p < columns; ++p) out.at[start + p] = along(combined, p, out_bytes_);
+          out.at[start + p] = line_multicast_arrival(combined, group_root(group), p, out_bytes_, along_);
       }
       return out;
     }
-    std::vector<Timed> row_ready(g.cols);
-    for (uint32_t j = 0; j < g.cols; ++j)
-      row_ready[j] = line_multicast_arrival(in.root, g.root_j(), j, row_bytes_, 0).then(column(j));
-    const Timed combined = tree_time(row_tree_, std::move(row_ready));
-    return Front::at_root(sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute)
-                                  : combined);
+    return Front::at_root(root_output(in, positions));
+  }
+  // The output changes only where a group's output does (or, root to root,
+  // the root's): each found by bisection over the contexts, which costs one
+  // group's tree per evaluation rather than the whole step's.
+  std::optional<std::vector<uint64_t>> context_starts(const Front& in,
+                                                      const std::vector<uint64_t>& contexts) const override {
+    std::vector<uint64_t> starts;
+    auto add_starts = [&](const std::function<Timed(uint64_t positions)>& output) {
+      const ContextSteps<Timed> steps(contexts, [&](uint64_t context) { return output(attended(context)); });
+      const std::vector<uint64_t> more = steps.starts();
+      starts.insert(starts.end(), more.begin(), more.end());
+    };
+    if (row_io()) {
+      const std::vector<Timed> gathered = gathered_inputs(in);
+      // Without copies a group's output is its gathered input followed by what
+      // its width alone sets: groups of one width change output together.
+      std::vector<uint32_t> widths_done;
+      for (uint32_t group = 0; group < groups().count; ++group) {
+        const uint32_t width = group_columns(group);
+        if (!copied() && std::find(widths_done.begin(), widths_done.end(), width) != widths_done.end()) continue;
+        widths_done.push_back(width);
+        add_starts([&](uint64_t positions) { return group_output(gathered, group, positions); });
+      }
+    } else {
+      add_starts([&](uint64_t positions) { return root_output(in, positions); });
+    }
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    return starts;
   }
   uint32_t patterns() const override { return patterns_; }
   uint16_t tags_used() const override { return tags_used_; }
 
  private:
   Work with_positions(uint64_t positions) const { return fixed_ + per_position_ * positions; }
+
+  // Column j's tiles hold either `base` or `base + 1` positions; its tree
+  // time depends only on `base` and how many of its rows hold one more.
+  Timed column(uint32_t j, uint64_t positions) const {
+    const uint64_t group = group_tiles(j);
+    const uint64_t base = positions / group, extra = positions % group;
+    const uint64_t first = uint64_t(j - group_start()[groups().of[j]]) * env_.geo.rows;
+    const uint64_t longer_rows = extra > first ? std::min<uint64_t>(extra - first, env_.geo.rows) : 0;
+    return column_time(base, longer_rows);
+  }
+  // Row input: when each group's q/k/v slices were gathered at its root column.
+  std::vector<Timed> gathered_inputs(const Front& in) const {
+    std::vector<Timed> gathered(groups().count);
+    for (uint32_t group = 0; group < groups().count; ++group) {
+      const uint32_t start = group_start()[group], columns = group_columns(group);
+      gathered[group] = tree_time(resized(gather_tree_, columns),
+                                  std::vector<Timed>(in.at.begin() + start, in.at.begin() + start + columns));
+    }
+    return gathered;
+  }
+  // Row input: when a group's output is combined at its root column.
+  Timed group_output(const std::vector<Timed>& gathered, uint32_t group, uint64_t positions) const {
+    const uint32_t start = group_start()[group], columns = group_columns(group);
+    const uint32_t root = group_root(group);
+    // With copies, column j also waits for the key and value from its KV head's first copy's root column.
+    const uint32_t first_copy = groups().first_copy(group);
+    const uint32_t source = group_start()[first_copy] + group_root(first_copy);
+    auto with_kv = [&](const Timed& q, uint32_t j) {
+      if (!copied() || j == source) return q;
+      return later(q, line_multicast_arrival(gathered[first_copy], source, j, kv_bytes_, kv_along_));
+    };
+    // Columns before `partial` hold base + 1 positions in every row, those after it base (column()).
+    const uint32_t rows = env_.geo.rows;
+    const uint64_t base = positions / (uint64_t(columns) * rows), extra = positions % (uint64_t(columns) * rows);
+    const uint64_t partial = extra / rows;
+    const Timed longer = column_time(base, rows), shorter = column_time(base, 0);
+    std::vector<Timed> ready(columns);
+    for (uint32_t p = 0; p < columns; ++p)
+      ready[p] = with_kv(line_multicast_arrival(gathered[group], root, p, along_bytes_, along_), start + p)
+                     .then(p < partial   ? longer
+                           : p > partial ? shorter
+                                         : column_time(base, extra % rows));
+    const Timed combined = tree_time(resized(group_tree_, columns), std::move(ready));
+    return sinks() ? combined.after(cycles(env_.activation, group_sinks_), Category::Compute) : combined;
+  }
+  // Root to root: when the root holds the output.
+  Timed root_output(const Front& in, uint64_t positions) const {
+    const BlockGeometry& g = env_.geo;
+    std::vector<Timed> row_ready(g.cols);
+    for (uint32_t j = 0; j < g.cols; ++j)
+      row_ready[j] = line_multicast_arrival(in.root, g.root_j(), j, row_bytes_, 0).then(column(j, positions));
+    const Timed combined = tree_time(row_tree_, std::move(row_ready));
+    return sinks() ? combined.after(cycles(env_.activation, shape_.sinks), Category::Compute) : combined;
+  }
+  // A column's tree time, measured from the q multicast reaching the root row,
+  // when its first `longer_rows` rows hold base + 1 positions and the rest
+  // base. The closed form's tables ask for the same few over and over as the
+  // context moves on (mapping/region_spans.h), so they are kept.
+  Timed column_time(uint64_t base, uint64_t longer_rows) const {
+    const std::pair<uint64_t, uint64_t> key{base, longer_rows};
+    {
+      const std::lock_guard<std::mutex> lock(column_times_mutex_);
+      if (auto it = column_times_.find(key); it != column_times_.end()) return it->second;
+    }
+    const BlockGeometry& g = env_.geo;
+    const uint64_t c_long = cycles(env_.activation, with_positions(base + 1));
+    const uint64_t c_short = cycles(env_.activation, with_positions(base));
+    std::vector<Timed> ready(g.rows);
+    for (uint32_t i = 0; i < g.rows; ++i)
+      ready[i] = line_multicast_arrival(Timed{}, g.root_i(), i, column_bytes_, down_)
+                     .after(i < longer_rows ? c_long : c_short, Category::Compute);
+    const Timed time = tree_time(column_tree_, std::move(ready));
+    const std::lock_guard<std::mutex> lock(column_times_mutex_);
+    if (column_times_.size() >= kColumnTimesKept) column_times_.clear();  // bounded, whatever the context
+    column_times_.emplace(key, time);
+    return time;
+  }
+  static constexpr size_t kColumnTimesKept = size_t(1) << 16;
+  mutable std::map<std::pair<uint64_t, uint64_t>, Timed> column_times_;  // by (base, longer rows)
+  mutable std::mutex column_times_mutex_;                                // a plan may be timed on several threads
 
   bool copied() const { return groups().copies > 1; }
 

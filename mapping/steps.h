@@ -11,6 +11,7 @@
 // arrives, so fronts carry everything the closed forms need.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,14 @@ class Step : public StepSram {
   virtual Front latency_after(const Front& in, const IterationInputs& inputs, uint64_t iteration,
                               const std::vector<Timed>& /*line_free*/) const {
     return latency(in, inputs, iteration);
+  }
+
+  // Where, among `contexts` (sorted, without repeats), the step's output from
+  // `in` can change: the first context and each whose output may differ from
+  // the one before. None: not known (a span table finds them by bisection).
+  virtual std::optional<std::vector<uint64_t>> context_starts(const Front& /*in*/,
+                                                              const std::vector<uint64_t>& /*contexts*/) const {
+    return std::nullopt;
   }
 
   // Routing patterns (multicasts, tree levels) the step needs at its busiest

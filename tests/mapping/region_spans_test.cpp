@@ -49,6 +49,7 @@ TEST_CASE("a region's span table equals its chain at every iteration", "[mapping
       {"mapping.dataflow=distributed"},
       {"mapping.dataflow=root"},
       {"mapping.dataflow=distributed", "workload.batch=3"},
+      {"mapping.kv_head_copies=2"},
       {"mapping.dataflow=distributed", "model.sliding_window=40", "model.sliding_window_every=2",
        "model.attention_sinks=true"},
       {"mapping.dataflow=root", "mapping.reduce_fanin=4", "model.sliding_window=40"},

@@ -39,6 +39,7 @@ TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mappi
       {"mapping.dataflow=distributed"},
       {"mapping.dataflow=root"},
       {"mapping.handoff=root"},
+      {"mapping.kv_head_copies=2"},
       {"workload.batch=3"},
       {"workload.batch=3", "workload.prompt_tokens=[20, 35, 7]"},
       {"workload.batch=40", "workload.decode_tokens=6"},
