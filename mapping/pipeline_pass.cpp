@@ -103,7 +103,8 @@ Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInp
 }
 
 Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t n,
-              const Timed& arrival_at_first, Servers servers, HeadMemo* heads) {
+              const Timed& arrival_at_first, Servers servers, HeadMemo* heads, bool keep_servers) {
+  uint64_t latest_line_cycle = 0;  // without keep_servers: the latest of the root-column tiles' servers
   const size_t regions = plan.regions.size();
   Pass pass;
   pass.start.assign(regions, 0);
@@ -134,30 +135,44 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
       front = Front::at_root(later(servers.root_free[r], arrival));
       start = front.root.cycle;
     }
+    // The region's span: a table's, measured from cycle 0 and read `from` its
+    // start (not copied: a pass over a full wafer's regions would copy every
+    // root-column tile's figures of each), or one evaluated from the start.
     const RegionSpans* table = spans.of(r);
-    RegionSpan span;
+    RegionSpan evaluated;
+    const RegionSpan* span = &evaluated;
+    Timed from;
     if (table) {
-      span = table->at(inputs.context(n)).shifted(front.root);
+      span = &table->at(inputs.context(n));
+      from = front.root;
     } else {
-      span.line_done.assign(region.line_tiles(), front.root);
-      span.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n, &span.line_done,
-                            region.waits_for_line() ? &line_free : nullptr);
+      evaluated.line_done.assign(region.line_tiles(), front.root);
+      evaluated.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n,
+                                 &evaluated.line_done, region.waits_for_line() ? &line_free : nullptr);
     }
+    const Front& out = span->out;
     // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).
     const uint32_t root_tile = region.blocks[0].geo.root_i();  // the root's place on the root column
-    const Timed& finish =
-        span.out.kind == FrontKind::Column && !region.slices_in ? span.out.at[root_tile] : span.out.latest();
+    const Timed finish =
+        from.then(out.kind == FrontKind::Column && !region.slices_in ? out.at[root_tile] : out.latest());
     pass.start[r] = start;
     pass.finish[r] = finish.cycle;
-    servers.root_free[r] = span.out.kind == FrontKind::Root ? span.out.root : span.out.at[root_tile];
-    line_free = std::move(span.line_done);
+    servers.root_free[r] = from.then(out.kind == FrontKind::Root ? out.root : out.at[root_tile]);
+    if (keep_servers) {
+      line_free.resize(span->line_done.size());
+      for (size_t i = 0; i < line_free.size(); ++i) line_free[i] = from.then(span->line_done[i]);
+    } else if (!span->line_done.empty()) {
+      uint64_t latest = 0;
+      for (const Timed& done : span->line_done) latest = std::max(latest, done.cycle);
+      latest_line_cycle = std::max(latest_line_cycle, add_cycles(from.cycle, latest));
+    }
     if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
     if (region.slices_out) {
       slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
       for (const Plan::HandoffPiece& piece : plan.handoffs[r]) {
         const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
         slices[piece.to] =
-            later(slices[piece.to], span.out.at[piece.from].after(send_cycles(plan.hw, piece.send), category));
+            later(slices[piece.to], from.then(out.at[piece.from]).after(send_cycles(plan.hw, piece.send), category));
       }
     } else {
       const Task& send = plan.region_sends[r];
@@ -166,8 +181,13 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
     }
   }
   pass.exit = servers.root_free[regions - 1];
-  pass.after = std::move(servers);
-  pass.after_latest_cycle = pass.after.latest_cycle();
+  if (keep_servers) {
+    pass.after = std::move(servers);
+    pass.after_latest_cycle = pass.after.latest_cycle();
+  } else {
+    pass.after_latest_cycle = latest_line_cycle;
+    for (const Timed& t : servers.root_free) pass.after_latest_cycle = std::max(pass.after_latest_cycle, t.cycle);
+  }
   return pass;
 }
 

@@ -65,8 +65,10 @@ class HeadMemo {
 };
 
 // Iteration `iteration`, whose input reaches the first region's root at `arrival`.
+// Without `keep_servers`, Pass::after is left empty (its latest cycle is kept):
+// all a table of passes from idle servers needs.
 Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t iteration,
-              const Timed& arrival, Servers servers, HeadMemo* heads = nullptr);
+              const Timed& arrival, Servers servers, HeadMemo* heads = nullptr, bool keep_servers = true);
 
 // `later` - `earlier` (cycles no fewer), per critical-path category too: the
 // shift that takes one to the other.

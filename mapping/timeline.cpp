@@ -136,12 +136,16 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   // leaves are rebuilt when a full pass needs them (rarely: when the next token
   // would not find them idle).
   std::optional<ContextSteps<Pass>> idle_passes;
-  if (shortcuts && fed_back && batch == 1)
-    idle_passes.emplace(spans.contexts(), [&](uint64_t context) {
-      Pass pass = idle_pass(context);
-      pass.after = Servers{};
-      return pass;
-    });
+  if (shortcuts && fed_back && batch == 1) {
+    auto figures_of_idle_pass = [&](uint64_t context) {
+      return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads, false);
+    };
+    // Where the span tables say a pass can change, it is timed there alone; else found by bisection.
+    if (const std::optional<std::vector<uint64_t>> starts = spans.starts())
+      idle_passes.emplace(ContextSteps<Pass>::KnownStarts{}, *starts, figures_of_idle_pass);
+    else
+      idle_passes.emplace(spans.contexts(), figures_of_idle_pass);
+  }
   std::optional<RepeatingPass> repeating;
   std::optional<SteadyPipeline> steady;
 
