@@ -186,6 +186,13 @@ ProgramEvents::ProgramEvents(const ProgramSet& set, const DetourTable* detours, 
       }
       class_terms_[c].push_back(std::move(bucket));
     }
+  std::vector<uint32_t> distinct;
+  for (uint32_t c = 0; c < classes; ++c) {
+    auto same =
+        std::find_if(distinct.begin(), distinct.end(), [&](uint32_t d) { return class_terms_[d] == class_terms_[c]; });
+    same_as_.push_back(same != distinct.end() ? *same : c);
+    if (same == distinct.end()) distinct.push_back(c);
+  }
 }
 
 bool ProgramEvents::guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs,
@@ -242,8 +249,13 @@ EventCounts ProgramEvents::bucket_events(const Bucket& b, uint64_t n, const Iter
 std::vector<EventCounts> ProgramEvents::iteration(uint64_t n, const IterationInputs& inputs) const {
   std::vector<int8_t> cache(guards_.size(), -1);
   std::vector<EventCounts> out(class_terms_.size());
-  for (size_t c = 0; c < class_terms_.size(); ++c)
+  for (size_t c = 0; c < class_terms_.size(); ++c) {
+    if (same_as_[c] != c) {
+      out[c] = out[same_as_[c]];
+      continue;
+    }
     for (const Bucket& bucket : class_terms_[c]) out[c] += bucket_events(bucket, n, inputs, cache);
+  }
   return out;
 }
 

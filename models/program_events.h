@@ -90,6 +90,10 @@ class ProgramEvents {
     std::vector<uint32_t> offsets;
     std::vector<EventCounts> prefix;  // offsets.size() + 1 entries
     bool offsets_below_stride = true;
+    bool operator==(const Bucket& other) const {
+      return key == other.key && offsets == other.offsets && prefix == other.prefix &&
+             offsets_below_stride == other.offsets_below_stride;
+    }
   };
 
   static std::vector<ProgramTerm> program_terms(const Program& program, const DetourTable* detours);
@@ -112,6 +116,9 @@ class ProgramEvents {
   std::vector<Group> groups_;
   std::vector<uint32_t> tile_group_;  // per tile, or kNoClass for an idle tile
   std::vector<std::vector<Bucket>> class_terms_;
+  // The first class with the same terms: classes alike (layers of one shape)
+  // are counted once per iteration.
+  std::vector<uint32_t> same_as_;
 };
 
 }  // namespace wafersim

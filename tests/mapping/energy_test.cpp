@@ -30,7 +30,9 @@ workloads::DecodeInputs inputs_of(const Decoded& d) { return workloads::DecodeIn
 // The events of every tile, iteration by iteration and task by task, as the
 // engine's dispatch loop executes them (sim/engine/band.cpp): what
 // ProgramEvents must equal without walking every tile.
-EventCounts walked_events(const ProgramSet& set, const IterationInputs& inputs, uint64_t first, uint64_t last) {
+// `only`: the tiles counted (all when empty).
+EventCounts walked_events(const ProgramSet& set, const IterationInputs& inputs, uint64_t first, uint64_t last,
+                          const std::vector<bool>& only = {}) {
   EventCounts out;
   auto add_work = [&out](const Work& work, Dtype dtype) {
     const int bits = dtype_compute_bits(dtype);
@@ -39,7 +41,7 @@ EventCounts walked_events(const ProgramSet& set, const IterationInputs& inputs, 
     out.sram_write_bytes += work.write_bytes;
   };
   for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
-    if (set.tile_program[tile] == ProgramSet::kIdle) continue;
+    if (set.tile_program[tile] == ProgramSet::kIdle || (!only.empty() && !only[tile])) continue;
     const std::vector<Task>& tasks = set.programs[set.tile_program[tile]].tasks;
     for (uint64_t n = first; n < last; ++n)
       for (size_t pc = 0; pc < tasks.size();) {
@@ -138,6 +140,38 @@ TEST_CASE("the events are every tile's tasks as the engine runs them", "[energy]
     for (uint64_t n = 0; n < set.iterations; ++n)
       for (const EventCounts& events : by_class.iteration(n, inputs)) summed += events;
     CHECK(summed == walked);
+  }
+}
+
+TEST_CASE("each region's events are its own tiles' where regions' programs are alike too", "[energy]") {
+  // Layers of one shape have the same terms and are counted once per
+  // iteration: each must still get its own tiles' events, and MoE layers
+  // (their guards name their own layer) their own.
+  for (const std::string model : {"tiny-dense", "tiny-moe"}) {
+    INFO(model);
+    const Decoded d = decode_tiny(model, {"model.n_layers=4"});
+    const workloads::DecodeInputs inputs = inputs_of(d);
+    const ProgramSet& set = d.plan.programs;
+    const size_t regions = d.plan.regions.size();
+    std::vector<uint32_t> region_of(set.tiles(), uint32_t(regions));
+    for (size_t r = 0; r < regions; ++r) {
+      const mapping::BlockGeometry& box = d.plan.regions[r].box;
+      for (uint32_t i = 0; i < box.rows; ++i)
+        for (uint32_t j = 0; j < box.cols; ++j)
+          region_of[(uint64_t(box.wafer) * set.grid_height + box.y(i, j)) * set.grid_width + box.x(i, j)] = uint32_t(r);
+    }
+    const ProgramEvents by_region(set, nullptr, region_of, uint32_t(regions + 1));
+    std::vector<EventCounts> counted(regions + 1);
+    for (uint64_t n = 0; n < set.iterations; ++n) {
+      const std::vector<EventCounts> events = by_region.iteration(n, inputs);
+      for (size_t r = 0; r <= regions; ++r) counted[r] += events[r];
+    }
+    for (size_t r = 0; r <= regions; ++r) {
+      INFO("region " << r);
+      std::vector<bool> only(set.tiles());
+      for (size_t tile = 0; tile < only.size(); ++tile) only[tile] = region_of[tile] == r;
+      CHECK(counted[r] == walked_events(set, inputs, 0, set.iterations, only));
+    }
   }
 }
 
