@@ -85,12 +85,18 @@ void note_input(Pass& pass, size_t r, const Timed& server_free, const Timed& inp
 Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInputs& inputs, uint64_t iteration) {
   const Timed base =
       *std::min_element(in.at.begin(), in.at.end(), [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
-  std::vector<Timed> relative(in.at.size());
-  for (size_t i = 0; i < in.at.size(); ++i) relative[i] = time_between(base, in.at[i]);
   const uint64_t context = inputs.context(iteration);
   Entry& entry = last_[r];
-  if (entry.valid && (!entry.read_context || entry.context == context) && entry.in == relative)
+  auto same_pattern = [&] {
+    if (entry.in.size() != in.at.size()) return false;
+    for (size_t i = 0; i < in.at.size(); ++i)
+      if (time_between(base, in.at[i]) != entry.in[i]) return false;
+    return true;
+  };
+  if (entry.valid && (!entry.read_context || entry.context == context) && same_pattern())
     return shifted(entry.out, base);
+  std::vector<Timed> relative(in.at.size());
+  for (size_t i = 0; i < in.at.size(); ++i) relative[i] = time_between(base, in.at[i]);
   const ContextWatch watched(inputs);
   Front out = region.run(std::move(in), 0, region.head_steps(), watched, iteration);
   Front out_relative = out;
@@ -102,8 +108,16 @@ Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInp
   return out;
 }
 
-Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t n,
-              const Timed& arrival_at_first, Servers servers, HeadMemo* heads, bool keep_servers) {
+SendCycles::SendCycles(const Plan& plan) {
+  for (const Task& send : plan.region_sends) to_next.push_back(send_cycles(plan.hw, send));
+  for (const std::vector<Plan::HandoffPiece>& pieces : plan.handoffs) {
+    handoff.emplace_back();
+    for (const Plan::HandoffPiece& piece : pieces) handoff.back().push_back(send_cycles(plan.hw, piece.send));
+  }
+}
+
+Pass run_pass(const Plan& plan, const PlanSpans& spans, const SendCycles& sends, const IterationInputs& inputs,
+              uint64_t n, const Timed& arrival_at_first, Servers servers, HeadMemo* heads, bool keep_servers) {
   uint64_t latest_line_cycle = 0;  // without keep_servers: the latest of the root-column tiles' servers
   const size_t regions = plan.regions.size();
   Pass pass;
@@ -169,15 +183,15 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& i
     if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
     if (region.slices_out) {
       slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
-      for (const Plan::HandoffPiece& piece : plan.handoffs[r]) {
+      const std::vector<Plan::HandoffPiece>& pieces = plan.handoffs[r];
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const Plan::HandoffPiece& piece = pieces[k];
         const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-        slices[piece.to] =
-            later(slices[piece.to], from.then(out.at[piece.from]).after(send_cycles(plan.hw, piece.send), category));
+        slices[piece.to] = later(slices[piece.to], from.then(out.at[piece.from]).after(sends.handoff[r][k], category));
       }
     } else {
       const Task& send = plan.region_sends[r];
-      arrival = servers.root_free[r].after(send_cycles(plan.hw, send),
-                                           send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
+      arrival = servers.root_free[r].after(sends.to_next[r], send.dwafer != 0 ? Category::OffWafer : Category::Fabric);
     }
   }
   pass.exit = servers.root_free[regions - 1];

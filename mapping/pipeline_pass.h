@@ -64,11 +64,21 @@ class HeadMemo {
   std::vector<Entry> last_;  // [region]
 };
 
+// What each send between regions costs (send_cycles), found once for all the
+// passes of a run rather than per pass: the sends by the root to the next
+// root, and the slices hand-off's pieces.
+struct SendCycles {
+  explicit SendCycles(const Plan& plan);
+  std::vector<uint64_t> to_next;               // [region]: Plan::region_sends
+  std::vector<std::vector<uint64_t>> handoff;  // [region][piece]: Plan::handoffs
+};
+
 // Iteration `iteration`, whose input reaches the first region's root at `arrival`.
 // Without `keep_servers`, Pass::after is left empty (its latest cycle is kept):
 // all a table of passes from idle servers needs.
-Pass run_pass(const Plan& plan, const PlanSpans& spans, const IterationInputs& inputs, uint64_t iteration,
-              const Timed& arrival, Servers servers, HeadMemo* heads = nullptr, bool keep_servers = true);
+Pass run_pass(const Plan& plan, const PlanSpans& spans, const SendCycles& sends, const IterationInputs& inputs,
+              uint64_t iteration, const Timed& arrival, Servers servers, HeadMemo* heads = nullptr,
+              bool keep_servers = true);
 
 // `later` - `earlier` (cycles no fewer), per critical-path category too: the
 // shift that takes one to the other.

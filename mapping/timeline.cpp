@@ -129,8 +129,9 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   // One sequence decoding: each token finds every server done with the one
   // before, so its pass depends on its context alone, shifted to its arrival.
   HeadMemo heads(plan);
+  const SendCycles sends(plan);
   auto idle_pass = [&](uint64_t context) {
-    return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads);
+    return run_pass(plan, spans, sends, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads);
   };
   // Only the figures a token's pass reports are kept per piece: the servers it
   // leaves are rebuilt when a full pass needs them (rarely: when the next token
@@ -138,7 +139,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   std::optional<ContextSteps<Pass>> idle_passes;
   if (shortcuts && fed_back && batch == 1) {
     auto figures_of_idle_pass = [&](uint64_t context) {
-      return run_pass(plan, spans, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads, false);
+      return run_pass(plan, spans, sends, AtContext(context), 0, Timed{}, Servers::idle(plan), &heads, false);
     };
     // Where the span tables say a pass can change, it is timed there alone; else found by bisection.
     if (const std::optional<std::vector<uint64_t>> starts = spans.starts())
@@ -210,7 +211,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
     if (fed_back && n >= batch) {
       const Task& back = plan.region_sends[regions - 1];
       arrival =
-          exits[n - batch].after(send_cycles(plan.hw, back), back.dwafer != 0 ? Category::OffWafer : Category::Fabric);
+          exits[n - batch].after(sends.to_next[regions - 1], back.dwafer != 0 ? Category::OffWafer : Category::Fabric);
     }
     const uint64_t context = inputs.context(n);
     // Iteration 0 finds the servers idle and arrives at 0, as the idle passes were timed.
@@ -242,7 +243,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       from_idle_pass = false;
       const Timed root_free = servers.root_free[0];
       ++timeline.full_passes;
-      Pass pass = run_pass(plan, spans, inputs, n, arrival, servers, shortcuts ? &heads : nullptr);
+      Pass pass = run_pass(plan, spans, sends, inputs, n, arrival, servers, shortcuts ? &heads : nullptr);
       // Whether the servers moved on uniformly, so that the next iteration can repeat this one.
       const Timed step = time_between(root_free, pass.after.root_free[0]);
       const bool next_alike = shortcuts && n + 1 < iterations && inputs.context(n + 1) == context;
