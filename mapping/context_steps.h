@@ -109,7 +109,8 @@ class EveryExpertAt : public IterationInputs {
   uint64_t context_;
 };
 
-// The iteration's inputs, noting whether the context was asked for.
+// The iteration's inputs, noting whether the context was asked for, and
+// whether the routing was.
 class ContextWatch : public IterationInputs {
  public:
   explicit ContextWatch(const IterationInputs& inputs) : inputs_(inputs) {}
@@ -118,13 +119,15 @@ class ContextWatch : public IterationInputs {
     return inputs_.context(iteration);
   }
   bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override {
+    routing_read_ = true;
     return inputs_.expert_routed(iteration, moe_layer, expert);
   }
   bool read() const { return read_; }
+  bool routing_read() const { return routing_read_; }
 
  private:
   const IterationInputs& inputs_;
-  mutable bool read_ = false;
+  mutable bool read_ = false, routing_read_ = false;
 };
 
 }  // namespace wafersim::mapping

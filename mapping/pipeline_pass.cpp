@@ -156,13 +156,23 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const SendCycles& sends,
     RegionSpan evaluated;
     const RegionSpan* span = &evaluated;
     Timed from;
+    const size_t steps = region.blocks[0].steps.size();
     if (table) {
       span = &table->at(inputs.context(n));
       from = front.root;
+      if (table->end() < steps) {
+        // An MoE layer's routed steps, run for this iteration from where the table leaves the front (the root).
+        evaluated.line_done.resize(span->line_done.size());
+        for (size_t i = 0; i < span->line_done.size(); ++i) evaluated.line_done[i] = from.then(span->line_done[i]);
+        evaluated.out =
+            region.run(Front::at_root(from.then(span->out.root)), table->end(), steps, inputs, n, &evaluated.line_done);
+        span = &evaluated;
+        from = Timed{};
+      }
     } else {
       evaluated.line_done.assign(region.line_tiles(), front.root);
-      evaluated.out = region.run(front, region.head_steps(), region.blocks[0].steps.size(), inputs, n,
-                                 &evaluated.line_done, region.waits_for_line() ? &line_free : nullptr);
+      evaluated.out = region.run(front, region.head_steps(), steps, inputs, n, &evaluated.line_done,
+                                 region.waits_for_line() ? &line_free : nullptr);
     }
     const Front& out = span->out;
     // Slices out: the last root-column tile's send, or the root's when the input came to the root (programs.cpp).

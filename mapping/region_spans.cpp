@@ -18,22 +18,47 @@ bool RegionSpan::operator==(const RegionSpan& other) const {
          line_done == other.line_done;
 }
 
+namespace {
+
+// Steps [first, end) from `in`: run() when they end the chain (its last act
+// included), else run_steps(), which the rest of the chain continues.
+Front run_until(const Region& region, Front in, size_t first, size_t end, const IterationInputs& inputs,
+                std::vector<Timed>* line_done) {
+  return end == region.blocks[0].steps.size() ? region.run(std::move(in), first, end, inputs, 0, line_done)
+                                              : region.run_steps(std::move(in), first, end, inputs, 0, line_done);
+}
+
+}  // namespace
+
 RegionSpan RegionSpans::evaluate(const Region& region, const Timed& start, const IterationInputs& inputs,
-                                 uint64_t iteration) {
+                                 uint64_t iteration, size_t end) {
   RegionSpan span;
   span.line_done.assign(region.line_tiles(), start);
-  span.out = region.run(Front::at_root(start), region.head_steps(), region.blocks[0].steps.size(), inputs, iteration,
-                        &span.line_done);
+  if (end == region.blocks[0].steps.size())
+    span.out = region.run(Front::at_root(start), region.head_steps(), end, inputs, iteration, &span.line_done);
+  else
+    span.out = region.run_steps(Front::at_root(start), region.head_steps(), end, inputs, iteration, &span.line_done);
   return span;
 }
 
-bool RegionSpans::depends_on_context_only(const Region& region) {
-  return region.kind != RegionKind::Moe && !region.waits_for_line();
+size_t RegionSpans::tabulated_end(const Region& region) {
+  if (region.waits_for_line()) return 0;  // its chain depends on when the previous iteration freed each tile
+  const auto& steps = region.blocks[0].steps;
+  if (region.kind != RegionKind::Moe) return steps.size();
+  const size_t first = region.head_steps();
+  const EveryExpertAt busiest(0);
+  Front front = Front::at_root(Timed{});
+  for (size_t s = first; s < steps.size(); ++s) {
+    const ContextWatch watched(busiest);
+    front = region.run_steps(std::move(front), s, s + 1, watched, 0);
+    if (watched.routing_read()) return s > first && steps[s - 1]->output() == FrontKind::Root ? s : 0;
+  }
+  return steps.size();
 }
 
-std::optional<RegionSpans::Cut> RegionSpans::cut(const Region& region) {
+std::optional<RegionSpans::Cut> RegionSpans::cut(const Region& region, size_t last) {
   const auto& steps = region.blocks[0].steps;
-  const size_t first = region.head_steps(), last = steps.size();
+  const size_t first = region.head_steps();
   Cut cut;
   cut.reader = first;
   while (cut.reader < last && !region.reads_context(cut.reader, cut.reader + 1)) ++cut.reader;
@@ -44,7 +69,7 @@ std::optional<RegionSpans::Cut> RegionSpans::cut(const Region& region) {
   for (cut.rejoin = cut.reader + 1; cut.rejoin < last; ++cut.rejoin) {
     if (steps[cut.rejoin - 1]->output() != FrontKind::Root || region.reads_context(cut.rejoin, last)) continue;
     RegionSpan after;
-    after.out = region.run(Front::at_root(Timed{}), cut.rejoin, last, any, 0, &after.line_done);
+    after.out = run_until(region, Front::at_root(Timed{}), cut.rejoin, last, any, &after.line_done);
     if (after.line_done.empty()) continue;  // the root column's figures would come from before the cut
     cut.after = std::move(after);
     break;
@@ -59,15 +84,15 @@ RegionSpan RegionSpans::evaluate_cut(const Region& region, uint64_t context) con
   const Front front =
       region.run_steps(cut_->before, cut_->reader, cut_->rejoin, AtContext(context), 0, &span.line_done);
   if (cut_->after) return cut_->after->shifted(front.root);
-  // No cut after: run() to the end, as evaluate() does.
-  span.out = region.run(front, cut_->rejoin, cut_->rejoin, AtContext(context), 0, &span.line_done);
+  // No cut after: on to the end, as evaluate() goes.
+  span.out = run_until(region, front, cut_->rejoin, cut_->rejoin, AtContext(context), &span.line_done);
   return span;
 }
 
 ContextSteps<RegionSpan> RegionSpans::tabulate(const Region& region, const std::vector<uint64_t>& contexts) const {
   if (!cut_)
-    return ContextSteps<RegionSpan>(contexts,
-                                    [&](uint64_t context) { return evaluate(region, Timed{}, AtContext(context), 0); });
+    return ContextSteps<RegionSpan>(
+        contexts, [&](uint64_t context) { return evaluate(region, Timed{}, AtContext(context), 0, end_); });
   auto at_context = [&](uint64_t context) { return evaluate_cut(region, context); };
   // The span changes only where the one step reading the context changes its output, if it knows where.
   const Step& reader = *region.blocks[0].steps[cut_->reader];
@@ -78,7 +103,7 @@ ContextSteps<RegionSpan> RegionSpans::tabulate(const Region& region, const std::
 }
 
 RegionSpans::RegionSpans(const Region& region, const std::vector<uint64_t>& contexts)
-    : cut_(cut(region)), steps_(tabulate(region, contexts)) {}
+    : end_(tabulated_end(region)), cut_(cut(region, end_)), steps_(tabulate(region, contexts)) {}
 
 PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs)
     : regions_(plan.regions), of_(plan.regions.size(), nullptr) {
@@ -89,7 +114,7 @@ PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs)
   contexts_.erase(std::unique(contexts_.begin(), contexts_.end()), contexts_.end());
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const Region& region = plan.regions[r];
-    if (!RegionSpans::depends_on_context_only(region)) continue;
+    if (RegionSpans::tabulated_end(region) == 0) continue;
     auto& table = by_class_[region.timing_class];
     if (!table) table = std::make_unique<RegionSpans>(region, contexts_);
     of_[r] = table.get();
@@ -103,10 +128,11 @@ bool PlanSpans::context_outside_tables() const {
     bool reads = false;
     for (size_t r = 0; r < regions_.size() && !reads; ++r) {
       const Region& region = regions_[r];
+      const size_t steps = region.blocks[0].steps.size();
       if (!of_[r])
-        reads = region.reads_context(0, region.blocks[0].steps.size());
+        reads = region.reads_context(0, steps);
       else if (checked.insert(of_[r]).second)
-        reads = region.reads_context(0, region.head_steps());
+        reads = region.reads_context(0, region.head_steps()) || region.reads_context(of_[r]->end(), steps);
     }
     context_outside_tables_ = reads;
   }

@@ -36,16 +36,22 @@ class RegionSpans {
 
   // The span at a context from the constructor's list.
   const RegionSpan& at(uint64_t context) const { return steps_.at(context); }
-  // The region's span from `start` at a context, by evaluating its chain.
+  // The table covers steps [Region::head_steps, end()) of the chain: all of
+  // them, or an MoE layer's up to its dispatch, which reads the routing (the
+  // front is at the root there, and the rest runs per iteration from it).
+  size_t end() const { return end_; }
+  // Steps [Region::head_steps, end) from `start` at a context, by evaluating
+  // them (with run()'s last act when they end the chain).
   static RegionSpan evaluate(const Region& region, const Timed& start, const IterationInputs& inputs,
-                             uint64_t iteration);
+                             uint64_t iteration, size_t end);
   // Times the region's chain was evaluated: a measure of the saving.
   uint64_t evaluations() const { return steps_.evaluations(); }
   // The contexts where the span changes, the first visited among them.
   std::vector<uint64_t> starts() const { return steps_.starts(); }
 
-  // Whether a region's span depends on the iteration only through its context.
-  static bool depends_on_context_only(const Region& region);
+  // How far a region's chain depends on the iteration only through its
+  // context (end()); 0: a table would cover none of it.
+  static size_t tabulated_end(const Region& region);
 
  private:
   // The chain cut around the steps the context can change, which are all a
@@ -59,12 +65,13 @@ class RegionSpans {
     bool one_reader = true;         // no step after `reader` among them reads the context
     Front before;                   // from the root at cycle 0, before `reader`
     std::vector<Timed> before_line_done;
-    std::optional<RegionSpan> after;  // steps [rejoin, end) from the root at cycle 0
+    std::optional<RegionSpan> after;  // steps [rejoin, end()) from the root at cycle 0
   };
-  static std::optional<Cut> cut(const Region& region);
+  static std::optional<Cut> cut(const Region& region, size_t end);
   RegionSpan evaluate_cut(const Region& region, uint64_t context) const;
   ContextSteps<RegionSpan> tabulate(const Region& region, const std::vector<uint64_t>& contexts) const;
 
+  size_t end_;
   std::optional<Cut> cut_;
   ContextSteps<RegionSpan> steps_;
 };
