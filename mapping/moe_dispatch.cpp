@@ -110,6 +110,10 @@ class ColumnsDispatch final : public DispatchStep {
     if (combine_.pieces.size() != env.geo.rows || combine_.sum.size() != env.geo.rows ||
         combine_.dispatch_done.size() != env.geo.rows || combine_.dispatch.size() != env.geo.tiles())
       throw std::logic_error("an MoE column combine for another block");
+    for (const ColumnCombine::Node& node : combine_.nodes) {
+      first_column_.push_back(columns_);
+      columns_ += node.arrival.size();
+    }
   }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Column; }
@@ -125,9 +129,12 @@ class ColumnsDispatch final : public DispatchStep {
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     const std::vector<ColumnCombine::Node>& nodes = combine_.nodes;
     const size_t n = nodes.size();
-    // Per node and column j: when its stream's head leaves (a top: when its sum is written out) and when the tail does.
-    std::vector<std::vector<Timed>> head(n);
-    std::vector<std::vector<uint64_t>> tail(n);
+    // Per node and column j (at first_column_[node] + j): when its stream's
+    // head leaves (a top: when its sum is written out) and when the tail does.
+    std::vector<Timed> head_at(columns_);
+    std::vector<uint64_t> tail_at(columns_, 0);
+    auto head = [&](size_t k) { return head_at.begin() + std::ptrdiff_t(first_column_[k]); };
+    auto tail = [&](size_t k) { return tail_at.begin() + std::ptrdiff_t(first_column_[k]); };
     std::vector<char> streams(n, 0);
     for (size_t k = n; k-- > 0;) {  // a child always comes after its parent
       const ColumnCombine::Node& node = nodes[k];
@@ -137,24 +144,22 @@ class ColumnsDispatch final : public DispatchStep {
       if (!node.top && !own && !child) continue;
       streams[k] = 1;
       const size_t columns = node.arrival.size();
-      head[k].resize(columns);
-      tail[k].assign(columns, 0);
       for (size_t j = 0; j < columns; ++j) {
         Timed start = in.root.then(own ? node.ready[j] : node.arrival[j]);
         uint64_t inputs_tail = 0, ingest = 0;
         if (child) {
           const ColumnCombine::Node& below = nodes[size_t(node.child)];
-          start = later(start, head[size_t(node.child)][j].after(below.latency[j], Category::Reduce));
-          inputs_tail = tail[size_t(node.child)][j] + below.latency[j];
+          start = later(start, head(size_t(node.child))[j].after(below.latency[j], Category::Reduce));
+          inputs_tail = tail(size_t(node.child))[j] + below.latency[j];
           ingest = below.serialization[j];
         }
         if (node.top) {
           const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
           const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
-          head[k][j] = start.after(done - start.cycle, Category::Reduce);
+          head(k)[j] = start.after(done - start.cycle, Category::Reduce);
         } else {
-          head[k][j] = start;
-          tail[k][j] = stream_tail_departure(
+          head(k)[j] = start;
+          tail(k)[j] = stream_tail_departure(
               start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
         }
       }
@@ -165,7 +170,7 @@ class ColumnsDispatch final : public DispatchStep {
     for (size_t i = 0; i < out.at.size(); ++i) {
       Timed at = in.root.after(combine_.dispatch_done[i], Category::Fabric);
       for (const ColumnCombine::Piece& piece : combine_.pieces[i])
-        at = later(at, head[piece.node][piece.column].after(piece.cycles, Category::Fabric));
+        at = later(at, head(piece.node)[piece.column].after(piece.cycles, Category::Fabric));
       if (!combine_.pieces[i].empty()) at = at.after(cycles(env_.activation, combine_.sum[i]), Category::Reduce);
       out.at[i] = at;
     }
@@ -178,6 +183,8 @@ class ColumnsDispatch final : public DispatchStep {
  private:
   ColumnCombine combine_;
   uint32_t moe_layer_;
+  std::vector<size_t> first_column_;  // [node]: where its columns start in a flat per-column array
+  size_t columns_ = 0;                // over every node
 };
 
 }  // namespace
