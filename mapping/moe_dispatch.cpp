@@ -131,8 +131,12 @@ class ColumnsDispatch final : public DispatchStep {
     const size_t n = nodes.size();
     // Per node and column j (at first_column_[node] + j): when its stream's
     // head leaves (a top: when its sum is written out) and when the tail does.
-    std::vector<Timed> head_at(columns_);
-    std::vector<uint64_t> tail_at(columns_, 0);
+    // Only streaming nodes' entries are read, each after it is written, so the
+    // arrays are kept between calls (a token of an MoE decode makes one call
+    // per layer) rather than allocated and cleared each time.
+    thread_local std::vector<Timed> head_at;
+    thread_local std::vector<uint64_t> tail_at;
+    if (head_at.size() < columns_) head_at.resize(columns_), tail_at.resize(columns_);
     auto head = [&](size_t k) { return head_at.begin() + std::ptrdiff_t(first_column_[k]); };
     auto tail = [&](size_t k) { return tail_at.begin() + std::ptrdiff_t(first_column_[k]); };
     std::vector<char> streams(n, 0);
@@ -157,6 +161,7 @@ class ColumnsDispatch final : public DispatchStep {
           const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
           const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
           head(k)[j] = start.after(done - start.cycle, Category::Reduce);
+          tail(k)[j] = 0;  // a top streams no further
         } else {
           head(k)[j] = start;
           tail(k)[j] = stream_tail_departure(
