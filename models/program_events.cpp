@@ -139,9 +139,15 @@ ProgramEvents::ProgramEvents(const ProgramSet& set, const DetourTable* detours, 
   }
 
   // Tiles by (program, parameter, class), groups numbered as first met in tile
-  // order. A map of the groups, not a sorted record per tile: a multi-wafer
-  // plan has millions of tiles and a few thousand groups.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
+  // order. A map of the groups per program, not a sorted record per tile: a
+  // multi-wafer plan has millions of tiles, and millions of groups where each
+  // attention tile reads its own positions (its parameter).
+  using Groups = std::map<std::pair<uint32_t, uint32_t>, uint32_t>;
+  std::vector<Groups> group_of(set.programs.size());
+  // Along a row of tiles a program's parameters mostly rise: each lookup
+  // starts where the program's last one ended.
+  std::vector<Groups::iterator> after_last(set.programs.size());
+  for (size_t p = 0; p < group_of.size(); ++p) after_last[p] = group_of[p].end();
   tile_group_.assign(set.tile_program.size(), kNoClass);
   for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
     const uint32_t program = set.tile_program[tile];
@@ -149,8 +155,11 @@ ProgramEvents::ProgramEvents(const ProgramSet& set, const DetourTable* detours, 
     const uint32_t param = uses_param[program] && !set.tile_param.empty() ? set.tile_param[tile] : 0;
     uint32_t cls = tile < tile_class.size() ? tile_class[tile] : 0;
     if (cls >= classes) cls = classes - 1;
-    const auto [entry, added] = group_of.try_emplace({program, param, cls}, uint32_t(groups_.size()));
-    if (added) groups_.push_back({program, param, cls, 0});
+    Groups& groups = group_of[program];
+    const size_t before = groups.size();
+    const auto entry = groups.try_emplace(after_last[program], {param, cls}, uint32_t(groups_.size()));
+    after_last[program] = std::next(entry);
+    if (groups.size() > before) groups_.push_back({program, param, cls, 0});
     ++groups_[entry->second].tiles;
     tile_group_[tile] = entry->second;
   }
