@@ -23,9 +23,10 @@ namespace {
 // Steps [first, end) from `in`: run() when they end the chain (its last act
 // included), else run_steps(), which the rest of the chain continues.
 Front run_until(const Region& region, Front in, size_t first, size_t end, const IterationInputs& inputs,
-                std::vector<Timed>* line_done) {
-  return end == region.blocks[0].steps.size() ? region.run(std::move(in), first, end, inputs, 0, line_done)
-                                              : region.run_steps(std::move(in), first, end, inputs, 0, line_done);
+                uint64_t iteration, std::vector<Timed>* line_done) {
+  return end == region.blocks[0].steps.size()
+             ? region.run(std::move(in), first, end, inputs, iteration, line_done)
+             : region.run_steps(std::move(in), first, end, inputs, iteration, line_done);
 }
 
 }  // namespace
@@ -34,10 +35,7 @@ RegionSpan RegionSpans::evaluate(const Region& region, const Timed& start, const
                                  uint64_t iteration, size_t end) {
   RegionSpan span;
   span.line_done.assign(region.line_tiles(), start);
-  if (end == region.blocks[0].steps.size())
-    span.out = region.run(Front::at_root(start), region.head_steps(), end, inputs, iteration, &span.line_done);
-  else
-    span.out = region.run_steps(Front::at_root(start), region.head_steps(), end, inputs, iteration, &span.line_done);
+  span.out = run_until(region, Front::at_root(start), region.head_steps(), end, inputs, iteration, &span.line_done);
   return span;
 }
 
@@ -69,7 +67,7 @@ std::optional<RegionSpans::Cut> RegionSpans::cut(const Region& region, size_t la
   for (cut.rejoin = cut.reader + 1; cut.rejoin < last; ++cut.rejoin) {
     if (steps[cut.rejoin - 1]->output() != FrontKind::Root || region.reads_context(cut.rejoin, last)) continue;
     RegionSpan after;
-    after.out = run_until(region, Front::at_root(Timed{}), cut.rejoin, last, any, &after.line_done);
+    after.out = run_until(region, Front::at_root(Timed{}), cut.rejoin, last, any, 0, &after.line_done);
     if (after.line_done.empty()) continue;  // the root column's figures would come from before the cut
     cut.after = std::move(after);
     break;
@@ -85,7 +83,7 @@ RegionSpan RegionSpans::evaluate_cut(const Region& region, uint64_t context) con
       region.run_steps(cut_->before, cut_->reader, cut_->rejoin, AtContext(context), 0, &span.line_done);
   if (cut_->after) return cut_->after->shifted(front.root);
   // No cut after: on to the end, as evaluate() goes.
-  span.out = run_until(region, front, cut_->rejoin, cut_->rejoin, AtContext(context), &span.line_done);
+  span.out = run_until(region, front, cut_->rejoin, cut_->rejoin, AtContext(context), 0, &span.line_done);
   return span;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // A region's span (finish - start, with its critical path) as a function of the
 // iteration's context, found without evaluating every iteration: a region
-// without routed experts depends on the iteration only through the context its
-// attention reads (mapping/context_steps.h).
+// depends on the iteration only through the context its attention reads
+// (mapping/context_steps.h), up to an MoE layer's dispatch, which reads the
+// routing.
 #include <cstdint>
 #include <map>
 #include <memory>
