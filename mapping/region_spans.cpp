@@ -100,8 +100,8 @@ ContextSteps<RegionSpan> RegionSpans::tabulate(const Region& region, const std::
   return ContextSteps<RegionSpan>(contexts, at_context);
 }
 
-RegionSpans::RegionSpans(const Region& region, const std::vector<uint64_t>& contexts)
-    : end_(tabulated_end(region)), cut_(cut(region, end_)), steps_(tabulate(region, contexts)) {}
+RegionSpans::RegionSpans(const Region& region, const std::vector<uint64_t>& contexts, size_t end)
+    : end_(end), cut_(cut(region, end_)), steps_(tabulate(region, contexts)) {}
 
 PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs)
     : regions_(plan.regions), of_(plan.regions.size(), nullptr) {
@@ -112,9 +112,10 @@ PlanSpans::PlanSpans(const Plan& plan, const IterationInputs& inputs)
   contexts_.erase(std::unique(contexts_.begin(), contexts_.end()), contexts_.end());
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const Region& region = plan.regions[r];
-    if (RegionSpans::tabulated_end(region) == 0) continue;
+    const size_t end = RegionSpans::tabulated_end(region);
+    if (end == 0) continue;
     auto& table = by_class_[region.timing_class];
-    if (!table) table = std::make_unique<RegionSpans>(region, contexts_);
+    if (!table) table = std::make_unique<RegionSpans>(region, contexts_, end);
     of_[r] = table.get();
   }
 }

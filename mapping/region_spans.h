@@ -33,7 +33,8 @@ struct RegionSpan {
 class RegionSpans {
  public:
   // `contexts`: every context the run visits, sorted, without repeats.
-  RegionSpans(const Region& region, const std::vector<uint64_t>& contexts);
+  // `end`: tabulated_end(region), above 0.
+  RegionSpans(const Region& region, const std::vector<uint64_t>& contexts, size_t end);
 
   // The span at a context from the constructor's list.
   const RegionSpan& at(uint64_t context) const { return steps_.at(context); }
