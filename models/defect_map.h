@@ -21,9 +21,17 @@ struct DefectParams {
   bool any() const { return tile_failure_rate > 0 || link_failure_rate > 0 || !map_file.empty(); }
 };
 
+// How the repair uses the spares (docs/DEFECTS.md). Lines: a row or column
+// holding a dead tile is skipped whole. Shift: the tiles of a row shift by one
+// position past each of its dead tiles into the spare columns, with diagonal
+// links to the rows above and below; a row with more dead tiles than spare
+// columns is skipped whole, into the spare rows.
+enum class RepairScheme : uint8_t { Lines, Shift };
+
 struct SpareParams {
   uint32_t rows = 0;     // per wafer, beyond hardware.grid_height
   uint32_t columns = 0;  // per wafer, beyond hardware.grid_width
+  RepairScheme scheme = RepairScheme::Lines;
 };
 
 enum class LinkDir : uint8_t { East, South };

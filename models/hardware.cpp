@@ -161,7 +161,12 @@ config::ParamTable<SpareParams> spare_table() {
       .add(int_param("hardware.spares.rows", "rows", "0", 0, 10000, "Spare rows per wafer beyond grid_height"),
            &SpareParams::rows)
       .add(int_param("hardware.spares.columns", "columns", "0", 0, 10000, "Spare columns per wafer beyond grid_width"),
-           &SpareParams::columns);
+           &SpareParams::columns)
+      .add_enum<RepairScheme>("hardware.spares.scheme",
+                              {{"lines", RepairScheme::Lines}, {"shift", RepairScheme::Shift}}, "lines",
+                              "How the spares replace dead tiles: whole rows and columns skipped, or each row "
+                              "shifted by one position past each of its dead tiles into the spare columns",
+                              &SpareParams::scheme);
 }
 
 const config::ParamTable<HardwareSpec>& hardware_table() {
@@ -198,9 +203,9 @@ void repair_defects(const config::Config& config, HardwareSpec& spec) {
   const uint32_t width = spec.grid_width + spec.spares.columns, height = spec.grid_height + spec.spares.rows;
   DefectMap defects = spec.defects.map_file.empty() ? draw_defects(spec.defects, width, height)
                                                     : read_defect_map(spec.defects.map_file, width, height);
-  auto repair = std::make_shared<const WaferRepair>(
-      repair_wafer(std::move(defects), spec.grid_width, spec.grid_height, spec.defects.detour_charge));
-  // The longest route meets the most retired lines: no detour there, none anywhere.
+  auto repair = std::make_shared<const WaferRepair>(repair_wafer(std::move(defects), spec.grid_width, spec.grid_height,
+                                                                 spec.defects.detour_charge, spec.spares.scheme));
+  // The longest route meets the most skipped tiles: no detour there, none anywhere.
   if (repair->detours.extra_hops.back() > 0)
     spec.fabric.detours = std::shared_ptr<const DetourTable>(repair, &repair->detours);
   spec.repair = std::move(repair);

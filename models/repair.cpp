@@ -60,15 +60,42 @@ std::vector<uint32_t> kept_lines(const std::vector<bool>& retired, uint32_t coun
   return lines;
 }
 
+// The extra physical hops of each logical step along one axis, shared by
+// `lines` lines of the logical grid: steps[c] for the step from logical c - 1
+// to c (steps[0] is 0).
+struct StepPattern {
+  std::vector<uint32_t> steps;
+  uint64_t lines = 0;
+};
+using Axis = std::vector<StepPattern>;
+
+// The steps between consecutive physical lines: those a retired line lies between take one more hop each.
+std::vector<uint32_t> steps_between(const std::vector<uint32_t>& physical_of) {
+  std::vector<uint32_t> steps(physical_of.size(), 0);
+  for (size_t c = 1; c < physical_of.size(); ++c) steps[c] = physical_of[c] - physical_of[c - 1] - 1;
+  return steps;
+}
+
+// Adds one line's steps to `axis`, lines without extra hops all to one pattern.
+void add_line(Axis& axis, std::vector<uint32_t> steps) {
+  const bool straight = std::all_of(steps.begin(), steps.end(), [](uint32_t s) { return s == 0; });
+  for (StepPattern& pattern : axis)
+    if (straight && pattern.steps == steps) {
+      ++pattern.lines;
+      return;
+    }
+  axis.push_back({std::move(steps), 1});
+}
+
 // Extra physical hops of the worst straight segment of each length along one
-// axis. A segment's extra hops are those of the gaps (retired lines between
-// logical neighbours) it spans, so the worst segment of a length starts at a
-// gap: every run of consecutive gaps is tried once, O(gaps^2).
-std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& physical_of) {
-  const size_t n = physical_of.size();
+// line. A segment's extra hops are those of the steps it spans, so the worst
+// segment of a length starts at a step with extra hops: every run of
+// consecutive such steps is tried once, O(gaps^2).
+std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& steps) {
+  const size_t n = steps.size();
   std::vector<std::pair<size_t, uint32_t>> gaps;  // (logical line c, extra hops from c - 1 to c)
   for (size_t c = 1; c < n; ++c)
-    if (physical_of[c] - physical_of[c - 1] > 1) gaps.push_back({c, physical_of[c] - physical_of[c - 1] - 1});
+    if (steps[c] > 0) gaps.push_back({c, steps[c]});
   std::vector<uint32_t> worst(n, 0);
   for (size_t first = 0; first < gaps.size(); ++first) {
     uint32_t extra = 0;
@@ -82,32 +109,54 @@ std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& physical_of) {
   return worst;
 }
 
-// Extra physical hops of a straight segment of each length along one axis,
-// the mean over every start rounded to whole hops (prefix sums of the lines'
-// extra hops: O(lines)), and never less than a shorter segment's.
-std::vector<uint32_t> mean_segments(const std::vector<uint32_t>& physical_of) {
-  const size_t n = physical_of.size();
-  std::vector<uint64_t> before(n + 1, 0);  // extra hops of the lines before c, summed: sum of physical_of[i] - i
-  for (size_t c = 0; c < n; ++c) before[c + 1] = before[c] + (physical_of[c] - c);
+// The worst over every line of the axis.
+std::vector<uint32_t> worst_segments(const Axis& axis) {
+  std::vector<uint32_t> worst;
+  for (const StepPattern& pattern : axis) {
+    const std::vector<uint32_t> line = worst_segments(pattern.steps);
+    worst.resize(std::max(worst.size(), line.size()), 0);
+    for (size_t length = 0; length < line.size(); ++length) worst[length] = std::max(worst[length], line[length]);
+  }
+  return worst;
+}
+
+// Extra physical hops of a straight segment of each length along the axis,
+// the mean over every start of every line rounded to whole hops (prefix sums
+// of the steps' extra hops: O(lines)), and never less than a shorter
+// segment's.
+std::vector<uint32_t> mean_segments(const Axis& axis) {
+  const size_t n = axis.front().steps.size();
+  std::vector<uint64_t> total(n, 0);  // [c]: the step to c's extra hops, summed over the lines
+  uint64_t lines = 0;
+  for (const StepPattern& pattern : axis) {
+    for (size_t c = 0; c < n; ++c) total[c] += pattern.lines * pattern.steps[c];
+    lines += pattern.lines;
+  }
+  std::vector<uint64_t> before(n + 1, 0);  // [c + 1]: the extra hops up to each line before c + 1, summed
+  uint64_t up_to = 0;
+  for (size_t c = 0; c < n; ++c) {
+    up_to += total[c];
+    before[c + 1] = before[c] + up_to;
+  }
   std::vector<uint32_t> mean(n, 0);
   for (size_t length = 1; length < n; ++length) {
-    const size_t starts = n - length;
-    const uint64_t total = (before[n] - before[length]) - before[starts];
-    mean[length] = std::max(mean[length - 1], uint32_t((total + starts / 2) / starts));
+    const uint64_t starts = (n - length) * lines;
+    const uint64_t extra = (before[n] - before[length]) - before[n - length];
+    mean[length] = std::max(mean[length - 1], uint32_t((extra + starts / 2) / starts));
   }
   return mean;
 }
 
-// Extra hops summed over the logical links of one axis (each link is repeated `lines` times).
-uint64_t extra_over_links(const std::vector<uint32_t>& physical_of, uint64_t lines) {
-  return physical_of.empty() ? 0
-                             : (uint64_t(physical_of.back() - physical_of.front()) - (physical_of.size() - 1)) * lines;
+// Extra hops summed over the logical links of the axis.
+uint64_t extra_over_links(const Axis& axis) {
+  uint64_t extra = 0;
+  for (const StepPattern& pattern : axis)
+    for (uint32_t step : pattern.steps) extra += pattern.lines * step;
+  return extra;
 }
 
-}  // namespace
-
-WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height, DetourCharge charge) {
-  WaferRepair repair{std::move(defects), {}, {}, {}, {}, 0, {}, 0};
+// The lines scheme's repair: retired rows and columns (Cover).
+void retire_lines(WaferRepair& repair, uint32_t logical_width, uint32_t logical_height) {
   const DefectMap& map = repair.defects;
   uint32_t rows_left = map.height - logical_height, columns_left = map.width - logical_width;
   Cover cover(map);
@@ -131,15 +180,123 @@ WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t log
   std::sort(repair.retired_columns.begin(), repair.retired_columns.end());
   repair.column_of = kept_lines(cover.columns_retired(), logical_width);
   repair.row_of = kept_lines(cover.rows_retired(), logical_height);
-  const auto segments = charge == DetourCharge::Worst ? worst_segments : mean_segments;
-  const std::vector<uint32_t> x = segments(repair.column_of), y = segments(repair.row_of);
+}
+
+// The shift scheme's repair: the logical rows are the first physical rows
+// whose dead tiles the spare columns can take, each skipping its own dead
+// tiles. Short of such rows, the logical grid also takes those with the fewest
+// dead tiles beyond the spare columns, which stay in it as missing tiles.
+void shift_rows(WaferRepair& repair, uint32_t logical_width, uint32_t logical_height) {
+  const DefectMap& map = repair.defects;
+  const uint32_t spare_columns = map.width - logical_width;
+  std::vector<std::vector<uint32_t>> dead(map.height);  // [physical row]: its dead columns, ascending
+  for (uint32_t y = 0; y < map.height; ++y)
+    for (uint32_t x = 0; x < map.width; ++x)
+      if (map.retired(x, y)) dead[y].push_back(x);
+  std::vector<bool> taken(map.height, false);
+  std::vector<uint32_t> overfull;  // rows with more dead tiles than spare columns
+  uint32_t rows = 0;
+  for (uint32_t y = 0; y < map.height && rows < logical_height; ++y)
+    if (dead[y].size() <= spare_columns)
+      taken[y] = true, ++rows;
+    else
+      overfull.push_back(y);
+  std::stable_sort(overfull.begin(), overfull.end(),
+                   [&](uint32_t a, uint32_t b) { return dead[a].size() < dead[b].size(); });
+  for (size_t k = 0; rows < logical_height && k < overfull.size(); ++k, ++rows) {
+    taken[overfull[k]] = true;
+    repair.missing_tiles += dead[overfull[k]].size() - spare_columns;
+  }
+  for (uint32_t y = 0; y < map.height; ++y) {
+    if (taken[y]) {
+      repair.row_of.push_back(y);
+      dead[y].resize(std::min<size_t>(dead[y].size(), spare_columns));
+      repair.row_skips.push_back(std::move(dead[y]));
+    }
+  }
+  for (uint32_t y = 0; y < repair.row_of.back(); ++y)
+    if (!taken[y]) repair.retired_rows.push_back(y);
+  repair.column_of.resize(logical_width);
+  for (uint32_t x = 0; x < logical_width; ++x) repair.column_of[x] = x;
+}
+
+// The physical column of every logical tile of row y.
+std::vector<uint32_t> row_columns(const WaferRepair& repair, uint32_t y) {
+  std::vector<uint32_t> columns(repair.logical_width());
+  for (uint32_t x = 0; x < columns.size(); ++x) columns[x] = repair.physical_column(x, y);
+  return columns;
+}
+
+// Each axis's steps. Along a row, a step past skipped tiles takes the path
+// around them, one more hop for each (under the shift scheme over the
+// diagonal links above or below them). Down a column, a step crosses the
+// retired rows between its tiles; under the shift scheme its tiles may also
+// sit a few columns apart, which a diagonal link covers one column per row.
+std::pair<Axis, Axis> axes(const WaferRepair& repair) {
+  const uint32_t width = repair.logical_width(), height = repair.logical_height();
+  Axis x, y;
+  if (repair.scheme == RepairScheme::Lines) {
+    x.push_back({steps_between(repair.column_of), height});
+    y.push_back({steps_between(repair.row_of), width});
+    return {x, y};
+  }
+  std::vector<std::vector<uint32_t>> columns(height);  // [logical row]: its tiles' columns, for shifted rows
+  for (uint32_t row = 0; row < height; ++row)
+    if (!repair.row_skips[row].empty()) columns[row] = row_columns(repair, row);
+  auto column_at = [&](uint32_t column, uint32_t row) { return columns[row].empty() ? column : columns[row][column]; };
+  for (uint32_t row = 0; row < height; ++row)
+    add_line(x, columns[row].empty() ? std::vector<uint32_t>(width, 0) : steps_between(columns[row]));
+  for (uint32_t column = 0; column < width; ++column) {
+    std::vector<uint32_t> steps(height, 0);
+    for (uint32_t row = 1; row < height; ++row) {
+      const uint32_t a = column_at(column, row - 1), b = column_at(column, row);
+      const uint32_t across = a > b ? a - b : b - a, down = repair.row_of[row] - repair.row_of[row - 1];
+      steps[row] = std::max(across, down) - 1;
+    }
+    add_line(y, std::move(steps));
+  }
+  return {x, y};
+}
+
+}  // namespace
+
+uint32_t WaferRepair::spare_columns_used() const {
+  if (scheme == RepairScheme::Lines) return uint32_t(retired_columns.size());
+  size_t most = 0;
+  for (const std::vector<uint32_t>& skips : row_skips) most = std::max(most, skips.size());
+  return uint32_t(most);
+}
+
+uint32_t WaferRepair::physical_column(uint32_t x, uint32_t y) const {
+  if (row_skips.empty()) return column_of[x];
+  uint32_t column = x;
+  for (uint32_t skipped : row_skips[y]) {
+    if (skipped > column) break;
+    ++column;
+  }
+  return column;
+}
+
+uint32_t WaferRepair::shifted_rows() const {
+  return uint32_t(std::count_if(row_skips.begin(), row_skips.end(), [](const auto& skips) { return !skips.empty(); }));
+}
+
+WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height, DetourCharge charge,
+                         RepairScheme scheme) {
+  WaferRepair repair{std::move(defects), scheme, {}, {}, {}, {}, {}, 0, {}, 0};
+  if (scheme == RepairScheme::Lines)
+    retire_lines(repair, logical_width, logical_height);
+  else
+    shift_rows(repair, logical_width, logical_height);
+  const auto [x_axis, y_axis] = axes(repair);
+  const std::vector<uint32_t> x = charge == DetourCharge::Worst ? worst_segments(x_axis) : mean_segments(x_axis);
+  const std::vector<uint32_t> y = charge == DetourCharge::Worst ? worst_segments(y_axis) : mean_segments(y_axis);
   std::vector<uint32_t>& extra = repair.detours.extra_hops;
   extra.assign(std::max(x.size(), y.size()), 0);
   for (size_t length = 0; length < extra.size(); ++length)
     extra[length] = std::max(length < x.size() ? x[length] : x.back(), length < y.size() ? y[length] : y.back());
   const uint64_t links = uint64_t(logical_width - 1) * logical_height + uint64_t(logical_height - 1) * logical_width;
-  const uint64_t extra_hops =
-      extra_over_links(repair.column_of, logical_height) + extra_over_links(repair.row_of, logical_width);
+  const uint64_t extra_hops = extra_over_links(x_axis) + extra_over_links(y_axis);
   repair.extra_hops_mean = links == 0 ? 0 : double(extra_hops) / double(links);
   return repair;
 }
@@ -157,24 +314,19 @@ std::string repair_shortfall(const WaferRepair& repair) {
 std::vector<PhysicalTile> physical_tiles(const WaferRepair& repair) {
   const DefectMap& map = repair.defects;
   std::vector<bool> row_retired(map.height, false), column_retired(map.width, false);
-  std::vector<bool> row_logical(map.height, false), column_logical(map.width, false);
   for (uint32_t y : repair.retired_rows) row_retired[y] = true;
   for (uint32_t x : repair.retired_columns) column_retired[x] = true;
-  for (uint32_t y : repair.row_of) row_logical[y] = true;
-  for (uint32_t x : repair.column_of) column_logical[x] = true;
   std::vector<PhysicalTile> tiles(size_t(map.width) * map.height, PhysicalTile::UnusedSpare);
   for (uint32_t y = 0; y < map.height; ++y)
-    for (uint32_t x = 0; x < map.width; ++x) {
-      PhysicalTile& tile = tiles[size_t(y) * map.width + x];
-      if (map.tile_dead(x, y))
-        tile = PhysicalTile::DeadTile;
-      else if (map.retired(x, y))
-        tile = PhysicalTile::DeadLink;
-      else if (row_retired[y] || column_retired[x])
-        tile = PhysicalTile::Retired;
-      else if (row_logical[y] && column_logical[x])
-        tile = PhysicalTile::Logical;
-    }
+    for (uint32_t x = 0; x < map.width; ++x)
+      if (row_retired[y] || column_retired[x]) tiles[size_t(y) * map.width + x] = PhysicalTile::Retired;
+  for (uint32_t y = 0; y < repair.logical_height(); ++y)
+    for (uint32_t x = 0; x < repair.logical_width(); ++x)
+      tiles[size_t(repair.row_of[y]) * map.width + repair.physical_column(x, y)] = PhysicalTile::Logical;
+  for (uint32_t y = 0; y < map.height; ++y)
+    for (uint32_t x = 0; x < map.width; ++x)
+      if (map.retired(x, y))
+        tiles[size_t(y) * map.width + x] = map.tile_dead(x, y) ? PhysicalTile::DeadTile : PhysicalTile::DeadLink;
   return tiles;
 }
 
@@ -183,7 +335,7 @@ std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair) 
     if (set.tile_program[tile] == ProgramSet::kIdle) continue;
     const uint32_t x = uint32_t(tile % set.grid_width);
     const uint32_t y = uint32_t(tile / set.grid_width % set.grid_height);
-    const uint32_t physical_x = repair.column_of[x], physical_y = repair.row_of[y];
+    const uint32_t physical_x = repair.physical_column(x, y), physical_y = repair.row_of[y];
     if (repair.defects.retired(physical_x, physical_y))
       return "tile (" + std::to_string(x) + ", " + std::to_string(y) + ") of wafer " +
              std::to_string(tile / set.grid_width / set.grid_height) + " runs a program on dead physical tile (" +

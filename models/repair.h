@@ -1,9 +1,10 @@
 #pragma once
-// Repair of a defective wafer, as a row-and-column redundancy scheme does it:
-// rows and columns that hold a dead tile are retired and the logical grid
-// shifts into the spares beyond them, so programs see a perfect logical grid
-// of the preset's size (docs/DEFECTS.md). A logical hop across a retired row
-// or column takes one more physical hop for each.
+// Repair of a defective wafer, so that programs see a perfect logical grid of
+// the preset's size (docs/DEFECTS.md), in one of two schemes (RepairScheme):
+// rows and columns that hold a dead tile are retired whole and the logical grid
+// shifts into the spares beyond them, or each row shifts by one position past
+// its own dead tiles into the spare columns. A logical hop takes the extra
+// physical hops of the path around what the repair skipped.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,9 +17,14 @@ namespace wafersim {
 
 struct WaferRepair {
   DefectMap defects;
-  std::vector<uint32_t> column_of;                      // logical column -> physical column
+  RepairScheme scheme = RepairScheme::Lines;
+  std::vector<uint32_t> column_of;                      // logical column -> physical column (shift: before skips)
   std::vector<uint32_t> row_of;                         // logical row -> physical row
   std::vector<uint32_t> retired_rows, retired_columns;  // physical, ascending: each took one spare
+  // Shift: per logical row, the physical columns of its physical row it skips
+  // (ascending); logical column x is the row's x-th column not skipped. Empty
+  // under the lines scheme.
+  std::vector<std::vector<uint32_t>> row_skips;
   // Dead tiles left in the logical grid when the spares ran out: no plan fits it (exit 3).
   uint64_t missing_tiles = 0;
   DetourTable detours;
@@ -26,18 +32,25 @@ struct WaferRepair {
   double extra_hops_mean = 0;
 
   uint32_t spare_rows_used() const { return uint32_t(retired_rows.size()); }
-  uint32_t spare_columns_used() const { return uint32_t(retired_columns.size()); }
+  // Shift: the spare columns the most shifted row reaches into.
+  uint32_t spare_columns_used() const;
+  // The physical column of logical tile (x, y).
+  uint32_t physical_column(uint32_t x, uint32_t y) const;
+  // Logical rows that skip at least one column (shift).
+  uint32_t shifted_rows() const;
   uint32_t logical_width() const { return uint32_t(column_of.size()); }
   uint32_t logical_height() const { return uint32_t(row_of.size()); }
 };
 
-// Retires rows and columns until every dead tile is covered: first any line
-// whose dead tiles outnumber the spares of the other direction (only retiring
-// it can cover them), then the line with the most dead tiles left (rows first
-// on a tie). Deterministic. When the spares run out first, the dead tiles left
+// Lines: retires rows and columns until every dead tile is covered: first any
+// line whose dead tiles outnumber the spares of the other direction (only
+// retiring it can cover them), then the line with the most dead tiles left
+// (rows first on a tie). Shift: the logical rows are the first physical rows
+// with no more dead tiles than spare columns, each skipping its dead tiles.
+// Deterministic either way. When the spares run out first, the dead tiles left
 // are counted in missing_tiles. `charge` says how the detour table is made.
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
-                         DetourCharge charge = DetourCharge::Worst);
+                         DetourCharge charge = DetourCharge::Worst, RepairScheme scheme = RepairScheme::Lines);
 
 // What a tile of the physical grid became in the repair (the heatmaps draw
 // it, docs/OBSERVABILITY.md); the values are the categories' numbers there.
@@ -45,8 +58,8 @@ enum class PhysicalTile : int32_t {
   Logical = 0,      // works and holds a tile of the logical grid
   DeadTile = 1,     // dead
   DeadLink = 2,     // works, but its router lost its east or south link: retired as a dead tile
-  Retired = 3,      // works, skipped with its row or column
-  UnusedSpare = 4,  // works, in a spare row or column the logical grid did not need
+  Retired = 3,      // works, skipped with its row or column (shift: with its row)
+  UnusedSpare = 4,  // works, in a spare row or column the logical grid did not need (shift: past a row's last tile)
 };
 inline const char* const kPhysicalTileNames[] = {"logical tile", "dead tile", "dead link", "retired", "unused spare"};
 

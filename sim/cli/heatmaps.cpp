@@ -56,11 +56,19 @@ class HeatmapWriter {
          "category's index in categories"},
         {"categories", kPhysicalTileNames},
         {"files", files}};
-    return {{"width_tiles", repair.defects.width},
-            {"height_tiles", repair.defects.height},
-            {"logical_columns", repair.column_of},
-            {"logical_rows", repair.row_of},
-            {"arrays", nlohmann::json::array({array})}};
+    nlohmann::json grid = {{"width_tiles", repair.defects.width},
+                           {"height_tiles", repair.defects.height},
+                           {"logical_columns", repair.column_of},
+                           {"logical_rows", repair.row_of},
+                           {"arrays", nlohmann::json::array({array})}};
+    if (repair.scheme == RepairScheme::Shift) {
+      // Rows that skip tiles: [logical row, [physical columns skipped]]; the others keep logical_columns.
+      nlohmann::json skips = nlohmann::json::array();
+      for (uint32_t y = 0; y < repair.row_skips.size(); ++y)
+        if (!repair.row_skips[y].empty()) skips.push_back({y, repair.row_skips[y]});
+      grid["row_skips"] = std::move(skips);
+    }
+    return grid;
   }
 
   nlohmann::json arrays() const { return arrays_; }

@@ -65,18 +65,34 @@ std::string context_text(uint64_t max_context_tokens) {
   return unbounded(max_context_tokens) ? "unbounded" : std::to_string(max_context_tokens);
 }
 
-// The repair under the plan (docs/DEFECTS.md): physical lines the logical grid skips.
-nlohmann::json repair_json(const WaferRepair& repair) {
-  return {{"dead_tiles", repair.defects.dead_tiles},
-          {"dead_links", repair.defects.dead_links},
-          {"physical_grid", {repair.defects.width, repair.defects.height}},
-          {"retired_rows", repair.retired_rows},
-          {"retired_columns", repair.retired_columns},
-          {"route_extra_hops_max", repair.detours.extra_hops.back()}};
-}
-
 std::string lines_text(const std::vector<uint32_t>& lines) {
   return lines.empty() ? "none" : fmt::format("{}", fmt::join(lines, ", "));
+}
+
+// The repair under the plan (docs/DEFECTS.md): physical lines the logical grid
+// skips and, under the shift scheme, the rows that skip single tiles.
+nlohmann::json repair_json(const WaferRepair& repair) {
+  nlohmann::json out = {{"scheme", repair.scheme == RepairScheme::Shift ? "shift" : "lines"},
+                        {"dead_tiles", repair.defects.dead_tiles},
+                        {"dead_links", repair.defects.dead_links},
+                        {"physical_grid", {repair.defects.width, repair.defects.height}},
+                        {"retired_rows", repair.retired_rows},
+                        {"retired_columns", repair.retired_columns},
+                        {"route_extra_hops_max", repair.detours.extra_hops.back()}};
+  if (repair.scheme == RepairScheme::Shift) out["shifted_rows"] = repair.shifted_rows();
+  return out;
+}
+
+// What the repair skipped, for the plan's table.
+std::string repair_text(const WaferRepair& repair) {
+  const std::string skipped =
+      repair.scheme == RepairScheme::Shift
+          ? fmt::format("physical rows {} skipped, {} rows shifted past their dead tiles (by up to {} columns)",
+                        lines_text(repair.retired_rows), repair.shifted_rows(), repair.spare_columns_used())
+          : fmt::format("physical rows {} and columns {} skipped", lines_text(repair.retired_rows),
+                        lines_text(repair.retired_columns));
+  return fmt::format("per wafer; {}, routes up to {} hops longer (hardware.defects, docs/DEFECTS.md)", skipped,
+                     repair.detours.extra_hops.back());
 }
 
 nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
@@ -221,10 +237,7 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
     summary.add_row(
         {"repaired wafer",
          fmt::format("{} dead tiles, {} dead links", hw.repair->defects.dead_tiles, hw.repair->defects.dead_links),
-         fmt::format("per wafer; physical rows {} and columns {} skipped, routes up to {} hops longer "
-                     "(hardware.defects, docs/DEFECTS.md)",
-                     lines_text(hw.repair->retired_rows), lines_text(hw.repair->retired_columns),
-                     hw.repair->detours.extra_hops.back())});
+         repair_text(*hw.repair)});
   summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
   out << summary.str() << "\n";
 

@@ -108,8 +108,9 @@ void add_defect_metrics(
       repair([](const WaferRepair& w) { return w.spare_rows_used() + w.spare_columns_used(); }));
   add("metrics.defects.spare_rows_used", "rows", "of spares_used, rows", kSetup | kDefects, std::nullopt,
       repair([](const WaferRepair& w) { return w.spare_rows_used(); }));
-  add("metrics.defects.spare_columns_used", "columns", "of spares_used, columns", kSetup | kDefects, std::nullopt,
-      repair([](const WaferRepair& w) { return w.spare_columns_used(); }));
+  add("metrics.defects.spare_columns_used", "columns",
+      "of spares_used, columns (shift scheme: the most spare columns a shifted row reaches into)", kSetup | kDefects,
+      std::nullopt, repair([](const WaferRepair& w) { return w.spare_columns_used(); }));
   add("metrics.defects.logical_grid", "tiles", "the grid programs see after repair, columns x rows", kSetup | kDefects,
       std::nullopt, repair([](const WaferRepair& w) {
         return std::to_string(w.logical_width()) + " x " + std::to_string(w.logical_height());

@@ -48,6 +48,11 @@ TEST_CASE("defects, contention off: the mean detour charge agrees to the cycle",
   require_same_cycles(mapping::Phase::Decode, "tiny-dense",
                       tiny_drawn({"hardware.defects.detour_charge=mean", "workload.batch=2"}));
 }
+TEST_CASE("defects, contention off: rows shifted past their dead tiles agree to the cycle",
+          "[regression][exact][defects]") {
+  require_same_cycles(mapping::Phase::Decode, "tiny-dense",
+                      tiny_drawn({"hardware.spares.scheme=shift", "mapping.multicast_axis=y"}));
+}
 TEST_CASE("defects, contention off: MoE layers on two wafers agree to the cycle", "[regression][exact][defects]") {
   require_same_cycles(mapping::Phase::Decode, "tiny-moe", tiny_map({"workload.batch=2"}));
 }

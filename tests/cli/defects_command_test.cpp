@@ -112,6 +112,26 @@ TEST_CASE("map shows the repaired wafer under the plan", "[cli][defects]") {
   CHECK_FALSE(run_json({"map", kTinyDense}).contains("defects"));
 }
 
+TEST_CASE("the shift scheme spends fewer spares and detours than retiring whole lines", "[cli][defects]") {
+  std::vector<std::string> args = with_map("analytic", kTinyMap + "yaml");
+  const nlohmann::json lines = run_json(args)["metrics"];
+  args.insert(args.end(), {"--set", "hardware.spares.scheme=shift"});
+  const nlohmann::json shift = run_json(args)["metrics"];
+  // Rows 5, 9 and 14 each shift past one dead tile (row 17 is a spare row the grid does not reach).
+  CHECK(shift["defects"]["spare_rows_used"] == 0);
+  CHECK(shift["defects"]["spare_columns_used"] == 1);
+  CHECK(lines["defects"]["spares_used"] == 4);
+  CHECK(shift["defects"]["extra_hops_mean"].get<double>() < lines["defects"]["extra_hops_mean"].get<double>());
+  CHECK(shift["total_cycles"].get<uint64_t>() < lines["total_cycles"].get<uint64_t>());
+  CHECK(shift["defects"]["slowdown"].get<double>() > 1);
+  args[0] = "map";
+  const nlohmann::json plan = run_json(args);
+  CHECK(plan["defects"]["scheme"] == "shift");
+  CHECK(plan["defects"]["shifted_rows"] == 3);
+  CHECK(plan["defects"]["retired_rows"].empty());
+  CHECK_THAT(run_wafersim(args).out, Catch::Contains("3 rows shifted past their dead tiles (by up to 1 columns)"));
+}
+
 TEST_CASE("speculative decoding on a repaired wafer reports the detours' slowdown", "[cli][defects][speculative]") {
   const std::string speculative = std::string(WAFERSIM_TEST_DATA) + "/speculative/tiny-speculative.yaml";
   const std::vector<std::string> repaired = {"--set", "hardware.spares.rows=2",

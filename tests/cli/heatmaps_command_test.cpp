@@ -284,6 +284,34 @@ TEST_CASE("map --heatmaps draws a repaired wafer's physical grid, and nothing mo
   CHECK(std::distance(std::filesystem::directory_iterator(perfect), {}) == 7);  // six arrays and the index
 }
 
+TEST_CASE("map --heatmaps lists the rows the shift scheme shifted and draws their tiles", "[cli][heatmaps][defects]") {
+  Scratch scratch;
+  const std::filesystem::path folder = scratch.path() / "maps";
+  const Outcome outcome =
+      run_wafersim({"map", kTinyDense, "--quiet", "--heatmaps", folder.string(), "--set", "hardware.spares.rows=2",
+                    "--set", "hardware.spares.columns=2", "--set", "hardware.spares.scheme=shift", "--set",
+                    "hardware.defects.map=" + std::string(WAFERSIM_TEST_DATA) + "/defects/tiny-map.yaml"});
+  INFO(outcome.err);
+  REQUIRE(outcome.exit_code == 0);
+  const json physical = json::parse(read_all(folder / "heatmaps.json"))["physical_grid"];
+  // Logical rows 5, 9 and 14 skip the dead tile (3, 5), (11, 9) and the tile (7, 14) that lost its link.
+  CHECK(physical["row_skips"] == json::parse("[[5, [3]], [9, [11]], [14, [7]]]"));
+  const Npy npy = read_npy(folder / "wafer0_physical_tile.npy");
+  REQUIRE(npy.shape == std::vector<uint64_t>{18, 18});
+  enum { kLogical, kDeadTile, kDeadLink, kRetired, kUnusedSpare };
+  auto at = [&](uint64_t x, uint64_t y) { return npy.values[y * 18 + x]; };
+  // A shifted row holds its 16 logical tiles on the 17 live tiles up to column 16; one without a skip on 0..15.
+  CHECK(at(3, 5) == kDeadTile);
+  CHECK(at(16, 5) == kLogical);
+  CHECK(at(17, 5) == kUnusedSpare);
+  CHECK(at(7, 14) == kDeadLink);
+  CHECK(at(16, 4) == kUnusedSpare);
+  CHECK(at(15, 4) == kLogical);
+  CHECK(at(12, 17) == kDeadTile);  // in a spare row the grid does not reach
+  CHECK(std::count(npy.values.begin(), npy.values.end(), kLogical) == 16 * 16);
+  CHECK(std::count(npy.values.begin(), npy.values.end(), kRetired) == 0);
+}
+
 TEST_CASE("an output path that cannot be written fails before the simulation, naming it", "[cli][heatmaps][output]") {
   Scratch scratch;
   const std::string missing = (scratch.path() / "no-such-folder" / "out").string();

@@ -109,3 +109,101 @@ TEST_CASE("a program on a dead physical tile is found", "[defects][repair]") {
   repair.column_of[3] = 3;  // a repair that forgot the retired column
   CHECK(task_on_dead_tile(set, repair) == "tile (3, 2) of wafer 0 runs a program on dead physical tile (3, 2)");
 }
+
+TEST_CASE("under the shift scheme a row shifts past its own dead tile into a spare column", "[defects][repair]") {
+  const WaferRepair repair = repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  CHECK(repair.retired_rows.empty());
+  CHECK(repair.retired_columns.empty());
+  CHECK(repair.row_of == std::vector<uint32_t>{0, 1, 2, 3, 4, 5});
+  CHECK(repair.shifted_rows() == 1);
+  CHECK(repair.spare_rows_used() == 0);
+  CHECK(repair.spare_columns_used() == 1);
+  CHECK(repair.physical_column(2, 2) == 2);
+  CHECK(repair.physical_column(3, 2) == 4);
+  CHECK(repair.physical_column(7, 2) == 8);
+  CHECK(repair.physical_column(3, 1) == 3);  // the other rows keep their columns
+  // Only the step from logical 2 to 3 of row 2 goes around the dead tile; the
+  // rows above and below reach the shifted tiles over a diagonal link.
+  CHECK(repair.detours.of(1) == 1);
+  CHECK(repair.detours.of(100) == 1);
+  CHECK(repair.extra_hops_mean == Approx(1.0 / 82.0));
+  // The mean route meets less than the lines scheme's, which retires the whole column.
+  const WaferRepair mean = repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6, DetourCharge::Mean, RepairScheme::Shift);
+  CHECK(mean.detours.extra_hops == std::vector<uint32_t>(8, 0));
+}
+
+TEST_CASE("under the shift scheme tiles two columns apart cost a hop down the column", "[defects][repair]") {
+  // Row 2 skips two tiles: from logical column 4 on it sits two columns right of row 1 and row 3.
+  const WaferRepair repair =
+      repair_wafer(dead_tiles(2, 0, {{1, 2}, {3, 2}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  CHECK(repair.row_skips[2] == std::vector<uint32_t>{1, 3});
+  CHECK(repair.physical_column(1, 2) == 2);
+  CHECK(repair.physical_column(2, 2) == 4);
+  CHECK(repair.physical_column(5, 2) == 7);
+  CHECK(repair.spare_columns_used() == 2);
+  // Along row 2: logical 0 -> 1 and 1 -> 2 each pass one dead tile. Down columns 2..7: two steps of one extra hop.
+  CHECK(repair.detours.of(1) == 1);
+  CHECK(repair.detours.of(2) == 2);
+  CHECK(repair.detours.of(100) == 2);
+  // 2 extra hops along the row, 2 x 6 down the six columns whose row-2 tile sits two columns right.
+  CHECK(repair.extra_hops_mean == Approx(14.0 / 82.0));
+}
+
+TEST_CASE("under the shift scheme a row with more dead tiles than spare columns is skipped", "[defects][repair]") {
+  const WaferRepair repair =
+      repair_wafer(dead_tiles(1, 1, {{1, 4}, {3, 4}, {2, 1}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  CHECK(repair.retired_rows == std::vector<uint32_t>{4});
+  CHECK(repair.row_of == std::vector<uint32_t>{0, 1, 2, 3, 5, 6});
+  CHECK(repair.missing_tiles == 0);
+  CHECK(repair.spare_rows_used() == 1);
+  CHECK(repair.shifted_rows() == 1);
+  // Row 1 shifts past (2, 1); the step from row 3 to row 5 crosses the skipped row 4.
+  CHECK(repair.physical_column(2, 1) == 3);
+  CHECK(repair.detours.of(1) == 1);
+  // Out of spare rows, the row stays in the grid with the tiles the spare column cannot take.
+  const WaferRepair short_of_rows =
+      repair_wafer(dead_tiles(1, 0, {{1, 4}, {3, 4}, {6, 4}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  CHECK(short_of_rows.missing_tiles == 2);
+  CHECK(short_of_rows.row_skips[4] == std::vector<uint32_t>{1});
+  // Dead tiles in a spare row the logical grid does not reach cost nothing.
+  const WaferRepair spare =
+      repair_wafer(dead_tiles(0, 1, {{1, 6}, {3, 6}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  CHECK(spare.missing_tiles == 0);
+  CHECK(spare.spare_rows_used() == 0);
+  CHECK(spare.detours.of(100) == 0);
+}
+
+TEST_CASE("the shift scheme's physical grid holds every logical tile on a live tile", "[defects][repair]") {
+  DefectParams params;
+  params.tile_failure_rate = 0.002;
+  params.seed = 5;
+  const WaferRepair repair =
+      repair_wafer(draw_defects(params, 100, 104), 96, 100, DetourCharge::Worst, RepairScheme::Shift);
+  REQUIRE(repair.defects.dead_tiles > 10);
+  REQUIRE(repair.missing_tiles == 0);
+  CHECK(repair.shifted_rows() > 5);
+  const std::vector<PhysicalTile> tiles = physical_tiles(repair);
+  uint64_t logical = 0;
+  for (uint32_t y = 0; y < repair.logical_height(); ++y)
+    for (uint32_t x = 0; x < repair.logical_width(); ++x) {
+      const uint32_t column = repair.physical_column(x, y);
+      CHECK_FALSE(repair.defects.retired(column, repair.row_of[y]));
+      if (x > 0) CHECK(column > repair.physical_column(x - 1, y));
+    }
+  for (PhysicalTile tile : tiles) logical += tile == PhysicalTile::Logical;
+  CHECK(logical == 96u * 100u);
+  // A program on a logical tile that the repair put on a skipped one is found.
+  ProgramSet set;
+  set.grid_width = 96;
+  set.grid_height = 100;
+  set.programs.resize(1);
+  set.tile_program.assign(96 * 100, 0);
+  CHECK(task_on_dead_tile(set, repair).empty());
+  WaferRepair forgetful = repair;
+  for (std::vector<uint32_t>& skips : forgetful.row_skips)
+    if (!skips.empty()) {
+      skips.clear();
+      break;
+    }
+  CHECK_THAT(task_on_dead_tile(set, forgetful), Catch::Contains("runs a program on dead physical tile"));
+}
