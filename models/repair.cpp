@@ -227,34 +227,52 @@ std::vector<uint32_t> row_columns(const WaferRepair& repair, uint32_t y) {
   return columns;
 }
 
-// Each axis's steps. Along a row, a step past skipped tiles takes the path
-// around them, one more hop for each (under the shift scheme over the
-// diagonal links above or below them). Down a column, a step crosses the
-// retired rows between its tiles; under the shift scheme its tiles may also
-// sit a few columns apart, which a diagonal link covers one column per row.
+// The extra hops of each step along a logical row or down a logical column.
+// Along a row, a step past skipped tiles takes the path around them, one more
+// hop for each (under the shift scheme over the diagonal links above or below
+// them). Down a column, a step crosses the retired rows between its tiles;
+// under the shift scheme its tiles may also sit a few columns apart, which a
+// diagonal link covers one column per row.
+class LineSteps {
+ public:
+  explicit LineSteps(const WaferRepair& repair) : repair_(repair), shifted_(repair.logical_height()) {
+    for (uint32_t y = 0; y < repair.row_skips.size(); ++y)
+      if (!repair.row_skips[y].empty()) shifted_[y] = row_columns(repair, y);
+  }
+
+  std::vector<uint32_t> row(uint32_t y) const {
+    return steps_between(shifted_[y].empty() ? repair_.column_of : shifted_[y]);
+  }
+  std::vector<uint32_t> column(uint32_t x) const {
+    std::vector<uint32_t> steps(repair_.logical_height(), 0);
+    for (uint32_t y = 1; y < steps.size(); ++y) {
+      const uint32_t a = column_at(x, y - 1), b = column_at(x, y);
+      const uint32_t across = a > b ? a - b : b - a, down = repair_.row_of[y] - repair_.row_of[y - 1];
+      steps[y] = std::max(across, down) - 1;
+    }
+    return steps;
+  }
+
+ private:
+  uint32_t column_at(uint32_t x, uint32_t y) const {
+    return shifted_[y].empty() ? repair_.column_of[x] : shifted_[y][x];
+  }
+
+  const WaferRepair& repair_;
+  std::vector<std::vector<uint32_t>> shifted_;  // [logical row]: its tiles' columns, for rows that skip a tile
+};
+
 std::pair<Axis, Axis> axes(const WaferRepair& repair) {
   const uint32_t width = repair.logical_width(), height = repair.logical_height();
   Axis x, y;
-  if (repair.scheme == RepairScheme::Lines) {
+  if (repair.scheme == RepairScheme::Lines) {  // every row alike, every column alike
     x.push_back({steps_between(repair.column_of), height});
     y.push_back({steps_between(repair.row_of), width});
     return {x, y};
   }
-  std::vector<std::vector<uint32_t>> columns(height);  // [logical row]: its tiles' columns, for shifted rows
-  for (uint32_t row = 0; row < height; ++row)
-    if (!repair.row_skips[row].empty()) columns[row] = row_columns(repair, row);
-  auto column_at = [&](uint32_t column, uint32_t row) { return columns[row].empty() ? column : columns[row][column]; };
-  for (uint32_t row = 0; row < height; ++row)
-    add_line(x, columns[row].empty() ? std::vector<uint32_t>(width, 0) : steps_between(columns[row]));
-  for (uint32_t column = 0; column < width; ++column) {
-    std::vector<uint32_t> steps(height, 0);
-    for (uint32_t row = 1; row < height; ++row) {
-      const uint32_t a = column_at(column, row - 1), b = column_at(column, row);
-      const uint32_t across = a > b ? a - b : b - a, down = repair.row_of[row] - repair.row_of[row - 1];
-      steps[row] = std::max(across, down) - 1;
-    }
-    add_line(y, std::move(steps));
-  }
+  const LineSteps steps(repair);
+  for (uint32_t row = 0; row < height; ++row) add_line(x, steps.row(row));
+  for (uint32_t column = 0; column < width; ++column) add_line(y, steps.column(column));
   return {x, y};
 }
 
@@ -342,6 +360,37 @@ std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair) 
              std::to_string(physical_x) + ", " + std::to_string(physical_y) + ")";
   }
   return "";
+}
+
+RouteDetours::RouteDetours(const WaferRepair& repair)
+    : width_(repair.logical_width()), height_(repair.logical_height()) {
+  const LineSteps steps(repair);
+  row_prefix_.resize(size_t(width_) * height_);
+  column_prefix_.resize(size_t(width_) * height_);
+  for (uint32_t y = 0; y < height_; ++y) {
+    const std::vector<uint32_t> row = steps.row(y);
+    for (uint32_t x = 0, sum = 0; x < width_; ++x) row_prefix_[size_t(y) * width_ + x] = sum += row[x];
+  }
+  for (uint32_t x = 0; x < width_; ++x) {
+    const std::vector<uint32_t> column = steps.column(x);
+    for (uint32_t y = 0, sum = 0; y < height_; ++y) column_prefix_[size_t(x) * height_ + y] = sum += column[y];
+  }
+}
+
+uint32_t RouteDetours::along_row(uint32_t y, uint32_t x0, uint32_t x1) const {
+  const uint32_t a = row_prefix_[size_t(y) * width_ + x0], b = row_prefix_[size_t(y) * width_ + x1];
+  return a > b ? a - b : b - a;
+}
+
+uint32_t RouteDetours::down_column(uint32_t x, uint32_t y0, uint32_t y1) const {
+  const uint32_t a = column_prefix_[size_t(x) * height_ + y0], b = column_prefix_[size_t(x) * height_ + y1];
+  return a > b ? a - b : b - a;
+}
+
+uint32_t RouteDetours::route(uint32_t x, uint32_t y, int32_t dx, int32_t dy, bool y_first) const {
+  const uint32_t to_x = uint32_t(int64_t(x) + dx), to_y = uint32_t(int64_t(y) + dy);
+  return y_first ? down_column(x, y, to_y) + along_row(to_y, x, to_x)
+                 : along_row(y, x, to_x) + down_column(to_x, y, to_y);
 }
 
 }  // namespace wafersim

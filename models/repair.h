@@ -74,4 +74,25 @@ std::string repair_shortfall(const WaferRepair& repair);
 // (px, py)"; "" when none does.
 std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair);
 
+// Extra physical hops of a logical route, exact to where it runs on the
+// repaired wafer, where DetourTable charges every route of a length alike:
+// its leg along its row plus its leg down its column, each the sum of its
+// steps' extra hops (prefix sums per logical row and column, O(1) a route).
+// The engine charges these with sim.exact_detours (docs/DEFECTS.md).
+class RouteDetours {
+ public:
+  explicit RouteDetours(const WaferRepair& repair);
+
+  // From logical (x0, y) to (x1, y), and from (x, y0) to (x, y1).
+  uint32_t along_row(uint32_t y, uint32_t x0, uint32_t x1) const;
+  uint32_t down_column(uint32_t x, uint32_t y0, uint32_t y1) const;
+  // From logical (x, y) by (dx, dy): x first, or y first.
+  uint32_t route(uint32_t x, uint32_t y, int32_t dx, int32_t dy, bool y_first) const;
+
+ private:
+  uint32_t width_, height_;
+  std::vector<uint32_t> row_prefix_;     // [y * width + x]: extra hops from (0, y) to (x, y)
+  std::vector<uint32_t> column_prefix_;  // [x * height + y]: extra hops from (x, 0) to (x, y)
+};
+
 }  // namespace wafersim

@@ -68,6 +68,7 @@ class EngineBackend : public Backend {
                       const ProgressFn& progress) const override {
     sim::EngineOptions engine;
     engine.contention = options.contention;
+    engine.exact_detours = options.exact_detours;
     engine.bands = options.bands;
     engine.progress_seconds = options.progress_seconds;
     engine.keep_tile_busy = options.tile_figures;

@@ -312,7 +312,7 @@ uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compile
     transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
                             /*stream=*/false, task.y_first);
   } else {
-    transit.arrival = cycle + compiled.cycles;
+    transit.arrival = cycle + w.free_latency(tile, task, compiled);
     w.link_hops +=
         uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
   }
@@ -343,7 +343,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
     transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
                             /*stream=*/true, task.y_first);
   } else {
-    transit.arrival = cycle + compiled.cycles;
+    transit.arrival = cycle + w.free_latency(tile, task, compiled);
     w.link_hops +=
         uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
   }
@@ -403,7 +403,7 @@ void Band::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t co
     const uint64_t first_detour = detour_cycles(fabric, 1);
     for (uint32_t k = 1; k <= count; ++k)
       m.arrival[k - 1] = cycle + compiled.cycles + uint64_t(k - 1) * fabric.hop_latency_cycles +
-                         detour_cycles(fabric, k) - first_detour;
+                         w.multicast_detour_cycles(tile, dir, k) - first_detour;
     m.pass = m.arrival;
     w.link_hops += count;
   }

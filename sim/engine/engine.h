@@ -26,8 +26,9 @@ struct EngineProgress {
 };
 
 struct EngineOptions {
-  bool contention = true;  // links serialise messages; off = closed-form timing
-  uint32_t bands = 0;      // SystemC band modules; 0 = chosen from the grid
+  bool contention = true;      // links serialise messages; off = closed-form timing
+  bool exact_detours = false;  // on a repaired wafer, each route's own detour (RouteDetours), not the table's
+  uint32_t bands = 0;          // SystemC band modules; 0 = chosen from the grid
   std::function<void(const EngineProgress&)> progress;
   double progress_seconds = 2.0;
   bool keep_tile_busy = false;  // fill EngineResult::tile_busy (heatmaps); off, the run keeps only means and peaks

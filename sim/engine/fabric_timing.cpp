@@ -78,7 +78,7 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
     y_leg(uint64_t(int64_t(x) + dx), dx != 0 ? fabric.turn_latency_cycles : 0);
   }
   // The detour around repaired rows and columns lengthens the head's path, not the links it reserves.
-  head += detour_cycles(fabric, xhops + yhops);
+  head += world.route_detour_cycles(source, dx, dy, y_first);
   const uint64_t delivered =
       stream ? head : cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
   transit.arrival = delivered + serialization + fabric.ramp_off_cycles;
@@ -130,7 +130,7 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, 
   LinkState* base = links->data();
   for (uint32_t k = 1; k <= count; ++k, index += step) {
     head = cross(base[index], head, serialization, &wait) + fabric.hop_latency_cycles;
-    const uint64_t detoured = head + detour_cycles(fabric, k);
+    const uint64_t detoured = head + world.multicast_detour_cycles(source, dir, k);
     uint64_t eject_wait = 0;
     const uint32_t tile = uint32_t(int64_t(source) + tile_step * k);
     const uint64_t eject = cross_ramp(world.ejection[tile], detoured, serialization, &eject_wait);

@@ -4,9 +4,13 @@
 // Shared by all bands; SystemC runs one process at a time, so no locking.
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
+#include "models/cost.h"
 #include "models/hardware.h"
+#include "models/repair.h"
 #include "models/tile_program.h"
 #include "sim/engine/engine.h"
 
@@ -103,6 +107,9 @@ struct World {
   std::vector<uint64_t> injection, ejection;  // busy_until of each core's ramps
   std::vector<uint64_t> offwafer;             // busy_until of channel [from wafer * wafers + to wafer]
 
+  // On a repaired wafer with EngineOptions::exact_detours: each route's own detour; null otherwise.
+  std::unique_ptr<const RouteDetours> route_detours;
+
   std::vector<MulticastState> multicasts;  // records in flight, and recycled ones
   uint32_t free_multicast = kNoMessage;
 
@@ -124,6 +131,25 @@ struct World {
   void release_tile_state();
 
   uint32_t band_of(uint32_t tile) const { return band_of_row[state[tile].row]; }
+  // Cycles a route from `source` by (dx, dy) pays around what the repair
+  // skipped: its own path's with exact detours, else the table's charge for
+  // its length (the one message_cycles includes).
+  uint64_t route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
+    return route_detours ? exact_route_detour_cycles(source, dx, dy, y_first)
+                         : detour_cycles(hw.fabric, uint32_t(std::abs(dx) + std::abs(dy)));
+  }
+  // The same for the k-th tile of a multicast from `source` towards `dir`.
+  uint64_t multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
+    return route_detours ? exact_multicast_detour_cycles(source, dir, k) : detour_cycles(hw.fabric, k);
+  }
+  // Contention off: a message's latency from `source`, compiled with the
+  // table's detour, or with exact detours its own route's.
+  uint64_t free_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
+    return route_detours ? exact_latency(source, task, compiled) : compiled.cycles;
+  }
+  uint64_t exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const;
+  uint64_t exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const;
+  uint64_t exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const;
   const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
 };
 

@@ -23,7 +23,13 @@ const config::ParamTable<SimOptions>& sim_table() {
                    "run also evaluates the plan on real numbers (seeded weights, bf16/fp16 rounding) and compares "
                    "every step and token with an Eigen forward pass (docs/VALIDATION.md); exit 1 when the error "
                    "exceeds the tolerance. Timing is unchanged"),
-               &SimOptions::functional);
+               &SimOptions::functional)
+          .add(config::bool_param(
+                   "sim.exact_detours", false,
+                   "On a repaired wafer the engine charges each message the detour of its own physical path, where "
+                   "it runs, instead of hardware.defects.detour_charge's position-free charge, which the closed form "
+                   "keeps (docs/DEFECTS.md); the engine then differs from the closed form by what the charge misses"),
+               &SimOptions::exact_detours);
   return table;
 }
 

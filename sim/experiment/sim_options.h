@@ -13,6 +13,8 @@ struct SimOptions {
   uint32_t bands = 0;             // engine bands of whole rows (SystemC modules); 0 = chosen from the grid
   double progress_seconds = 2.0;  // progress line after this much wall time (stderr)
   bool functional = false;        // `run` also evaluates the plan on real numbers against a reference
+  // The engine charges each route on a repaired wafer the detour of its own path, not the table's charge.
+  bool exact_detours = false;
   // Not a configuration key: set by --heatmaps, keeps every tile's and link's busy cycles (RunFigures::tiles).
   bool tile_figures = false;
 };

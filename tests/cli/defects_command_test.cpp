@@ -132,6 +132,18 @@ TEST_CASE("the shift scheme spends fewer spares and detours than retiring whole 
   CHECK_THAT(run_wafersim(args).out, Catch::Contains("3 rows shifted past their dead tiles (by up to 1 columns)"));
 }
 
+TEST_CASE("run with exact detours charges less than the worst charge and more than a perfect wafer", "[cli][defects]") {
+  std::vector<std::string> args = with_map("run", kTinyMap + "yaml");
+  args.insert(args.end(), {"--set", "sim.contention=false", "--set", "workload.prefill=false"});
+  const nlohmann::json table = run_json(args)["metrics"];
+  args.insert(args.end(), {"--set", "sim.exact_detours=true"});
+  const nlohmann::json exact = run_json(args)["metrics"];
+  // The closed form beside the run keeps the table: the same slowdown figures, other simulated cycles.
+  CHECK(exact["defects"] == table["defects"]);
+  CHECK(exact["total_cycles"].get<uint64_t>() < table["total_cycles"].get<uint64_t>());
+  CHECK(exact["total_cycles"].get<uint64_t>() > table["defects"]["perfect_wafer_total_cycles"].get<uint64_t>());
+}
+
 TEST_CASE("speculative decoding on a repaired wafer reports the detours' slowdown", "[cli][defects][speculative]") {
   const std::string speculative = std::string(WAFERSIM_TEST_DATA) + "/speculative/tiny-speculative.yaml";
   const std::vector<std::string> repaired = {"--set", "hardware.spares.rows=2",

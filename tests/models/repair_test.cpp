@@ -207,3 +207,36 @@ TEST_CASE("the shift scheme's physical grid holds every logical tile on a live t
     }
   CHECK_THAT(task_on_dead_tile(set, forgetful), Catch::Contains("runs a program on dead physical tile"));
 }
+
+TEST_CASE("exact route detours charge the steps a route takes where it runs", "[defects][repair]") {
+  // Lines: column 3 retired. A route meets it only if its x leg spans logical columns 2 and 3.
+  const RouteDetours lines(repair_wafer(dead_tiles(1, 0, {{3, 2}}), 8, 6));
+  CHECK(lines.route(0, 0, 2, 5, false) == 0);
+  CHECK(lines.route(2, 0, 1, 0, false) == 1);
+  CHECK(lines.route(5, 4, -4, -3, true) == 1);
+  CHECK(lines.along_row(5, 7, 0) == 1);
+  CHECK(lines.down_column(3, 0, 5) == 0);
+  // Shift: row 2 skips physical columns 1 and 3. Its own steps 0 -> 1 and 1 -> 2 go round one tile each; down a
+  // column from logical x = 2 on, rows 1 -> 2 and 2 -> 3 each take one more hop; elsewhere nothing.
+  const WaferRepair shifted =
+      repair_wafer(dead_tiles(2, 0, {{1, 2}, {3, 2}}), 8, 6, DetourCharge::Worst, RepairScheme::Shift);
+  const RouteDetours shift(shifted);
+  CHECK(shift.along_row(2, 0, 7) == 2);
+  CHECK(shift.along_row(2, 2, 7) == 0);
+  CHECK(shift.along_row(1, 0, 7) == 0);
+  CHECK(shift.down_column(1, 0, 5) == 0);
+  CHECK(shift.down_column(4, 0, 5) == 2);
+  CHECK(shift.down_column(4, 2, 5) == 1);
+  CHECK(shift.route(0, 2, 4, 3, false) == 2 + 1);  // along row 2 from 0 to 4, then down column 4 from row 2
+  CHECK(shift.route(0, 2, 4, 3, true) == 0 + 0);   // down column 0, then along row 5
+  // The table's worst charge bounds every straight route of the length, not a turned one: 0 -> 4 along row 2,
+  // then down column 4, meets 3 extra hops; the table charges 7 hops 2.
+  for (uint32_t x = 0; x < 8; ++x)
+    for (uint32_t y = 0; y < 6; ++y) {
+      for (int32_t dx = -int32_t(x); dx < int32_t(8 - x); ++dx)
+        CHECK(shift.route(x, y, dx, 0, false) <= shifted.detours.of(uint32_t(std::abs(dx))));
+      for (int32_t dy = -int32_t(y); dy < int32_t(6 - y); ++dy)
+        CHECK(shift.route(x, y, 0, dy, false) <= shifted.detours.of(uint32_t(std::abs(dy))));
+    }
+  CHECK(shifted.detours.of(7) == 2);
+}
