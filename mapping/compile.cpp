@@ -18,9 +18,9 @@
 #include "mapping/tile_sram.h"
 #include "models/config/error.h"
 #include "models/field_list.h"
-#include "models/repair.h"
 #include "models/sram_ledger.h"
 #include "models/task_builders.h"
+#include "models/wafer_repairs.h"
 #include "workloads/op_costs.h"
 
 namespace wafersim::mapping {
@@ -30,8 +30,8 @@ namespace {
 // The plan runs on the repaired wafer's logical grid, which holds no dead tile
 // by construction; a task on one is the compiler's fault, not the input's.
 void refuse_dead_tiles(const Plan& plan) {
-  if (!plan.hw.repair) return;
-  const std::string dead = task_on_dead_tile(plan.programs, *plan.hw.repair);
+  if (!plan.hw.repairs) return;
+  const std::string dead = plan.hw.repairs->task_on_dead_tile(plan.programs);
   if (!dead.empty()) throw std::logic_error("the plan uses a dead tile: " + dead);
 }
 
@@ -244,7 +244,6 @@ class PlanCompiler {
   uint32_t wafers_at_least() const { return lower_bound_wafers(1); }
 
   Plan compile() {
-    if (hw().repair && hw().repair->missing_tiles > 0) throw DoesNotFitError(repair_shortfall(*hw().repair));
     uint32_t wafers = starting_wafers();
     RegionContext context{&plan_.hw, &plan_.model, &plan_.options, colors_available_};
     context.max_context = max_context_;
@@ -259,6 +258,7 @@ class PlanCompiler {
         ++wafers;
         continue;
       }
+      repair_wafers(wafers);
       if (build_regions(context, layout)) {
         plan_.strips = layout.strips;
         break;
@@ -274,6 +274,14 @@ class PlanCompiler {
 
  private:
   const HardwareSpec& hw() const { return plan_.hw; }
+
+  // Refuses wafers the spares could not repair; the fabric charges the
+  // detours of `wafers` repaired wafers from here on (the regions' steps copy it).
+  void repair_wafers(uint32_t wafers) {
+    if (!hw().repairs) return;
+    if (const std::optional<std::string> shortfall = hw().repairs->shortfall(wafers)) throw DoesNotFitError(*shortfall);
+    plan_.hw.fabric.detours = hw().repairs->detours(wafers);
+  }
 
   // A tile holds its share of the region's bytes in what is left after
   // activation buffers (guessed here, checked per tile once built).

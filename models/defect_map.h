@@ -1,7 +1,7 @@
 #pragma once
 // The dead tiles and links of a wafer's physical grid (the logical grid plus
 // its spare rows and columns), drawn from seeded failure rates or read from a
-// map file (docs/DEFECTS.md). Every wafer of a run has the same defects.
+// map file (docs/DEFECTS.md); models/wafer_repairs.h gives each wafer its own.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,11 +1,12 @@
 #include "models/hardware.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "models/config/embedded.h"
 #include "models/config/param_table.h"
 #include "models/config/value_text.h"
-#include "models/repair.h"
+#include "models/wafer_repairs.h"
 
 namespace wafersim {
 
@@ -192,7 +193,8 @@ const config::ParamTable<HardwareSpec>& hardware_table() {
   return table;
 }
 
-// Builds the logical grid around the wafer's defects; the fabric then charges the detours.
+// Reads the defects each wafer's logical grid is built around (the wafers are
+// repaired as the compiler asks for them); a map file is read here, once.
 void repair_defects(const config::Config& config, HardwareSpec& spec) {
   if (!spec.defects.map_file.empty() && (spec.defects.tile_failure_rate > 0 || spec.defects.link_failure_rate > 0))
     config.fail_given({kDefectMap, kTileFailureRate, kLinkFailureRate},
@@ -201,14 +203,10 @@ void repair_defects(const config::Config& config, HardwareSpec& spec) {
   if (!spec.defects.map_file.empty() && !std::filesystem::is_regular_file(spec.defects.map_file, error))
     config.fail(kDefectMap, "cannot read the defect map " + spec.defects.map_file);
   const uint32_t width = spec.grid_width + spec.spares.columns, height = spec.grid_height + spec.spares.rows;
-  DefectMap defects = spec.defects.map_file.empty() ? draw_defects(spec.defects, width, height)
-                                                    : read_defect_map(spec.defects.map_file, width, height);
-  auto repair = std::make_shared<const WaferRepair>(repair_wafer(std::move(defects), spec.grid_width, spec.grid_height,
-                                                                 spec.defects.detour_charge, spec.spares.scheme));
-  // The longest route meets the most skipped tiles: no detour there, none anywhere.
-  if (repair->detours.extra_hops.back() > 0)
-    spec.fabric.detours = std::shared_ptr<const DetourTable>(repair, &repair->detours);
-  spec.repair = std::move(repair);
+  std::optional<DefectMap> map;
+  if (!spec.defects.map_file.empty()) map = read_defect_map(spec.defects.map_file, width, height);
+  spec.repairs = std::make_shared<const WaferRepairs>(spec.defects, spec.spares, spec.grid_width, spec.grid_height,
+                                                      std::move(map));
 }
 
 }  // namespace

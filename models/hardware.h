@@ -14,7 +14,7 @@ class Config;
 class Schema;
 }  // namespace config
 struct DetourTable;
-struct WaferRepair;
+class WaferRepairs;
 
 struct TileParams {
   uint64_t sram_bytes = 0;              // capacity per tile
@@ -36,7 +36,8 @@ struct FabricParams {
   uint32_t colors = 0;               // routable colours per router
   uint32_t colors_reserved = 0;      // of those, taken by the runtime
   uint32_t relay_cycles = 0;         // cost of forwarding through a core when no colour is left
-  // Extra hops around the repaired rows and columns (models/repair.h); null on a perfect wafer.
+  // Extra hops around what the repair skipped (models/repair.h), over the
+  // run's wafers; null on perfect wafers. Set by the compiler.
   std::shared_ptr<const DetourTable> detours;
 };
 
@@ -73,8 +74,9 @@ struct HardwareSpec {
   EnergyParams energy;
   DefectParams defects;
   SpareParams spares;
-  // The logical grid built around the defects; null when the wafer has none.
-  std::shared_ptr<const WaferRepair> repair;
+  // Each wafer's logical grid built around its defects; null without defects.
+  // The compiler sets fabric.detours from it once it knows how many wafers.
+  std::shared_ptr<const WaferRepairs> repairs;
 
   uint64_t tiles_per_wafer() const { return uint64_t(grid_width) * grid_height; }
   uint64_t usable_sram_bytes() const { return tile.sram_bytes - tile.runtime_reserved_bytes; }

@@ -109,26 +109,18 @@ std::vector<uint32_t> worst_segments(const std::vector<uint32_t>& steps) {
   return worst;
 }
 
-// The worst over every line of the axis.
-std::vector<uint32_t> worst_segments(const Axis& axis) {
-  std::vector<uint32_t> worst;
-  for (const StepPattern& pattern : axis) {
-    const std::vector<uint32_t> line = worst_segments(pattern.steps);
-    worst.resize(std::max(worst.size(), line.size()), 0);
-    for (size_t length = 0; length < line.size(); ++length) worst[length] = std::max(worst[length], line[length]);
-  }
-  return worst;
-}
-
-// Extra physical hops of a straight segment of each length along the axis,
-// the mean over every start of every line rounded to whole hops (prefix sums
-// of the steps' extra hops: O(lines)), and never less than a shorter
-// segment's.
-std::vector<uint32_t> mean_segments(const Axis& axis) {
+// Segment statistics of one axis (WaferRepair::Segments): the worst over
+// every line, and for the mean each length's extra hops summed over every
+// start of every line (prefix sums of the steps' extra hops: O(lines)).
+WaferRepair::Segments segments(const Axis& axis) {
   const size_t n = axis.front().steps.size();
+  WaferRepair::Segments out;
+  out.worst.assign(n, 0);
   std::vector<uint64_t> total(n, 0);  // [c]: the step to c's extra hops, summed over the lines
   uint64_t lines = 0;
   for (const StepPattern& pattern : axis) {
+    const std::vector<uint32_t> line = worst_segments(pattern.steps);
+    for (size_t length = 0; length < n; ++length) out.worst[length] = std::max(out.worst[length], line[length]);
     for (size_t c = 0; c < n; ++c) total[c] += pattern.lines * pattern.steps[c];
     lines += pattern.lines;
   }
@@ -138,21 +130,33 @@ std::vector<uint32_t> mean_segments(const Axis& axis) {
     up_to += total[c];
     before[c + 1] = before[c] + up_to;
   }
-  std::vector<uint32_t> mean(n, 0);
+  out.extra.assign(n, 0);
+  out.starts.assign(n, 0);
   for (size_t length = 1; length < n; ++length) {
-    const uint64_t starts = (n - length) * lines;
-    const uint64_t extra = (before[n] - before[length]) - before[n - length];
-    mean[length] = std::max(mean[length - 1], uint32_t((extra + starts / 2) / starts));
+    out.starts[length] = (n - length) * lines;
+    out.extra[length] = (before[n] - before[length]) - before[n - length];
   }
-  return mean;
+  for (uint64_t extra : total) out.link_extra_hops += extra;
+  return out;
 }
 
-// Extra hops summed over the logical links of the axis.
-uint64_t extra_over_links(const Axis& axis) {
-  uint64_t extra = 0;
-  for (const StepPattern& pattern : axis)
-    for (uint32_t step : pattern.steps) extra += pattern.lines * step;
-  return extra;
+// One axis's charge by segment length over `wafers`: the worst, or the mean
+// over every start of every line of every wafer rounded to whole hops; either
+// never less than a shorter segment's.
+std::vector<uint32_t> axis_charge(const std::vector<const WaferRepair::Segments*>& wafers, DetourCharge charge) {
+  const size_t n = wafers.front()->worst.size();
+  std::vector<uint32_t> charged(n, 0);
+  for (size_t length = 1; length < n; ++length) {
+    if (charge == DetourCharge::Worst) {
+      for (const WaferRepair::Segments* axis : wafers) charged[length] = std::max(charged[length], axis->worst[length]);
+    } else {
+      uint64_t extra = 0, starts = 0;
+      for (const WaferRepair::Segments* axis : wafers) extra += axis->extra[length], starts += axis->starts[length];
+      charged[length] = uint32_t((extra + starts / 2) / starts);
+    }
+    charged[length] = std::max(charged[length], charged[length - 1]);
+  }
+  return charged;
 }
 
 // The lines scheme's repair: retired rows and columns (Cover).
@@ -301,22 +305,37 @@ uint32_t WaferRepair::shifted_rows() const {
 
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height, DetourCharge charge,
                          RepairScheme scheme) {
-  WaferRepair repair{std::move(defects), scheme, {}, {}, {}, {}, {}, 0, {}, 0};
+  WaferRepair repair{std::move(defects), scheme, {}, {}, {}, {}, {}, 0, {}, 0, {}, {}, 0};
   if (scheme == RepairScheme::Lines)
     retire_lines(repair, logical_width, logical_height);
   else
     shift_rows(repair, logical_width, logical_height);
   const auto [x_axis, y_axis] = axes(repair);
-  const std::vector<uint32_t> x = charge == DetourCharge::Worst ? worst_segments(x_axis) : mean_segments(x_axis);
-  const std::vector<uint32_t> y = charge == DetourCharge::Worst ? worst_segments(y_axis) : mean_segments(y_axis);
-  std::vector<uint32_t>& extra = repair.detours.extra_hops;
-  extra.assign(std::max(x.size(), y.size()), 0);
-  for (size_t length = 0; length < extra.size(); ++length)
-    extra[length] = std::max(length < x.size() ? x[length] : x.back(), length < y.size() ? y[length] : y.back());
-  const uint64_t links = uint64_t(logical_width - 1) * logical_height + uint64_t(logical_height - 1) * logical_width;
-  const uint64_t extra_hops = extra_over_links(x_axis) + extra_over_links(y_axis);
-  repair.extra_hops_mean = links == 0 ? 0 : double(extra_hops) / double(links);
+  repair.along_x = segments(x_axis);
+  repair.along_y = segments(y_axis);
+  repair.links = uint64_t(logical_width - 1) * logical_height + uint64_t(logical_height - 1) * logical_width;
+  repair.detours = detour_table({&repair}, charge);
+  repair.extra_hops_mean = extra_hops_mean({&repair});
   return repair;
+}
+
+DetourTable detour_table(const std::vector<const WaferRepair*>& wafers, DetourCharge charge) {
+  std::vector<const WaferRepair::Segments*> along_x, along_y;
+  for (const WaferRepair* wafer : wafers) along_x.push_back(&wafer->along_x), along_y.push_back(&wafer->along_y);
+  const std::vector<uint32_t> x = axis_charge(along_x, charge), y = axis_charge(along_y, charge);
+  DetourTable table;
+  table.extra_hops.assign(std::max(x.size(), y.size()), 0);
+  for (size_t length = 0; length < table.extra_hops.size(); ++length)
+    table.extra_hops[length] =
+        std::max(length < x.size() ? x[length] : x.back(), length < y.size() ? y[length] : y.back());
+  return table;
+}
+
+double extra_hops_mean(const std::vector<const WaferRepair*>& wafers) {
+  uint64_t extra = 0, links = 0;
+  for (const WaferRepair* wafer : wafers)
+    extra += wafer->along_x.link_extra_hops + wafer->along_y.link_extra_hops, links += wafer->links;
+  return links == 0 ? 0 : double(extra) / double(links);
 }
 
 std::string repair_shortfall(const WaferRepair& repair) {
@@ -348,16 +367,17 @@ std::vector<PhysicalTile> physical_tiles(const WaferRepair& repair) {
   return tiles;
 }
 
-std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair) {
-  for (uint64_t tile = 0; tile < set.tile_program.size(); ++tile) {
+std::string task_on_dead_tile(const ProgramSet& set, uint32_t wafer, const WaferRepair& repair) {
+  const uint64_t first = uint64_t(wafer) * set.grid_width * set.grid_height;
+  for (uint64_t tile = first; tile < first + uint64_t(set.grid_width) * set.grid_height; ++tile) {
     if (set.tile_program[tile] == ProgramSet::kIdle) continue;
     const uint32_t x = uint32_t(tile % set.grid_width);
     const uint32_t y = uint32_t(tile / set.grid_width % set.grid_height);
     const uint32_t physical_x = repair.physical_column(x, y), physical_y = repair.row_of[y];
     if (repair.defects.retired(physical_x, physical_y))
-      return "tile (" + std::to_string(x) + ", " + std::to_string(y) + ") of wafer " +
-             std::to_string(tile / set.grid_width / set.grid_height) + " runs a program on dead physical tile (" +
-             std::to_string(physical_x) + ", " + std::to_string(physical_y) + ")";
+      return "tile (" + std::to_string(x) + ", " + std::to_string(y) + ") of wafer " + std::to_string(wafer) +
+             " runs a program on dead physical tile (" + std::to_string(physical_x) + ", " +
+             std::to_string(physical_y) + ")";
   }
   return "";
 }

@@ -30,6 +30,17 @@ struct WaferRepair {
   DetourTable detours;
   // Extra physical hops per logical link, averaged over every link of the logical grid.
   double extra_hops_mean = 0;
+  // What detour tables are made of, per axis by straight segment length: the
+  // most extra hops any segment meets, and for the mean the extra hops summed
+  // over every start of every line, with how many starts; and the extra hops
+  // of every logical link, with how many links there are.
+  struct Segments {
+    std::vector<uint32_t> worst;
+    std::vector<uint64_t> extra, starts;
+    uint64_t link_extra_hops = 0;
+  };
+  Segments along_x, along_y;
+  uint64_t links = 0;
 
   uint32_t spare_rows_used() const { return uint32_t(retired_rows.size()); }
   // Shift: the spare columns the most shifted row reaches into.
@@ -52,6 +63,12 @@ struct WaferRepair {
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
                          DetourCharge charge = DetourCharge::Worst, RepairScheme scheme = RepairScheme::Lines);
 
+// The detour table of a run over `wafers` (their segments together: the worst
+// over all of them, or the mean over every start on every one), and the extra
+// hops per logical link over all their links.
+DetourTable detour_table(const std::vector<const WaferRepair*>& wafers, DetourCharge charge);
+double extra_hops_mean(const std::vector<const WaferRepair*>& wafers);
+
 // What a tile of the physical grid became in the repair (the heatmaps draw
 // it, docs/OBSERVABILITY.md); the values are the categories' numbers there.
 enum class PhysicalTile : int32_t {
@@ -69,10 +86,10 @@ std::vector<PhysicalTile> physical_tiles(const WaferRepair& repair);
 // What the compiler says of a wafer with missing tiles: how many, of which grid, with which spares.
 std::string repair_shortfall(const WaferRepair& repair);
 
-// The first tile of `set` that runs a program on a physical tile the repair
-// left dead, as "tile (x, y) of wafer w runs a program on dead physical tile
-// (px, py)"; "" when none does.
-std::string task_on_dead_tile(const ProgramSet& set, const WaferRepair& repair);
+// The first tile of wafer `wafer` of `set` that runs a program on a physical
+// tile its repair left dead, as "tile (x, y) of wafer w runs a program on dead
+// physical tile (px, py)"; "" when none does.
+std::string task_on_dead_tile(const ProgramSet& set, uint32_t wafer, const WaferRepair& repair);
 
 // Extra physical hops of a logical route, exact to where it runs on the
 // repaired wafer, where DetourTable charges every route of a length alike:

@@ -5,7 +5,7 @@
 #include "mapping/tile_sram.h"
 #include "models/energy.h"
 #include "models/program_events.h"
-#include "models/repair.h"
+#include "models/wafer_repairs.h"
 #include "sim/cli/npy.h"
 #include "sim/reports/output.h"
 #include "workloads/decode_inputs.h"
@@ -41,13 +41,26 @@ class HeatmapWriter {
     arrays_.push_back({{"quantity", quantity}, {"unit", unit}, {"description", description}, {"files", files}});
   }
 
-  // The repaired wafer's physical grid: the same on every wafer, one file each.
-  nlohmann::json physical_grid(const WaferRepair& repair) const {
-    std::vector<int32_t> states;
-    for (PhysicalTile tile : physical_tiles(repair)) states.push_back(int32_t(tile));
-    nlohmann::json files = nlohmann::json::array();
-    for (uint32_t wafer = 0; wafer < wafers_; ++wafer)
-      files.push_back(write(wafer, "physical_tile", states, repair.defects.height, repair.defects.width));
+  // Each repaired wafer's physical grid, one file each, and where its logical grid landed.
+  nlohmann::json physical_grid(const WaferRepairs& repairs) const {
+    nlohmann::json files = nlohmann::json::array(), wafers = nlohmann::json::array();
+    uint32_t width = 0, height = 0;
+    for (uint32_t w = 0; w < wafers_; ++w) {
+      const WaferRepair& repair = repairs.wafer(w);
+      width = repair.defects.width, height = repair.defects.height;
+      std::vector<int32_t> states;
+      for (PhysicalTile tile : physical_tiles(repair)) states.push_back(int32_t(tile));
+      files.push_back(write(w, "physical_tile", states, height, width));
+      nlohmann::json wafer = {{"logical_columns", repair.column_of}, {"logical_rows", repair.row_of}};
+      if (repair.scheme == RepairScheme::Shift) {
+        // Rows that skip tiles: [logical row, [physical columns skipped]]; the others keep logical_columns.
+        nlohmann::json skips = nlohmann::json::array();
+        for (uint32_t y = 0; y < repair.row_skips.size(); ++y)
+          if (!repair.row_skips[y].empty()) skips.push_back({y, repair.row_skips[y]});
+        wafer["row_skips"] = std::move(skips);
+      }
+      wafers.push_back(std::move(wafer));
+    }
     const nlohmann::json array = {
         {"quantity", "physical_tile"},
         {"unit", "category"},
@@ -56,19 +69,10 @@ class HeatmapWriter {
          "category's index in categories"},
         {"categories", kPhysicalTileNames},
         {"files", files}};
-    nlohmann::json grid = {{"width_tiles", repair.defects.width},
-                           {"height_tiles", repair.defects.height},
-                           {"logical_columns", repair.column_of},
-                           {"logical_rows", repair.row_of},
-                           {"arrays", nlohmann::json::array({array})}};
-    if (repair.scheme == RepairScheme::Shift) {
-      // Rows that skip tiles: [logical row, [physical columns skipped]]; the others keep logical_columns.
-      nlohmann::json skips = nlohmann::json::array();
-      for (uint32_t y = 0; y < repair.row_skips.size(); ++y)
-        if (!repair.row_skips[y].empty()) skips.push_back({y, repair.row_skips[y]});
-      grid["row_skips"] = std::move(skips);
-    }
-    return grid;
+    return {{"width_tiles", width},
+            {"height_tiles", height},
+            {"wafers", std::move(wafers)},
+            {"arrays", nlohmann::json::array({array})}};
   }
 
   nlohmann::json arrays() const { return arrays_; }
@@ -167,7 +171,7 @@ void write_heatmaps(const std::string& folder, const mapping::Plan& plan, const 
                           {"end_cycle", tiles ? nlohmann::json(tiles->end_cycle) : nlohmann::json(nullptr)},
                           {"regions", regions_json(plan)},
                           {"arrays", writer.arrays()}};
-  if (plan.hw.repair) index["physical_grid"] = writer.physical_grid(*plan.hw.repair);
+  if (plan.hw.repairs) index["physical_grid"] = writer.physical_grid(*plan.hw.repairs);
   write_text_atomically(folder + "/heatmaps.json", index.dump(2) + "\n");
 }
 

@@ -76,12 +76,14 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
     offwafer.assign(size_t(set.wafers) * set.wafers, 0);
   }
   marks.assign(set.marks, std::vector<MarkRecord>(iterations));
-  if (options.exact_detours && hw.repair) route_detours = std::make_unique<const RouteDetours>(*hw.repair);
+  if (options.exact_detours && hw.repairs)
+    for (uint32_t wafer = 0; wafer < set.wafers; ++wafer) route_detours.emplace_back(hw.repairs->wafer(wafer));
 }
 
 uint64_t World::exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
   const TileState& at = state[source];
-  return uint64_t(route_detours->route(at.x, at.row % height, dx, dy, y_first)) * hw.fabric.hop_latency_cycles;
+  const RouteDetours& detours = route_detours[at.row / height];
+  return uint64_t(detours.route(at.x, at.row % height, dx, dy, y_first)) * hw.fabric.hop_latency_cycles;
 }
 
 uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
@@ -91,13 +93,14 @@ uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledT
 
 uint64_t World::exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
   const TileState& at = state[source];
+  const RouteDetours& detours = route_detours[at.row / height];
   const uint32_t y = at.row % height;
   uint32_t extra = 0;
   switch (dir) {
-    case Dir::East: extra = route_detours->along_row(y, at.x, at.x + k); break;
-    case Dir::West: extra = route_detours->along_row(y, at.x, at.x - k); break;
-    case Dir::South: extra = route_detours->down_column(at.x, y, y + k); break;
-    case Dir::North: extra = route_detours->down_column(at.x, y, y - k); break;
+    case Dir::East: extra = detours.along_row(y, at.x, at.x + k); break;
+    case Dir::West: extra = detours.along_row(y, at.x, at.x - k); break;
+    case Dir::South: extra = detours.down_column(at.x, y, y + k); break;
+    case Dir::North: extra = detours.down_column(at.x, y, y - k); break;
   }
   return uint64_t(extra) * hw.fabric.hop_latency_cycles;
 }

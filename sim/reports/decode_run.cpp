@@ -68,12 +68,12 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
     out.speculative = evaluate_speculative(experiment, plan, backend, options, progress);
     out.evaluation = out.speculative->verify_run;
     out.metrics = out.speculative->metrics;
-    if (plan.hw.repair) out.metrics.defects = speculative_defect_slowdown(experiment, plan, backend, out.metrics);
+    if (plan.hw.repairs) out.metrics.defects = speculative_defect_slowdown(experiment, plan, backend, out.metrics);
   } else {
     const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
     out.evaluation = backend.evaluate(plan, inputs, options, progress);
     out.metrics = decode_metrics(plan, out.evaluation.timeline, inputs);
-    if (plan.hw.repair) out.metrics.defects = defect_slowdown(experiment, plan, backend, out.metrics, inputs);
+    if (plan.hw.repairs) out.metrics.defects = defect_slowdown(experiment, plan, backend, out.metrics, inputs);
   }
   if (prefill) out.prefill = finish_prefill(experiment, std::move(*prefill), progress);
   if (out.prefill) {

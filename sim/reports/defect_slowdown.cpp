@@ -17,7 +17,7 @@ uint64_t closed_form_cycles(const mapping::Plan& plan, const IterationInputs& in
 
 Experiment on_perfect_wafer(const Experiment& experiment) {
   Experiment perfect = experiment;
-  perfect.hardware.repair = nullptr;
+  perfect.hardware.repairs = nullptr;
   perfect.hardware.fabric.detours = nullptr;
   return perfect;
 }

@@ -1,10 +1,11 @@
 // What `wafersim map` reports: the plan's regions, tiles, SRAM and options, as JSON and as a table.
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "models/repair.h"
+#include "models/wafer_repairs.h"
 #include "sim/experiment/version.h"
 #include "sim/reports/config_json.h"
 #include "sim/reports/output.h"
@@ -69,30 +70,49 @@ std::string lines_text(const std::vector<uint32_t>& lines) {
   return lines.empty() ? "none" : fmt::format("{}", fmt::join(lines, ", "));
 }
 
-// The repair under the plan (docs/DEFECTS.md): physical lines the logical grid
-// skips and, under the shift scheme, the rows that skip single tiles.
-nlohmann::json repair_json(const WaferRepair& repair) {
-  nlohmann::json out = {{"scheme", repair.scheme == RepairScheme::Shift ? "shift" : "lines"},
-                        {"dead_tiles", repair.defects.dead_tiles},
-                        {"dead_links", repair.defects.dead_links},
-                        {"physical_grid", {repair.defects.width, repair.defects.height}},
-                        {"retired_rows", repair.retired_rows},
-                        {"retired_columns", repair.retired_columns},
-                        {"route_extra_hops_max", repair.detours.extra_hops.back()}};
-  if (repair.scheme == RepairScheme::Shift) out["shifted_rows"] = repair.shifted_rows();
-  return out;
+// The repairs under the plan (docs/DEFECTS.md): per wafer, the physical lines
+// the logical grid skips and, under the shift scheme, the rows that skip
+// single tiles; and the run's figures over its wafers.
+nlohmann::json repair_json(const HardwareSpec& hw) {
+  const RepairSummary summary = hw.repairs->summary(hw.wafers);
+  nlohmann::json wafers = nlohmann::json::array();
+  for (uint32_t w = 0; w < std::max<uint32_t>(hw.wafers, 1); ++w) {
+    const WaferRepair& repair = hw.repairs->wafer(w);
+    nlohmann::json wafer = {{"dead_tiles", repair.defects.dead_tiles},
+                            {"dead_links", repair.defects.dead_links},
+                            {"retired_rows", repair.retired_rows},
+                            {"retired_columns", repair.retired_columns}};
+    if (repair.scheme == RepairScheme::Shift) wafer["shifted_rows"] = repair.shifted_rows();
+    wafers.push_back(std::move(wafer));
+  }
+  const WaferRepair& first = hw.repairs->wafer(0);
+  return {{"scheme", first.scheme == RepairScheme::Shift ? "shift" : "lines"},
+          {"dead_tiles", summary.dead_tiles},
+          {"dead_links", summary.dead_links},
+          {"physical_grid", {first.defects.width, first.defects.height}},
+          {"route_extra_hops_max", summary.route_extra_hops_max},
+          {"wafers", std::move(wafers)}};
 }
 
-// What the repair skipped, for the plan's table.
-std::string repair_text(const WaferRepair& repair) {
-  const std::string skipped =
-      repair.scheme == RepairScheme::Shift
-          ? fmt::format("physical rows {} skipped, {} rows shifted past their dead tiles (by up to {} columns)",
-                        lines_text(repair.retired_rows), repair.shifted_rows(), repair.spare_columns_used())
-          : fmt::format("physical rows {} and columns {} skipped", lines_text(repair.retired_rows),
-                        lines_text(repair.retired_columns));
-  return fmt::format("per wafer; {}, routes up to {} hops longer (hardware.defects, docs/DEFECTS.md)", skipped,
-                     repair.detours.extra_hops.back());
+// What the repair skipped, for the plan's table: one wafer's lines, or the most any wafer skipped.
+std::string repair_text(const HardwareSpec& hw) {
+  const RepairSummary summary = hw.repairs->summary(hw.wafers);
+  const WaferRepair& first = hw.repairs->wafer(0);
+  std::string skipped;
+  if (hw.wafers > 1)
+    skipped =
+        fmt::format("over {} wafers (each its own, wafers in the JSON); up to {} rows and {} {} on one", hw.wafers,
+                    summary.spare_rows_used, summary.spare_columns_used,
+                    first.scheme == RepairScheme::Shift ? "spare columns reached by a shifted row" : "columns skipped");
+  else if (first.scheme == RepairScheme::Shift)
+    skipped =
+        fmt::format("per wafer; physical rows {} skipped, {} rows shifted past their dead tiles (by up to {} columns)",
+                    lines_text(first.retired_rows), first.shifted_rows(), first.spare_columns_used());
+  else
+    skipped = fmt::format("per wafer; physical rows {} and columns {} skipped", lines_text(first.retired_rows),
+                          lines_text(first.retired_columns));
+  return fmt::format("{}, routes up to {} hops longer (hardware.defects, docs/DEFECTS.md)", skipped,
+                     summary.route_extra_hops_max);
 }
 
 nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
@@ -159,7 +179,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                              {"config_hash", experiment.config.hash()},
                              {"config", config_json(experiment.config)},
                              {"version", version()}};
-  if (plan.hw.repair) document["defects"] = repair_json(*plan.hw.repair);
+  if (plan.hw.repairs) document["defects"] = repair_json(plan.hw);
   return document;
 }
 
@@ -233,11 +253,12 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"plan memory", megabytes(plan.plan_bytes),
                    fmt::format("MB ({:.1f} bytes per tile, {} programs)", double(plan.plan_bytes) / plan.tiles_total,
                                plan.programs.programs.size())});
-  if (hw.repair)
-    summary.add_row(
-        {"repaired wafer",
-         fmt::format("{} dead tiles, {} dead links", hw.repair->defects.dead_tiles, hw.repair->defects.dead_links),
-         repair_text(*hw.repair)});
+  if (hw.repairs) {
+    const RepairSummary repaired = hw.repairs->summary(hw.wafers);
+    summary.add_row({"repaired wafer",
+                     fmt::format("{} dead tiles, {} dead links", repaired.dead_tiles, repaired.dead_links),
+                     repair_text(hw)});
+  }
   summary.add_row({"compile time", fmt::format("{:.3f}", compile_seconds), "s"});
   out << summary.str() << "\n";
 

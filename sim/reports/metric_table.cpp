@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "models/repair.h"
 #include "models/tile_program.h"
+#include "models/wafer_repairs.h"
 #include "sim/experiment/version.h"
 #include "sim/reports/config_json.h"
 
@@ -86,39 +86,40 @@ void add_energy_metrics(
         flags | kGolden, std::nullopt, read([field = field](const EnergyMetrics& e) { return e.events.*field; }));
 }
 
-// The repaired wafer's figures (docs/DEFECTS.md); no key on a perfect wafer.
+// The repaired wafers' figures (docs/DEFECTS.md); no key on perfect wafers.
 void add_defect_metrics(
     const std::function<void(std::string, std::string, std::string, unsigned, std::optional<TableRow>, Read)>& add) {
   auto repair = [](auto field) {
     return [field](const DecodeResult& r) -> nlohmann::json {
-      if (!r.plan.hw.repair) return nullptr;
-      return field(*r.plan.hw.repair);
+      if (!r.plan.hw.repairs) return nullptr;
+      return field(r.plan.hw.repairs->summary(r.plan.hw.wafers));
     };
   };
-  add("metrics.defects.dead_tiles", "tiles", "dead tiles of each wafer's physical grid (the logical grid and spares)",
-      kSetup | kDefects, TableRow{"defects: dead tiles", "per wafer", 1, 0},
-      repair([](const WaferRepair& w) { return w.defects.dead_tiles; }));
-  add("metrics.defects.dead_links", "links", "dead mesh links of each wafer's physical grid", kSetup | kDefects,
-      TableRow{"defects: dead links", "per wafer", 1, 0},
-      repair([](const WaferRepair& w) { return w.defects.dead_links; }));
+  add("metrics.defects.dead_tiles", "tiles",
+      "dead tiles of the wafers' physical grids (the logical grid and spares), over the run's wafers",
+      kSetup | kDefects, TableRow{"defects: dead tiles", "over the wafers", 1, 0},
+      repair([](const RepairSummary& s) { return s.dead_tiles; }));
+  add("metrics.defects.dead_links", "links", "dead mesh links of the wafers' physical grids, over the run's wafers",
+      kSetup | kDefects, TableRow{"defects: dead links", "over the wafers", 1, 0},
+      repair([](const RepairSummary& s) { return s.dead_links; }));
   add("metrics.defects.spares_used", "lines",
-      "spare rows and columns the repair used per wafer: spare_rows_used + "
-      "spare_columns_used",
-      kSetup | kDefects, TableRow{"defects: spare lines used", "per wafer", 1, 0},
-      repair([](const WaferRepair& w) { return w.spare_rows_used() + w.spare_columns_used(); }));
+      "spare rows and columns the repair used, the most any wafer used: spare_rows_used + spare_columns_used",
+      kSetup | kDefects, TableRow{"defects: spare lines used", "most on a wafer", 1, 0},
+      repair([](const RepairSummary& s) { return s.spare_rows_used + s.spare_columns_used; }));
   add("metrics.defects.spare_rows_used", "rows", "of spares_used, rows", kSetup | kDefects, std::nullopt,
-      repair([](const WaferRepair& w) { return w.spare_rows_used(); }));
+      repair([](const RepairSummary& s) { return s.spare_rows_used; }));
   add("metrics.defects.spare_columns_used", "columns",
       "of spares_used, columns (shift scheme: the most spare columns a shifted row reaches into)", kSetup | kDefects,
-      std::nullopt, repair([](const WaferRepair& w) { return w.spare_columns_used(); }));
+      std::nullopt, repair([](const RepairSummary& s) { return s.spare_columns_used; }));
   add("metrics.defects.logical_grid", "tiles", "the grid programs see after repair, columns x rows", kSetup | kDefects,
-      std::nullopt, repair([](const WaferRepair& w) {
-        return std::to_string(w.logical_width()) + " x " + std::to_string(w.logical_height());
-      }));
+      std::nullopt, [](const DecodeResult& r) -> nlohmann::json {
+        if (!r.plan.hw.repairs) return nullptr;
+        return std::to_string(r.plan.hw.grid_width) + " x " + std::to_string(r.plan.hw.grid_height);
+      });
   add("metrics.defects.extra_hops_mean", "hops",
-      "extra physical hops per logical link around retired rows and columns, mean over the logical grid's links",
+      "extra physical hops per logical link around what the repair skipped, mean over every wafer's logical links",
       kSetup | kDefects, TableRow{"defects: extra hops per link", "hops", 1, 4},
-      repair([](const WaferRepair& w) { return w.extra_hops_mean; }));
+      repair([](const RepairSummary& s) { return s.extra_hops_mean; }));
   auto slowdown = [](auto field) {
     return [field](const DecodeResult& r) -> nlohmann::json {
       if (!r.metrics.defects) return nullptr;
@@ -133,7 +134,7 @@ void add_defect_metrics(
       slowdown([](const DefectSlowdown& d) { return d.slowdown(); }));
   add("metrics.defects.route_extra_hops_max", "hops",
       "extra hops charged to the longest route (hardware.defects.detour_charge, docs/DEFECTS.md)", kSetup | kDefects,
-      std::nullopt, repair([](const WaferRepair& w) { return w.detours.extra_hops.back(); }));
+      std::nullopt, repair([](const RepairSummary& s) { return s.route_extra_hops_max; }));
 }
 
 std::vector<Metric> build_table() {
@@ -460,7 +461,7 @@ std::vector<std::vector<std::string>> metric_rows(const DecodeResult& result) {
     if (!metric.row) continue;
     if ((metric.flags & kSpeculative) && !result.metrics.speculative) continue;
     if ((metric.flags & kMoe) && !result.metrics.moe) continue;
-    if ((metric.flags & kDefects) && !result.plan.hw.repair) continue;
+    if ((metric.flags & kDefects) && !result.plan.hw.repairs) continue;
     const nlohmann::json value = measured(metric, result) ? metric.read(result) : nlohmann::json();
     rows.push_back({metric.row->label, table_cell(*metric.row, value), metric.row->unit});
   }

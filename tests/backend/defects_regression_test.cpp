@@ -3,7 +3,7 @@
 // the detours cost time against the same plan on a perfect wafer.
 #include <catch2/catch.hpp>
 
-#include "models/repair.h"
+#include "models/wafer_repairs.h"
 #include "tests/backend/decode_fixture.h"
 
 using namespace wafersim;
@@ -53,6 +53,10 @@ TEST_CASE("defects, contention off: rows shifted past their dead tiles agree to 
   require_same_cycles(mapping::Phase::Decode, "tiny-dense",
                       tiny_drawn({"hardware.spares.scheme=shift", "mapping.multicast_axis=y"}));
 }
+TEST_CASE("defects, contention off: two wafers with their own drawn defects agree to the cycle",
+          "[regression][exact][defects]") {
+  require_same_cycles(mapping::Phase::Decode, "tiny-moe", tiny_drawn({"hardware.wafers=2", "workload.batch=2"}));
+}
 TEST_CASE("defects, contention off: MoE layers on two wafers agree to the cycle", "[regression][exact][defects]") {
   require_same_cycles(mapping::Phase::Decode, "tiny-moe", tiny_map({"workload.batch=2"}));
 }
@@ -67,9 +71,9 @@ TEST_CASE("defects: the detours slow the same plan down", "[defects]") {
   const std::string tiny_dense = std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-dense.yaml";
   const Experiment perfect = load_experiment(tiny_dense, {});
   const Experiment repaired = load_experiment(tiny_dense, tiny_map());
-  REQUIRE(repaired.hardware.repair);
-  CHECK(repaired.hardware.repair->defects.dead_tiles == 3);
-  CHECK(repaired.hardware.repair->defects.dead_links == 1);
+  REQUIRE(repaired.hardware.repairs);
+  CHECK(repaired.hardware.repairs->wafer(0).defects.dead_tiles == 3);
+  CHECK(repaired.hardware.repairs->wafer(0).defects.dead_links == 1);
   const mapping::Plan perfect_plan = compile_plan(perfect), repaired_plan = compile_plan(repaired);
   CHECK(repaired_plan.programs.programs == perfect_plan.programs.programs);
   const workloads::DecodeInputs inputs(perfect.model, perfect.workload);
@@ -85,8 +89,8 @@ TEST_CASE("defects, contention off: Llama 3.1 8B on a full WSE-3 agrees to the c
   const BothTimings both =
       decode_both_ways_at(std::string(WAFERSIM_TEST_DATA) + "/../../workloads/experiments/quickstart.yaml",
                           tiny_map({"workload.prefill=false", "workload.decode_tokens=2", "sim.contention=false"}));
-  REQUIRE(both.plan.hw.repair);
-  CHECK(both.plan.hw.repair->detours.of(1) == 1);
+  REQUIRE(both.plan.hw.fabric.detours);
+  CHECK(both.plan.hw.fabric.detours->of(1) == 1);
   CHECK(both.simulated.timeline.finish == both.analytic.finish);
   CHECK(both.simulated.timeline.critical_path == both.analytic.critical_path);
 }

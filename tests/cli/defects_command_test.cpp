@@ -92,6 +92,37 @@ TEST_CASE("more defects than spares do not fit, with the missing tiles", "[cli][
   CHECK_THAT(record["error"].get<std::string>(), Catch::Contains("misses 1 tile"));
 }
 
+TEST_CASE("each wafer draws its own defects: figures over the wafers, a short wafer named", "[cli][defects]") {
+  // Seed 1 at this rate: wafer 0 draws one dead tile, which its spare row or column repairs; wafer 1 five.
+  const std::vector<std::string> drawn = {"--set", "hardware.spares.rows=1",
+                                          "--set", "hardware.spares.columns=1",
+                                          "--set", "hardware.defects.tile_failure_rate=0.006",
+                                          "--set", "hardware.defects.seed=1"};
+  std::vector<std::string> one = {"map", kTinyDense, "--set", "hardware.wafers=1"};
+  one.insert(one.end(), drawn.begin(), drawn.end());
+  const nlohmann::json plan = run_json(one);
+  REQUIRE(plan["defects"]["wafers"].size() == 1);
+  CHECK(plan["defects"]["dead_tiles"] == 1);
+  std::vector<std::string> two = {"analytic", kTinyDense, "--set", "hardware.wafers=2"};
+  two.insert(two.end(), drawn.begin(), drawn.end());
+  const Outcome outcome = run_wafersim(two);
+  CHECK(outcome.exit_code == 3);
+  CHECK(is_one_line(outcome.err));
+  CHECK_THAT(outcome.err, Catch::StartsWith("does not fit: wafer 1: 3 dead tiles are left after every spare is used"));
+  // With two spare rows and columns both wafers repair; the figures are over both.
+  two[0] = "map";
+  two.insert(two.end(), {"--set", "hardware.spares.rows=2", "--set", "hardware.spares.columns=2"});
+  const nlohmann::json defects = run_json(two)["defects"];
+  REQUIRE(defects["wafers"].size() == 2);
+  CHECK(defects["wafers"][0]["dead_tiles"] == 1);
+  CHECK(defects["wafers"][1]["dead_tiles"] == 5);
+  CHECK(defects["dead_tiles"] == 6);
+  two[0] = "analytic";
+  const nlohmann::json metrics = run_json(two)["metrics"]["defects"];
+  CHECK(metrics["dead_tiles"] == 6);
+  CHECK(metrics["spare_rows_used"].get<int>() + metrics["spare_columns_used"].get<int>() >= 2);
+}
+
 TEST_CASE("the functional check passes on a repaired wafer", "[cli][defects]") {
   std::vector<std::string> args = with_map("analytic", kTinyMap + "yaml");
   args.insert(args.end(), {"--set", "sim.functional=true"});
@@ -105,7 +136,9 @@ TEST_CASE("map shows the repaired wafer under the plan", "[cli][defects]") {
   const nlohmann::json plan = run_json(with_map("map", kTinyMap + "yaml"));
   const nlohmann::json& defects = plan["defects"];
   CHECK(defects["physical_grid"] == nlohmann::json({18, 18}));
-  CHECK(defects["retired_rows"].size() + defects["retired_columns"].size() == 4);
+  REQUIRE(defects["wafers"].size() == 1);
+  CHECK(defects["wafers"][0]["retired_rows"].size() + defects["wafers"][0]["retired_columns"].size() == 4);
+  CHECK(defects["wafers"][0]["dead_tiles"] == defects["dead_tiles"]);
   CHECK(defects["route_extra_hops_max"].get<int>() > 0);
   const Outcome table = run_wafersim(with_map("map", kTinyMap + "yaml"));
   CHECK_THAT(table.out, Catch::Contains("repaired wafer") && Catch::Contains("3 dead tiles, 1 dead links"));
@@ -127,8 +160,8 @@ TEST_CASE("the shift scheme spends fewer spares and detours than retiring whole 
   args[0] = "map";
   const nlohmann::json plan = run_json(args);
   CHECK(plan["defects"]["scheme"] == "shift");
-  CHECK(plan["defects"]["shifted_rows"] == 3);
-  CHECK(plan["defects"]["retired_rows"].empty());
+  CHECK(plan["defects"]["wafers"][0]["shifted_rows"] == 3);
+  CHECK(plan["defects"]["wafers"][0]["retired_rows"].empty());
   CHECK_THAT(run_wafersim(args).out, Catch::Contains("3 rows shifted past their dead tiles (by up to 1 columns)"));
 }
 

@@ -261,9 +261,9 @@ TEST_CASE("map --heatmaps draws a repaired wafer's physical grid, and nothing mo
         tile = kDeadTile;
       else if (std::find(dead_link.begin(), dead_link.end(), std::make_pair(x, y)) != dead_link.end())
         tile = kDeadLink;
-      else if (listed(defects["retired_rows"], y) || listed(defects["retired_columns"], x))
+      else if (listed(defects["wafers"][0]["retired_rows"], y) || listed(defects["wafers"][0]["retired_columns"], x))
         tile = kRetired;
-      else if (listed(physical["logical_columns"], x) && listed(physical["logical_rows"], y))
+      else if (listed(physical["wafers"][0]["logical_columns"], x) && listed(physical["wafers"][0]["logical_rows"], y))
         tile = kLogical;
     }
   CHECK(npy.values == expected);
@@ -272,9 +272,10 @@ TEST_CASE("map --heatmaps draws a repaired wafer's physical grid, and nothing mo
   CHECK(npy.values[5 * width + 3] == kDeadTile);
   CHECK(npy.values[14 * width + 7] == kDeadLink);
   // The logical grid's columns and rows are the physical ones the repair kept, in order.
-  CHECK(physical["logical_columns"].size() == 16);
-  CHECK(physical["logical_rows"].size() == 16);
-  CHECK(std::is_sorted(physical["logical_columns"].begin(), physical["logical_columns"].end()));
+  const json& logical = physical["wafers"][0];
+  CHECK(logical["logical_columns"].size() == 16);
+  CHECK(logical["logical_rows"].size() == 16);
+  CHECK(std::is_sorted(logical["logical_columns"].begin(), logical["logical_columns"].end()));
 
   // A perfect wafer: no physical grid, in the index or in the folder.
   const std::filesystem::path perfect = scratch.path() / "perfect";
@@ -295,7 +296,7 @@ TEST_CASE("map --heatmaps lists the rows the shift scheme shifted and draws thei
   REQUIRE(outcome.exit_code == 0);
   const json physical = json::parse(read_all(folder / "heatmaps.json"))["physical_grid"];
   // Logical rows 5, 9 and 14 skip the dead tile (3, 5), (11, 9) and the tile (7, 14) that lost its link.
-  CHECK(physical["row_skips"] == json::parse("[[5, [3]], [9, [11]], [14, [7]]]"));
+  CHECK(physical["wafers"][0]["row_skips"] == json::parse("[[5, [3]], [9, [11]], [14, [7]]]"));
   const Npy npy = read_npy(folder / "wafer0_physical_tile.npy");
   REQUIRE(npy.shape == std::vector<uint64_t>{18, 18});
   enum { kLogical, kDeadTile, kDeadLink, kRetired, kUnusedSpare };

@@ -105,9 +105,9 @@ TEST_CASE("a program on a dead physical tile is found", "[defects][repair]") {
   set.programs.resize(1);
   set.tile_program.assign(48, ProgramSet::kIdle);
   set.tile_program[2 * 8 + 3] = 0;  // logical (3, 2) sits on physical (4, 2)
-  CHECK(task_on_dead_tile(set, repair).empty());
+  CHECK(task_on_dead_tile(set, 0, repair).empty());
   repair.column_of[3] = 3;  // a repair that forgot the retired column
-  CHECK(task_on_dead_tile(set, repair) == "tile (3, 2) of wafer 0 runs a program on dead physical tile (3, 2)");
+  CHECK(task_on_dead_tile(set, 0, repair) == "tile (3, 2) of wafer 0 runs a program on dead physical tile (3, 2)");
 }
 
 TEST_CASE("under the shift scheme a row shifts past its own dead tile into a spare column", "[defects][repair]") {
@@ -198,14 +198,14 @@ TEST_CASE("the shift scheme's physical grid holds every logical tile on a live t
   set.grid_height = 100;
   set.programs.resize(1);
   set.tile_program.assign(96 * 100, 0);
-  CHECK(task_on_dead_tile(set, repair).empty());
+  CHECK(task_on_dead_tile(set, 0, repair).empty());
   WaferRepair forgetful = repair;
   for (std::vector<uint32_t>& skips : forgetful.row_skips)
     if (!skips.empty()) {
       skips.clear();
       break;
     }
-  CHECK_THAT(task_on_dead_tile(set, forgetful), Catch::Contains("runs a program on dead physical tile"));
+  CHECK_THAT(task_on_dead_tile(set, 0, forgetful), Catch::Contains("runs a program on dead physical tile"));
 }
 
 TEST_CASE("exact route detours charge the steps a route takes where it runs", "[defects][repair]") {

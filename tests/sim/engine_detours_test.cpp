@@ -1,13 +1,13 @@
 // Exact detours (sim.exact_detours): on a repaired wafer the engine charges a
 // message the extra hops of its own physical path, counted here by hand, with
 // contention off and on. Each message runs on a wafer of its own (every wafer
-// has the same defects), so none waits for another's links.
+// has the map's defects), so none waits for another's links.
 #include <memory>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "models/repair.h"
+#include "models/wafer_repairs.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/synthetic_traffic.h"
 #include "tests/oracles/messages.h"
@@ -50,9 +50,11 @@ void check_exact_detours(bool contention) {
   DefectMap map(10, 6);
   map.kill_tile(1, 2);
   map.kill_tile(3, 2);
-  auto repair = std::make_shared<const WaferRepair>(repair_wafer(map, 8, 6, DetourCharge::Worst, RepairScheme::Shift));
-  hw.fabric.detours = std::shared_ptr<const DetourTable>(repair, &repair->detours);
-  hw.repair = repair;
+  SpareParams spares;
+  spares.columns = 2;
+  spares.scheme = RepairScheme::Shift;
+  hw.repairs = std::make_shared<const WaferRepairs>(DefectParams{}, spares, 8, 6, map);  // the map on every wafer
+  hw.fabric.detours = hw.repairs->detours(wafers);
   FabricParams perfect = hw.fabric;
   perfect.detours = nullptr;
 
