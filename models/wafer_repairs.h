@@ -19,10 +19,10 @@ namespace wafersim {
 
 // The figures of a run's repaired wafers together (metrics.defects).
 struct RepairSummary {
-  uint64_t dead_tiles = 0, dead_links = 0;            // summed over the wafers
+  uint64_t dead_tiles = 0, dead_links = 0;               // summed over the wafers
   uint32_t spare_rows_used = 0, spare_columns_used = 0;  // the most any wafer used
-  double extra_hops_mean = 0;                         // per logical link, over every wafer's links
-  uint32_t route_extra_hops_max = 0;                  // what the longest route is charged
+  double extra_hops_mean = 0;                            // per logical link, over every wafer's links
+  uint32_t route_extra_hops_max = 0;                     // what the longest route is charged
 };
 
 class WaferRepairs {

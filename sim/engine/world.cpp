@@ -78,6 +78,7 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
   marks.assign(set.marks, std::vector<MarkRecord>(iterations));
   if (options.exact_detours && hw.repairs)
     for (uint32_t wafer = 0; wafer < set.wafers; ++wafer) route_detours.emplace_back(hw.repairs->wafer(wafer));
+  exact_detours = !route_detours.empty();
 }
 
 uint64_t World::exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {

@@ -110,6 +110,7 @@ struct World {
   // On repaired wafers with EngineOptions::exact_detours: each route's own
   // detour, per wafer; empty otherwise.
   std::vector<RouteDetours> route_detours;
+  bool exact_detours = false;  // !route_detours.empty(), one load on the hot path
 
   std::vector<MulticastState> multicasts;  // records in flight, and recycled ones
   uint32_t free_multicast = kNoMessage;
@@ -136,17 +137,17 @@ struct World {
   // skipped: its own path's with exact detours, else the table's charge for
   // its length (the one message_cycles includes).
   uint64_t route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
-    return !route_detours.empty() ? exact_route_detour_cycles(source, dx, dy, y_first)
-                                  : detour_cycles(hw.fabric, uint32_t(std::abs(dx) + std::abs(dy)));
+    return exact_detours ? exact_route_detour_cycles(source, dx, dy, y_first)
+                         : detour_cycles(hw.fabric, uint32_t(std::abs(dx) + std::abs(dy)));
   }
   // The same for the k-th tile of a multicast from `source` towards `dir`.
   uint64_t multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
-    return !route_detours.empty() ? exact_multicast_detour_cycles(source, dir, k) : detour_cycles(hw.fabric, k);
+    return exact_detours ? exact_multicast_detour_cycles(source, dir, k) : detour_cycles(hw.fabric, k);
   }
   // Contention off: a message's latency from `source`, compiled with the
   // table's detour, or with exact detours its own route's.
   uint64_t free_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
-    return !route_detours.empty() ? exact_latency(source, task, compiled) : compiled.cycles;
+    return exact_detours ? exact_latency(source, task, compiled) : compiled.cycles;
   }
   uint64_t exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const;
   uint64_t exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const;
