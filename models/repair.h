@@ -63,12 +63,6 @@ struct WaferRepair {
 WaferRepair repair_wafer(DefectMap defects, uint32_t logical_width, uint32_t logical_height,
                          DetourCharge charge = DetourCharge::Worst, RepairScheme scheme = RepairScheme::Lines);
 
-// The detour table of a run over `wafers` (their segments together: the worst
-// over all of them, or the mean over every start on every one), and the extra
-// hops per logical link over all their links.
-DetourTable detour_table(const std::vector<const WaferRepair*>& wafers, DetourCharge charge);
-double extra_hops_mean(const std::vector<const WaferRepair*>& wafers);
-
 // What a tile of the physical grid became in the repair (the heatmaps draw
 // it, docs/OBSERVABILITY.md); the values are the categories' numbers there.
 enum class PhysicalTile : int32_t {
@@ -90,26 +84,5 @@ std::string repair_shortfall(const WaferRepair& repair);
 // tile its repair left dead, as "tile (x, y) of wafer w runs a program on dead
 // physical tile (px, py)"; "" when none does.
 std::string task_on_dead_tile(const ProgramSet& set, uint32_t wafer, const WaferRepair& repair);
-
-// Extra physical hops of a logical route, exact to where it runs on the
-// repaired wafer, where DetourTable charges every route of a length alike:
-// its leg along its row plus its leg down its column, each the sum of its
-// steps' extra hops (prefix sums per logical row and column, O(1) a route).
-// The engine charges these with sim.exact_detours (docs/DEFECTS.md).
-class RouteDetours {
- public:
-  explicit RouteDetours(const WaferRepair& repair);
-
-  // From logical (x0, y) to (x1, y), and from (x, y0) to (x, y1).
-  uint32_t along_row(uint32_t y, uint32_t x0, uint32_t x1) const;
-  uint32_t down_column(uint32_t x, uint32_t y0, uint32_t y1) const;
-  // From logical (x, y) by (dx, dy): x first, or y first.
-  uint32_t route(uint32_t x, uint32_t y, int32_t dx, int32_t dy, bool y_first) const;
-
- private:
-  uint32_t width_, height_;
-  std::vector<uint32_t> row_prefix_;     // [y * width + x]: extra hops from (0, y) to (x, y)
-  std::vector<uint32_t> column_prefix_;  // [x * height + y]: extra hops from (x, 0) to (x, y)
-};
 
 }  // namespace wafersim

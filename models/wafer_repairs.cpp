@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/repair_detours.h"
+
 namespace wafersim {
 
 uint64_t wafer_defect_seed(uint64_t seed, uint32_t wafer) {

@@ -10,6 +10,7 @@
 
 #include "models/cost.h"
 #include "models/hardware.h"
+#include "models/repair_detours.h"
 #include "models/tile_program.h"
 #include "models/wafer_repairs.h"
 #include "sim/engine/engine.h"

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/cost.h"
+#include "models/repair_detours.h"
 #include "tests/sim/test_hardware.h"
 
 using namespace wafersim;
