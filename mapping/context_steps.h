@@ -122,6 +122,11 @@ class ContextWatch : public IterationInputs {
     routing_read_ = true;
     return inputs_.expert_routed(iteration, moe_layer, expert);
   }
+  void routed_experts(uint64_t iteration, uint32_t moe_layer, uint32_t count,
+                      std::vector<uint32_t>& out) const override {
+    routing_read_ = true;
+    inputs_.routed_experts(iteration, moe_layer, count, out);
+  }
   bool read() const { return read_; }
   bool routing_read() const { return routing_read_; }
 

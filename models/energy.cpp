@@ -19,6 +19,17 @@ EventCounts& EventCounts::operator+=(const EventCounts& other) {
   return *this;
 }
 
+EventCounts& EventCounts::operator-=(const EventCounts& other) {
+  flops_32bit -= other.flops_32bit;
+  flops_16bit -= other.flops_16bit;
+  flops_8bit -= other.flops_8bit;
+  sram_read_bytes -= other.sram_read_bytes;
+  sram_write_bytes -= other.sram_write_bytes;
+  link_byte_hops -= other.link_byte_hops;
+  offwafer_bytes -= other.offwafer_bytes;
+  return *this;
+}
+
 EventCounts operator+(EventCounts a, const EventCounts& b) { return a += b; }
 
 EventCounts operator*(const EventCounts& c, uint64_t factor) {

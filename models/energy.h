@@ -28,6 +28,7 @@ struct EventCounts {
   }
   bool operator==(const EventCounts& other) const { return fields() == other.fields(); }
   EventCounts& operator+=(const EventCounts& other);
+  EventCounts& operator-=(const EventCounts& other);  // what a += added
 };
 static_assert(aggregate_members<EventCounts>() == listed_fields<EventCounts>(),
               "EventCounts::fields() must list every field");

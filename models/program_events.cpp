@@ -202,6 +202,59 @@ ProgramEvents::ProgramEvents(const ProgramSet& set, const DetourTable* detours, 
     same_as_.push_back(same != distinct.end() ? *same : c);
     if (same == distinct.end()) distinct.push_back(c);
   }
+  for (uint32_t c = 0; c < classes; ++c) routed_index_.push_back(routed_index(class_terms_[c]));
+}
+
+bool ProgramEvents::passes_unrouted(uint32_t guards) const {
+  for (uint32_t id : guard_sets_[guards])
+    if (guards_[id].unless) return false;
+  return true;
+}
+
+ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>& buckets) const {
+  RoutedIndex index;
+  std::map<uint32_t, EventCounts> by_delta;
+  for (uint32_t b = 0; b < buckets.size(); ++b) {
+    const TermKey& key = buckets[b].key;
+    if (key.guards == 0 || key.per_position) {
+      index.evaluated.push_back(b);
+      continue;
+    }
+    if (passes_unrouted(key.guards)) by_delta[key.delta] += buckets[b].prefix.back();
+    for (uint32_t id : guard_sets_[key.guards]) {
+      const Guard& guard = guards_[id];
+      std::vector<std::vector<uint32_t>>& of_expert = index.buckets_of_expert[guard.moe_layer];
+      if (of_expert.size() < guard.expert + guard.experts) of_expert.resize(guard.expert + guard.experts);
+      for (uint32_t e = guard.expert; e < guard.expert + guard.experts; ++e) of_expert[e].push_back(b);
+    }
+  }
+  index.unrouted_sums.assign(by_delta.begin(), by_delta.end());
+  return index;
+}
+
+EventCounts ProgramEvents::class_events(uint32_t c, uint64_t n, const IterationInputs& inputs,
+                                        std::vector<int8_t>& cache) const {
+  const std::vector<Bucket>& buckets = class_terms_[c];
+  const RoutedIndex& index = routed_index_[c];
+  EventCounts out;
+  for (uint32_t b : index.evaluated) out += bucket_events(buckets[b], n, inputs, cache);
+  for (const auto& [delta, events] : index.unrouted_sums)
+    if (n + delta < iterations_) out += events;
+  thread_local std::vector<uint32_t> routed, touched;
+  touched.clear();
+  for (const auto& [moe_layer, of_expert] : index.buckets_of_expert) {
+    inputs.routed_experts(n, moe_layer, uint32_t(of_expert.size()), routed);
+    for (uint32_t expert : routed) touched.insert(touched.end(), of_expert[expert].begin(), of_expert[expert].end());
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  // A routed expert may change whether these pass: take out what the sums counted, count what they give.
+  for (uint32_t b : touched) {
+    const Bucket& bucket = buckets[b];
+    if (passes_unrouted(bucket.key.guards) && n + bucket.key.delta < iterations_) out -= bucket.prefix.back();
+    out += bucket_events(bucket, n, inputs, cache);
+  }
+  return out;
 }
 
 bool ProgramEvents::guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs,
@@ -263,7 +316,7 @@ std::vector<EventCounts> ProgramEvents::iteration(uint64_t n, const IterationInp
       out[c] = out[same_as_[c]];
       continue;
     }
-    for (const Bucket& bucket : class_terms_[c]) out[c] += bucket_events(bucket, n, inputs, cache);
+    out[c] = class_events(uint32_t(c), n, inputs, cache);
   }
   return out;
 }

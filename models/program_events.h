@@ -101,6 +101,19 @@ class ProgramEvents {
   // guard and a set of guard ids (interning them, or finding them once interned).
   template <class GuardId, class SetId>
   std::vector<Term> group_terms(const Group& group, GuardId&& guard_id, SetId&& set_id) const;
+  // A class's buckets arranged for iterations that route few experts: the
+  // guarded buckets no routed expert touches pass as they do with none
+  // routed, so their events are summed once (by the iteration delta they
+  // feed); an iteration evaluates the others.
+  struct RoutedIndex {
+    std::vector<uint32_t> evaluated;                              // unguarded or per position: every iteration
+    std::vector<std::pair<uint32_t, EventCounts>> unrouted_sums;  // (delta, events) passing with no expert routed
+    // [moe layer][expert]: the guarded buckets a guard of that expert's holds
+    std::map<uint32_t, std::vector<std::vector<uint32_t>>> buckets_of_expert;
+  };
+  RoutedIndex routed_index(const std::vector<Bucket>& buckets) const;
+  bool passes_unrouted(uint32_t guards) const;
+  EventCounts class_events(uint32_t c, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
   bool guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
   EventCounts term_events(const TermKey& key, const EventCounts& events, uint64_t n, const IterationInputs& inputs,
                           std::vector<int8_t>& cache) const;
@@ -119,6 +132,7 @@ class ProgramEvents {
   // The first class with the same terms: classes alike (layers of one shape)
   // are counted once per iteration.
   std::vector<uint32_t> same_as_;
+  std::vector<RoutedIndex> routed_index_;  // per class
 };
 
 }  // namespace wafersim

@@ -116,6 +116,14 @@ class IterationInputs {
   // Positions attended in this iteration (prompt + tokens so far + 1).
   virtual uint64_t context(uint64_t iteration) const = 0;
   virtual bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const = 0;
+  // The routed experts among 0, 1, ..., count - 1, ascending, into `out`: what
+  // expert_routed says of each, in one call.
+  virtual void routed_experts(uint64_t iteration, uint32_t moe_layer, uint32_t count,
+                              std::vector<uint32_t>& out) const {
+    out.clear();
+    for (uint32_t e = 0; e < count; ++e)
+      if (expert_routed(iteration, moe_layer, e)) out.push_back(e);
+  }
   // Whether any of the experts first, first + 1, ..., first + count - 1 is routed.
   bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const {
     for (uint32_t e = first; e < first + count; ++e)

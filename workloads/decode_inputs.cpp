@@ -11,7 +11,7 @@ uint64_t DecodeInputs::context(uint64_t iteration) const {
   return workload_.decode_position(iteration % workload_.batch, iteration / workload_.batch) + 1;
 }
 
-bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const {
+const std::vector<uint32_t>& DecodeInputs::chosen(uint64_t iteration, uint32_t moe_layer) const {
   if (iteration != cached_iteration_ || moe_layer != cached_layer_) {
     cached_experts_.resize(router_.top_k());
     // The router's token is the position in the sequence, as in build_decode_graph:
@@ -22,7 +22,19 @@ bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_
     cached_iteration_ = iteration;
     cached_layer_ = moe_layer;
   }
-  return std::binary_search(cached_experts_.begin(), cached_experts_.end(), expert);
+  return cached_experts_;
+}
+
+bool DecodeInputs::expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const {
+  const std::vector<uint32_t>& experts = chosen(iteration, moe_layer);
+  return std::binary_search(experts.begin(), experts.end(), expert);
+}
+
+void DecodeInputs::routed_experts(uint64_t iteration, uint32_t moe_layer, uint32_t count,
+                                  std::vector<uint32_t>& out) const {
+  out.clear();
+  for (uint32_t expert : chosen(iteration, moe_layer))
+    if (expert < count) out.push_back(expert);
 }
 
 }  // namespace wafersim::workloads

@@ -16,8 +16,13 @@ class DecodeInputs : public IterationInputs {
   DecodeInputs(const ModelSpec& model, const WorkloadSpec& workload);
   uint64_t context(uint64_t iteration) const override;
   bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override;
+  void routed_experts(uint64_t iteration, uint32_t moe_layer, uint32_t count,
+                      std::vector<uint32_t>& out) const override;
 
  private:
+  // The router's choice for the iteration and layer, ascending (cached).
+  const std::vector<uint32_t>& chosen(uint64_t iteration, uint32_t moe_layer) const;
+
   WorkloadSpec workload_;
   ExpertRouter router_;
   // The last routing asked for: tiles of one layer ask about the same iteration in turn.
