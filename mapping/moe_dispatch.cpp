@@ -2,6 +2,8 @@
 #include "mapping/moe_dispatch.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -103,6 +105,13 @@ class Dispatch final : public DispatchStep {
 };
 
 // mapping.moe_combine: columns (ColumnCombine, moe_dispatch.h).
+//
+// Each chain's top streams the same way, relative to the dispatch, whenever
+// the same of its blocks hold routed experts; a token routes a few experts,
+// so most chains hold none of them and the rest one. The tops' stream times
+// are kept per (chain, routed blocks in it) as spans from the dispatch, and a
+// token reads them shifted to its own dispatch: every time here is the
+// dispatch's plus a span, and later() compares spans as it compares times.
 class ColumnsDispatch final : public DispatchStep {
  public:
   ColumnsDispatch(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer)
@@ -114,6 +123,8 @@ class ColumnsDispatch final : public DispatchStep {
       first_column_.push_back(columns_);
       columns_ += node.arrival.size();
     }
+    find_chains();
+    for (const Work& sum : combine_.sum) sum_cycles_.push_back(cycles(env_.activation, sum));
   }
   FrontKind input() const override { return FrontKind::Root; }
   FrontKind output() const override { return FrontKind::Column; }
@@ -127,47 +138,25 @@ class ColumnsDispatch final : public DispatchStep {
   // A tile's part of the dispatch depends on its row and its column together: each is its own class.
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
-    const std::vector<ColumnCombine::Node>& nodes = combine_.nodes;
-    const size_t n = nodes.size();
-    // Per node and column j (at first_column_[node] + j): when its stream's
-    // head leaves (a top: when its sum is written out) and when the tail does.
-    // Only streaming nodes' entries are read, each after it is written, so the
-    // arrays are kept between calls (a token of an MoE decode makes one call
-    // per layer) rather than allocated and cleared each time.
-    thread_local std::vector<Timed> head_at;
-    thread_local std::vector<uint64_t> tail_at;
-    if (head_at.size() < columns_) head_at.resize(columns_), tail_at.resize(columns_);
-    auto head = [&](size_t k) { return head_at.begin() + std::ptrdiff_t(first_column_[k]); };
-    auto tail = [&](size_t k) { return tail_at.begin() + std::ptrdiff_t(first_column_[k]); };
-    std::vector<char> streams(n, 0);
-    for (size_t k = n; k-- > 0;) {  // a child always comes after its parent
-      const ColumnCombine::Node& node = nodes[k];
-      const bool own =
-          node.routed_index < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(node.routed_index));
-      const bool child = node.child >= 0 && streams[size_t(node.child)];
-      if (!node.top && !own && !child) continue;
-      streams[k] = 1;
-      const size_t columns = node.arrival.size();
-      for (size_t j = 0; j < columns; ++j) {
-        Timed start = in.root.then(own ? node.ready[j] : node.arrival[j]);
-        uint64_t inputs_tail = 0, ingest = 0;
-        if (child) {
-          const ColumnCombine::Node& below = nodes[size_t(node.child)];
-          start = later(start, head(size_t(node.child))[j].after(below.latency[j], Category::Reduce));
-          inputs_tail = tail(size_t(node.child))[j] + below.latency[j];
-          ingest = below.serialization[j];
-        }
-        if (node.top) {
-          const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
-          const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
-          head(k)[j] = start.after(done - start.cycle, Category::Reduce);
-          tail(k)[j] = 0;  // a top streams no further
-        } else {
-          head(k)[j] = start;
-          tail(k)[j] = stream_tail_departure(
-              start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
-        }
+    thread_local Scratch scratch;
+    scratch.fit(combine_.nodes.size(), columns_, chains_.size());
+    for (size_t k = 0; k < combine_.nodes.size(); ++k) {
+      const int32_t expert = combine_.nodes[k].routed_index;
+      scratch.own[k] = expert < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert));
+    }
+    // Each chain's top, per column: spans from the dispatch, kept or timed now,
+    // shifted to this one; or, where a span cannot stand for a time, timed from it.
+    std::vector<std::vector<Timed>>& tops = scratch.tops;
+    bool spans = true;
+    for (size_t c = 0; c < chains_.size() && spans; ++c) spans = top_spans(c, scratch, tops[c]);
+    for (size_t c = 0; c < chains_.size(); ++c) {
+      if (spans) {
+        for (Timed& t : tops[c]) t = in.root.then(t);
+        continue;
       }
+      for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], in.root, scratch);
+      const Timed* head = scratch.head.data() + first_column_[chains_[c].front()];
+      tops[c].assign(head, head + combine_.nodes[chains_[c].front()].arrival.size());
     }
     Front out;
     out.kind = FrontKind::Column;
@@ -175,8 +164,8 @@ class ColumnsDispatch final : public DispatchStep {
     for (size_t i = 0; i < out.at.size(); ++i) {
       Timed at = in.root.after(combine_.dispatch_done[i], Category::Fabric);
       for (const ColumnCombine::Piece& piece : combine_.pieces[i])
-        at = later(at, head(piece.node)[piece.column].after(piece.cycles, Category::Fabric));
-      if (!combine_.pieces[i].empty()) at = at.after(cycles(env_.activation, combine_.sum[i]), Category::Reduce);
+        at = later(at, tops[chain_of_[piece.node]][piece.column].after(piece.cycles, Category::Fabric));
+      if (!combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
       out.at[i] = at;
     }
     return out;
@@ -186,10 +175,114 @@ class ColumnsDispatch final : public DispatchStep {
   uint16_t tags_used() const override { return 2; }
 
  private:
+  struct Scratch {
+    std::vector<Timed> head;     // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
+    std::vector<uint64_t> tail;  // [first_column_[node] + j]: its stream's tail leaves
+    std::vector<char> streams;   // [node]
+    std::vector<char> own;       // [node]: adds its own result (its expert is routed, or shared)
+    std::vector<uint32_t> key;   // top_spans's
+    std::vector<std::vector<Timed>> tops;  // [chain][column]
+
+    void fit(size_t nodes, size_t columns, size_t chains) {
+      if (head.size() < columns) head.resize(columns), tail.resize(columns);
+      if (streams.size() < nodes) streams.resize(nodes), own.resize(nodes);
+      if (tops.size() < chains) tops.resize(chains);
+    }
+  };
+
+  // Chain c's top, per column, from a dispatch at cycle 0, for the blocks
+  // `scratch.own` routes, into `out`; false where a stream's tail would leave
+  // at cycle 0, which stream_tail_departure reads as no stream at all.
+  bool top_spans(size_t c, Scratch& scratch, std::vector<Timed>& out) const {
+    const std::vector<size_t>& chain = chains_[c];
+    std::vector<uint32_t>& key = scratch.key;
+    key.assign(1, uint32_t(c));
+    for (size_t k : chain)
+      if (combine_.nodes[k].routed_index >= 0 && scratch.own[k]) key.push_back(uint32_t(k));
+    std::lock_guard<std::mutex> lock(tops_mutex_);
+    const auto kept = tops_.find(key);
+    if (kept != tops_.end()) {
+      out = kept->second;
+      return true;
+    }
+    for (size_t m = chain.size(); m-- > 0;)
+      if (!time_node(chain[m], Timed{}, scratch)) return false;
+    const Timed* head = scratch.head.data() + first_column_[chain.front()];
+    out.assign(head, head + combine_.nodes[chain.front()].arrival.size());
+    if (tops_.size() >= kTopsKept) tops_.clear();  // bounds the memory: what is dropped is timed again
+    tops_.emplace(key, out);
+    return true;
+  }
+
+  // One node's stream, for every column, once its child's is known, from a
+  // dispatch at `dispatch`: it streams its own result or its child's sum
+  // towards the top. False where a tail leaves at cycle 0 (top_spans).
+  bool time_node(size_t k, const Timed& dispatch, Scratch& scratch) const {
+    const ColumnCombine::Node& node = combine_.nodes[k];
+    const bool own = scratch.own[k];
+    const bool child = node.child >= 0 && scratch.streams[size_t(node.child)];
+    scratch.streams[k] = node.top || own || child;
+    if (!scratch.streams[k]) return true;
+    Timed* head = scratch.head.data() + first_column_[k];
+    uint64_t* tail = scratch.tail.data() + first_column_[k];
+    const ColumnCombine::Node* below = child ? &combine_.nodes[size_t(node.child)] : nullptr;
+    const Timed* below_head = child ? scratch.head.data() + first_column_[size_t(node.child)] : nullptr;
+    const uint64_t* below_tail = child ? scratch.tail.data() + first_column_[size_t(node.child)] : nullptr;
+    for (size_t j = 0; j < node.arrival.size(); ++j) {
+      Timed start = dispatch.then(own ? node.ready[j] : node.arrival[j]);
+      uint64_t inputs_tail = 0, ingest = 0;
+      if (child) {
+        start = later(start, below_head[j].after(below->latency[j], Category::Reduce));
+        inputs_tail = below_tail[j] + below->latency[j];
+        ingest = below->serialization[j];
+      }
+      if (node.top) {
+        const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
+        const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
+        head[j] = start.after(done - start.cycle, Category::Reduce);
+        tail[j] = 0;  // a top streams no further
+      } else {
+        head[j] = start;
+        tail[j] = stream_tail_departure(
+            start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
+        if (tail[j] == 0) return false;
+      }
+    }
+    return true;
+  }
+
+  // Each top and the blocks below it, in order; every block is in one chain,
+  // and every piece of the result comes from a top.
+  void find_chains() {
+    const std::vector<ColumnCombine::Node>& nodes = combine_.nodes;
+    chain_of_.assign(nodes.size(), UINT32_MAX);
+    for (size_t top = 0; top < nodes.size(); ++top) {
+      if (!nodes[top].top) continue;
+      chains_.emplace_back();
+      for (int32_t k = int32_t(top); k >= 0; k = nodes[size_t(k)].child) {
+        if (chain_of_[size_t(k)] != UINT32_MAX) throw std::logic_error("two MoE combining chains share a block");
+        chain_of_[size_t(k)] = uint32_t(chains_.size() - 1);
+        chains_.back().push_back(size_t(k));
+      }
+    }
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (chain_of_[k] == UINT32_MAX) throw std::logic_error("an MoE block in no combining chain");
+    for (const std::vector<ColumnCombine::Piece>& row : combine_.pieces)
+      for (const ColumnCombine::Piece& piece : row)
+        if (!nodes[piece.node].top) throw std::logic_error("an MoE result piece from a block that streams on");
+  }
+
+  static constexpr size_t kTopsKept = 65536;
+
   ColumnCombine combine_;
   uint32_t moe_layer_;
-  std::vector<size_t> first_column_;  // [node]: where its columns start in a flat per-column array
-  size_t columns_ = 0;                // over every node
+  std::vector<size_t> first_column_;         // [node]: where its columns start in a flat per-column array
+  size_t columns_ = 0;                       // over every node
+  std::vector<std::vector<size_t>> chains_;  // [chain]: its top, then each block below
+  std::vector<uint32_t> chain_of_;           // [node]
+  std::vector<uint64_t> sum_cycles_;         // [root-column tile]: adding its pieces
+  mutable std::mutex tops_mutex_;
+  mutable std::map<std::vector<uint32_t>, std::vector<Timed>> tops_;  // (chain, routed blocks) -> top_spans
 };
 
 }  // namespace
