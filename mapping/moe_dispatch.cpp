@@ -140,20 +140,16 @@ class ColumnsDispatch final : public DispatchStep {
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     thread_local Scratch scratch;
     scratch.fit(combine_.nodes.size(), columns_, chains_.size());
-    for (size_t k = 0; k < combine_.nodes.size(); ++k) {
-      const int32_t expert = combine_.nodes[k].routed_index;
-      scratch.own[k] = expert < 0 || inputs.expert_routed(iteration, moe_layer_, uint32_t(expert));
-    }
+    for (size_t k = 0; k < combine_.nodes.size(); ++k) scratch.own[k] = combine_.nodes[k].routed_index < 0;
+    inputs.routed_experts(iteration, moe_layer_, uint32_t(nodes_of_expert_.size()), scratch.routed);
+    for (uint32_t expert : scratch.routed)
+      for (uint32_t k : nodes_of_expert_[expert]) scratch.own[k] = 1;
     // Each chain's top, per column: spans from the dispatch, kept or timed now,
     // shifted to this one; or, where a span cannot stand for a time, timed from it.
     std::vector<std::vector<Timed>>& tops = scratch.tops;
     bool spans = true;
-    for (size_t c = 0; c < chains_.size() && spans; ++c) spans = top_spans(c, scratch, tops[c]);
-    for (size_t c = 0; c < chains_.size(); ++c) {
-      if (spans) {
-        for (Timed& t : tops[c]) t = in.root.then(t);
-        continue;
-      }
+    for (size_t c = 0; c < chains_.size() && spans; ++c) spans = top_spans(c, in.root, scratch, tops[c]);
+    for (size_t c = 0; c < chains_.size() && !spans; ++c) {
       for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], in.root, scratch);
       const Timed* head = scratch.head.data() + first_column_[chains_[c].front()];
       tops[c].assign(head, head + combine_.nodes[chains_[c].front()].arrival.size());
@@ -176,11 +172,12 @@ class ColumnsDispatch final : public DispatchStep {
 
  private:
   struct Scratch {
-    std::vector<Timed> head;     // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
-    std::vector<uint64_t> tail;  // [first_column_[node] + j]: its stream's tail leaves
-    std::vector<char> streams;   // [node]
-    std::vector<char> own;       // [node]: adds its own result (its expert is routed, or shared)
-    std::vector<uint32_t> key;   // top_spans's
+    std::vector<Timed> head;       // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
+    std::vector<uint64_t> tail;    // [first_column_[node] + j]: its stream's tail leaves
+    std::vector<char> streams;     // [node]
+    std::vector<char> own;         // [node]: adds its own result (its expert is routed, or shared)
+    std::vector<uint32_t> key;     // top_spans's
+    std::vector<uint32_t> routed;  // the token's routed experts
     std::vector<std::vector<Timed>> tops;  // [chain][column]
 
     void fit(size_t nodes, size_t columns, size_t chains) {
@@ -190,27 +187,27 @@ class ColumnsDispatch final : public DispatchStep {
     }
   };
 
-  // Chain c's top, per column, from a dispatch at cycle 0, for the blocks
-  // `scratch.own` routes, into `out`; false where a stream's tail would leave
-  // at cycle 0, which stream_tail_departure reads as no stream at all.
-  bool top_spans(size_t c, Scratch& scratch, std::vector<Timed>& out) const {
+  // Chain c's top, per column, for the blocks `scratch.own` routes, into
+  // `out`: the kept spans from a dispatch at cycle 0 (or those timed now),
+  // shifted to `dispatch`; false where a stream's tail would leave at cycle 0,
+  // which stream_tail_departure reads as no stream at all.
+  bool top_spans(size_t c, const Timed& dispatch, Scratch& scratch, std::vector<Timed>& out) const {
     const std::vector<size_t>& chain = chains_[c];
     std::vector<uint32_t>& key = scratch.key;
     key.assign(1, uint32_t(c));
     for (size_t k : chain)
       if (combine_.nodes[k].routed_index >= 0 && scratch.own[k]) key.push_back(uint32_t(k));
     std::lock_guard<std::mutex> lock(tops_mutex_);
-    const auto kept = tops_.find(key);
-    if (kept != tops_.end()) {
-      out = kept->second;
-      return true;
+    auto kept = tops_.find(key);
+    if (kept == tops_.end()) {
+      for (size_t m = chain.size(); m-- > 0;)
+        if (!time_node(chain[m], Timed{}, scratch)) return false;
+      const Timed* head = scratch.head.data() + first_column_[chain.front()];
+      if (tops_.size() >= kTopsKept) tops_.clear();  // bounds the memory: what is dropped is timed again
+      kept = tops_.emplace(key, std::vector<Timed>(head, head + combine_.nodes[chain.front()].arrival.size())).first;
     }
-    for (size_t m = chain.size(); m-- > 0;)
-      if (!time_node(chain[m], Timed{}, scratch)) return false;
-    const Timed* head = scratch.head.data() + first_column_[chain.front()];
-    out.assign(head, head + combine_.nodes[chain.front()].arrival.size());
-    if (tops_.size() >= kTopsKept) tops_.clear();  // bounds the memory: what is dropped is timed again
-    tops_.emplace(key, out);
+    out.resize(kept->second.size());
+    for (size_t j = 0; j < out.size(); ++j) out[j] = dispatch.then(kept->second[j]);
     return true;
   }
 
@@ -270,17 +267,24 @@ class ColumnsDispatch final : public DispatchStep {
     for (const std::vector<ColumnCombine::Piece>& row : combine_.pieces)
       for (const ColumnCombine::Piece& piece : row)
         if (!nodes[piece.node].top) throw std::logic_error("an MoE result piece from a block that streams on");
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (nodes[k].routed_index < 0) continue;
+      const size_t expert = size_t(nodes[k].routed_index);
+      if (nodes_of_expert_.size() <= expert) nodes_of_expert_.resize(expert + 1);
+      nodes_of_expert_[expert].push_back(uint32_t(k));
+    }
   }
 
   static constexpr size_t kTopsKept = 65536;
 
   ColumnCombine combine_;
   uint32_t moe_layer_;
-  std::vector<size_t> first_column_;         // [node]: where its columns start in a flat per-column array
-  size_t columns_ = 0;                       // over every node
-  std::vector<std::vector<size_t>> chains_;  // [chain]: its top, then each block below
-  std::vector<uint32_t> chain_of_;           // [node]
-  std::vector<uint64_t> sum_cycles_;         // [root-column tile]: adding its pieces
+  std::vector<size_t> first_column_;                    // [node]: where its columns start in a flat per-column array
+  size_t columns_ = 0;                                  // over every node
+  std::vector<std::vector<size_t>> chains_;             // [chain]: its top, then each block below
+  std::vector<uint32_t> chain_of_;                      // [node]
+  std::vector<uint64_t> sum_cycles_;                    // [root-column tile]: adding its pieces
+  std::vector<std::vector<uint32_t>> nodes_of_expert_;  // [routed expert]: its blocks here
   mutable std::mutex tops_mutex_;
   mutable std::map<std::vector<uint32_t>, std::vector<Timed>> tops_;  // (chain, routed blocks) -> top_spans
 };
