@@ -45,3 +45,26 @@ TEST_CASE("decode inputs route each token at its position, as the decode graph d
     }
   }
 }
+
+TEST_CASE("decode inputs list the routed experts as expert_routed answers each", "[decode_inputs][moe]") {
+  const ModelSpec model = load_model("gpt-oss-120b").model;
+  WorkloadSpec workload;
+  workload.batch = 3;
+  workload.prompt_tokens = 100;
+  workload.decode_tokens = 20;
+  workload.seed = 11;
+  const DecodeInputs inputs(model, workload);
+  std::vector<uint32_t> listed;
+  for (uint64_t iteration = 0; iteration < workload.batch * workload.decode_tokens; ++iteration)
+    for (uint32_t layer = 0; layer < model.n_layers; layer += 5)
+      for (const uint32_t count : {model.moe.n_experts, model.moe.n_experts / 2, 1u}) {
+        // The list first, then each expert: either order must read the same routing.
+        inputs.routed_experts(iteration, layer, count, listed);
+        std::vector<uint32_t> asked;
+        for (uint32_t expert = 0; expert < count; ++expert)
+          if (inputs.expert_routed(iteration, layer, expert)) asked.push_back(expert);
+        INFO("iteration " << iteration << ", layer " << layer << ", experts " << count);
+        CHECK(listed == asked);
+        if (count == model.moe.n_experts) CHECK(listed.size() == model.moe.top_k);
+      }
+}
