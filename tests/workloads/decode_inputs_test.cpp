@@ -10,13 +10,22 @@
 
 using namespace wafersim::workloads;
 
+namespace {
+
+WorkloadSpec decoding(uint32_t batch, uint64_t prompt_tokens, uint64_t decode_tokens, uint64_t seed) {
+  WorkloadSpec workload;
+  workload.batch = batch;
+  workload.prompt_tokens = prompt_tokens;
+  workload.decode_tokens = decode_tokens;
+  workload.seed = seed;
+  return workload;
+}
+
+}  // namespace
+
 TEST_CASE("decode inputs route each token at its position, as the decode graph does", "[decode_inputs][moe]") {
   const ModelSpec model = load_model("tiny-moe").model;
-  WorkloadSpec workload;
-  workload.batch = 2;
-  workload.prompt_tokens = 16;
-  workload.decode_tokens = 4;
-  workload.seed = 7;
+  const WorkloadSpec workload = decoding(2, 16, 4, 7);
   const DecodeInputs inputs(model, workload);
   const ExpertRouter router(workload.seed, model.moe.n_experts, model.moe.top_k);
 
@@ -48,11 +57,7 @@ TEST_CASE("decode inputs route each token at its position, as the decode graph d
 
 TEST_CASE("decode inputs list the routed experts as expert_routed answers each", "[decode_inputs][moe]") {
   const ModelSpec model = load_model("gpt-oss-120b").model;
-  WorkloadSpec workload;
-  workload.batch = 3;
-  workload.prompt_tokens = 100;
-  workload.decode_tokens = 20;
-  workload.seed = 11;
+  const WorkloadSpec workload = decoding(3, 100, 20, 11);
   const DecodeInputs inputs(model, workload);
   std::vector<uint32_t> listed;
   for (uint64_t iteration = 0; iteration < workload.batch * workload.decode_tokens; ++iteration)
