@@ -24,12 +24,12 @@ std::vector<uint32_t> steps_between(const std::vector<uint32_t>& physical_of) {
 
 // Adds one line's steps to `axis`, lines without extra hops all to one pattern.
 void add_line(Axis& axis, std::vector<uint32_t> steps) {
-  const bool straight = std::all_of(steps.begin(), steps.end(), [](uint32_t s) { return s == 0; });
-  for (StepPattern& pattern : axis)
-    if (straight && pattern.steps == steps) {
-      ++pattern.lines;
-      return;
-    }
+  if (std::all_of(steps.begin(), steps.end(), [](uint32_t s) { return s == 0; }))
+    for (StepPattern& pattern : axis)
+      if (pattern.steps == steps) {
+        ++pattern.lines;
+        return;
+      }
   axis.push_back({std::move(steps), 1});
 }
 
