@@ -144,8 +144,9 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, c
 }
 
 Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const TreeShape& shape, const TreeCosts& costs,
-                             std::vector<Timed>* done) {
+                             std::vector<Timed>* done, Timed* heads) {
   const uint32_t n = uint32_t(ready.size());
+  if (heads) *heads = Timed{};
   if (n == 0) return Timed{};
   if (done) done->assign(n, Timed{});
   const LineTree& layout = line_tree(n, root, shape);
@@ -180,6 +181,7 @@ Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const Tree
       // when their heads arrive.
       const uint64_t end = received == 0 ? start.cycle : stream_tail_departure(start.cycle, busy, inputs_tail);
       result = start.after(end - start.cycle, Category::Reduce);
+      if (heads) *heads = start;
       if (done) (*done)[k] = result;
       continue;
     }

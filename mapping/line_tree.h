@@ -105,7 +105,9 @@ Timed tree_completion(std::vector<Timed> ready, uint32_t root, uint32_t fanin, c
 // and ends when its serialisation (or its combining) is done and its children's
 // tails have arrived and been added.
 // `done` as above: a node's tile is busy until its stream's tail has left.
+// `heads` (optional) receives when the streams' heads had met at the root:
+// the result is that, then the wait for their tails (Category::Reduce).
 Timed stream_tree_completion(std::vector<Timed> ready, uint32_t root, const TreeShape& shape, const TreeCosts& costs,
-                             std::vector<Timed>* done = nullptr);
+                             std::vector<Timed>* done = nullptr, Timed* heads = nullptr);
 
 }  // namespace wafersim::mapping

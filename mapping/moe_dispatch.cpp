@@ -112,7 +112,7 @@ class Dispatch final : public DispatchStep {
 // are kept per (chain, routed blocks in it) as spans from the dispatch, and a
 // token reads them shifted to its own dispatch: every time here is the
 // dispatch's plus a span, and later() compares spans as it compares times.
-class ColumnsDispatch final : public DispatchStep {
+class ColumnsDispatch final : public DispatchStep, public CombineParts {
  public:
   ColumnsDispatch(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer)
       : DispatchStep(env), combine_(std::move(combine)), moe_layer_(moe_layer) {
@@ -154,14 +154,50 @@ class ColumnsDispatch final : public DispatchStep {
       const Timed* head = scratch.head.data() + first_column_[chains_[c].front()];
       tops[c].assign(head, head + combine_.nodes[chains_[c].front()].arrival.size());
     }
+    return assemble(in.root, true, tops);
+  }
+  size_t chains() const override { return chains_.size(); }
+  void chain_keys(const IterationInputs& inputs, uint64_t iteration,
+                  std::vector<std::vector<uint32_t>>& keys) const override {
+    thread_local std::vector<uint32_t> routed;
+    inputs.routed_experts(iteration, moe_layer_, uint32_t(nodes_of_expert_.size()), routed);
+    keys.resize(chains_.size());
+    for (std::vector<uint32_t>& key : keys) key.clear();
+    for (uint32_t expert : routed)
+      for (uint32_t k : nodes_of_expert_[expert]) keys[chain_of_[k]].push_back(k);
+    for (std::vector<uint32_t>& key : keys) std::sort(key.begin(), key.end());
+  }
+  std::vector<Timed> chain_tops(size_t c, const std::vector<uint32_t>& key) const override {
+    thread_local Scratch scratch;
+    scratch.fit(combine_.nodes.size(), columns_, chains_.size());
+    for (size_t k = 0; k < combine_.nodes.size(); ++k) scratch.own[k] = combine_.nodes[k].routed_index < 0;
+    for (uint32_t k : key) scratch.own[k] = 1;
+    // Far from cycle 0, where a stream's tail leaving would read as no stream (stream_tail_departure).
+    const Timed far{uint64_t(1) << 40, {}};
+    for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], far, scratch);
+    const size_t top = chains_[c].front();
+    std::vector<Timed> spans(combine_.nodes[top].arrival.size());
+    for (size_t j = 0; j < spans.size(); ++j) {
+      spans[j] = scratch.head[first_column_[top] + j];  // its path from `far`, which has none
+      spans[j].cycle -= far.cycle;
+    }
+    return spans;
+  }
+  Front assemble(const Timed& dispatch, bool base, const std::vector<std::vector<Timed>>& tops) const override {
     Front out;
     out.kind = FrontKind::Column;
     out.at.resize(combine_.pieces.size());
     for (size_t i = 0; i < out.at.size(); ++i) {
-      Timed at = in.root.after(combine_.dispatch_done[i], Category::Fabric);
-      for (const ColumnCombine::Piece& piece : combine_.pieces[i])
-        at = later(at, tops[chain_of_[piece.node]][piece.column].after(piece.cycles, Category::Fabric));
-      if (!combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
+      bool reached = base;
+      Timed at = base ? dispatch.after(combine_.dispatch_done[i], Category::Fabric) : Timed{};
+      for (const ColumnCombine::Piece& piece : combine_.pieces[i]) {
+        const std::vector<Timed>& top = tops[chain_of_[piece.node]];
+        if (top.empty()) continue;
+        const Timed arrived = top[piece.column].after(piece.cycles, Category::Fabric);
+        at = reached ? later(at, arrived) : arrived;
+        reached = true;
+      }
+      if (reached && !combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
       out.at[i] = at;
     }
     return out;

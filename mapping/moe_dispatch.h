@@ -68,6 +68,28 @@ struct ColumnCombine {
   std::vector<std::vector<Task>> dispatch;
 };
 
+// The columns combine taken apart, for a closed form that times a token's
+// routing part by part (mapping/routed_passes.h). Row by row, the layer's
+// output is the latest of a base part (each root-column tile's end of the
+// dispatch) and one part per combining chain (its top's sums, each piece on
+// its way), then each tile's adding of its pieces. A chain's part depends on
+// the routing only through which of its blocks hold routed experts.
+class CombineParts {
+ public:
+  virtual ~CombineParts() = default;
+  virtual size_t chains() const = 0;
+  // For each chain, its blocks holding an expert the iteration routes (ascending): the chain's key.
+  virtual void chain_keys(const IterationInputs& inputs, uint64_t iteration,
+                          std::vector<std::vector<uint32_t>>& keys) const = 0;
+  // A chain's top per column with the blocks of `key` routed, as spans from the dispatch.
+  virtual std::vector<Timed> chain_tops(size_t chain, const std::vector<uint32_t>& key) const = 0;
+  // The layer's output from a dispatch at `dispatch`, with the base part or
+  // without it, and chain c's part from its tops `tops[c]` (absolute; empty:
+  // without it). A row no part reaches is left at cycle 0.
+  virtual Front assemble(const Timed& dispatch, bool base, const std::vector<std::vector<Timed>>& tops) const = 0;
+};
+
+// The step is a CombineParts too.
 std::unique_ptr<Step> moe_columns_dispatch_step(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer);
 
 // `head_sends` leave the root; `passing` are the tasks of the root column's

@@ -116,6 +116,17 @@ SendCycles::SendCycles(const Plan& plan) {
   }
 }
 
+void handoff_slices(const Plan& plan, const SendCycles& sends, size_t r, const Timed& from, const Front& out,
+                    std::vector<Timed>& slices) {
+  slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
+  const std::vector<Plan::HandoffPiece>& pieces = plan.handoffs[r];
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const Plan::HandoffPiece& piece = pieces[k];
+    const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
+    slices[piece.to] = later(slices[piece.to], from.then(out.at[piece.from]).after(sends.handoff[r][k], category));
+  }
+}
+
 Pass run_pass(const Plan& plan, const PlanSpans& spans, const SendCycles& sends, const IterationInputs& inputs,
               uint64_t n, const Timed& arrival_at_first, Servers servers, HeadMemo* heads, bool keep_servers) {
   uint64_t latest_line_cycle = 0;  // without keep_servers: the latest of the root-column tiles' servers
@@ -192,13 +203,7 @@ Pass run_pass(const Plan& plan, const PlanSpans& spans, const SendCycles& sends,
     }
     if (r >= plan.region_sends.size()) break;  // a prefill's last layer sends nothing
     if (region.slices_out) {
-      slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
-      const std::vector<Plan::HandoffPiece>& pieces = plan.handoffs[r];
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        const Plan::HandoffPiece& piece = pieces[k];
-        const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-        slices[piece.to] = later(slices[piece.to], from.then(out.at[piece.from]).after(sends.handoff[r][k], category));
-      }
+      handoff_slices(plan, sends, r, from, out, slices);
     } else {
       const Task& send = plan.region_sends[r];
       arrival = servers.root_free[r].after(sends.to_next[r], send.dwafer != 0 ? Category::OffWafer : Category::Fabric);

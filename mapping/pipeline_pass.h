@@ -73,6 +73,12 @@ struct SendCycles {
   std::vector<std::vector<uint64_t>> handoff;  // [region][piece]: Plan::handoffs
 };
 
+// The slices region r hands on (Plan::handoffs) from its output `out`, read
+// `from` its start: when the last piece of each of the next region's
+// root-column tiles arrives (cycle 0 for a tile no piece reaches).
+void handoff_slices(const Plan& plan, const SendCycles& sends, size_t r, const Timed& from, const Front& out,
+                    std::vector<Timed>& slices);
+
 // Iteration `iteration`, whose input reaches the first region's root at `arrival`.
 // Without `keep_servers`, Pass::after is left empty (its latest cycle is kept):
 // all a table of passes from idle servers needs.

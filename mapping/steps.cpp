@@ -392,6 +392,11 @@ class GatherToRoot final : public GatherStep {
     out.line_done = std::move(done);
     return out;
   }
+  Timed heads_at_root(const Front& in) const override {
+    Timed heads;
+    tree_time(tree_, in.at, nullptr, &heads);
+    return heads;
+  }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // Slices stream through the nodes of a gather on their way to the root: a
     // node keeps its own slice and a stream buffer, not its whole subtree (the

@@ -167,7 +167,10 @@ class Step : public StepSram {
   void emit_tree(const Tree& tree, uint32_t position, std::vector<Task>& out) const;
   void tree_signature(const Tree& tree, uint32_t position, std::vector<uint64_t>& out) const;
   // `done` (optional): when each position's tile has finished its part of the tree.
-  Timed tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done = nullptr) const;
+  // `heads` (optional): when the root had its children's heads (stream_tree_completion); the result in a
+  // tree run store-and-forward.
+  Timed tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done = nullptr,
+                  Timed* heads = nullptr) const;
   // The same tree over n positions (e.g. along one KV-head group's columns).
   static Tree resized(const Tree& tree, uint32_t n) {
     Tree out = tree;
@@ -259,6 +262,10 @@ class GatherStep : public LineStep {
   GatherStep(const StepEnv& env, bool along_row, bool reduce) : LineStep(env, along_row), reduce_(reduce) {}
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
   bool reduce() const { return reduce_; }
+  // When the root had every stream's head (latency()'s root: that, then the
+  // wait for their tails): what a closed form that takes a front apart needs
+  // of the root's time besides the time itself (mapping/routed_passes.h).
+  virtual Timed heads_at_root(const Front& in) const = 0;
 
  private:
   bool reduce_;

@@ -169,7 +169,7 @@ void Step::tree_signature(const Tree& tree, uint32_t position, std::vector<uint6
   }
 }
 
-Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done) const {
+Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Timed>* done, Timed* heads) const {
   const TreeShape shape = tree_shape(tree.n);
   TreeCosts costs;
   costs.message_cycles = [&](uint32_t level, uint32_t position, uint32_t distance, uint64_t bytes) {
@@ -179,8 +179,10 @@ Timed Step::tree_time(const Tree& tree, std::vector<Timed> ready, std::vector<Ti
   costs.combine_cycles = [&](uint64_t bytes) { return cycles(tree.sum, combine_work(tree, bytes)); };
   costs.serialization_cycles = [&](uint64_t bytes) { return serialization_cycles(env_.fabric, bytes * env_.tokens); };
   const uint32_t root = env_.geo.line_root(tree.n);
-  if (shape.chains) return stream_tree_completion(std::move(ready), root, shape, costs, done);
-  return tree_completion(std::move(ready), root, env_.fanin, costs, done);
+  if (shape.chains) return stream_tree_completion(std::move(ready), root, shape, costs, done, heads);
+  const Timed result = tree_completion(std::move(ready), root, env_.fanin, costs, done);
+  if (heads) *heads = result;
+  return result;
 }
 
 }  // namespace wafersim::mapping

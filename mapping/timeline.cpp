@@ -6,6 +6,7 @@
 #include "mapping/context_steps.h"
 #include "mapping/pipeline_pass.h"
 #include "mapping/region_spans.h"
+#include "mapping/routed_passes.h"
 
 namespace wafersim::mapping {
 
@@ -149,6 +150,18 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
   }
   std::optional<RepeatingPass> repeating;
   std::optional<SteadyPipeline> steady;
+  // One sequence decoding through MoE layers: no pass repeats another, as
+  // each token routes anew, but each is timed by parts (routed_passes.h).
+  const std::unique_ptr<RoutedPasses> routed =
+      walk == TimelineWalk::Shortcuts && fed_back && batch == 1 && has_routed_experts(plan)
+          ? RoutedPasses::of(plan, spans, sends)
+          : nullptr;
+  struct RoutedLast {
+    uint64_t iteration = 0;
+    Timed arrival;
+    uint64_t latest_cycle = 0;  // of its servers
+  };
+  std::optional<RoutedLast> routed_last;  // the last pass the parts gave, while `servers` is not rebuilt from it
 
   // The servers before the next iteration: `servers`, or, after a shortcut,
   // `reference->after` shifted by `shift` (built only when a full pass needs them;
@@ -214,6 +227,27 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
           exits[n - batch].after(sends.to_next[regions - 1], back.dwafer != 0 ? Category::OffWafer : Category::Fabric);
     }
     const uint64_t context = inputs.context(n);
+    if (routed) {
+      const uint64_t latest = routed_last ? routed_last->latest_cycle : servers.latest_cycle();
+      if (n == 0 || latest < arrival.cycle) {
+        if (const std::optional<Pass> pass = routed->pass(inputs, n, arrival)) {
+          for (size_t r = 0; r < regions; ++r) {
+            timeline.start[r][n] = pass->start[r];
+            timeline.finish[r][n] = pass->finish[r];
+          }
+          exits[n] = pass->exit;
+          routed_last = RoutedLast{n, arrival, pass->after_latest_cycle};
+          continue;
+        }
+      }
+      if (routed_last) {  // a full pass follows: it needs the servers
+        ++timeline.full_passes;
+        servers =
+            run_pass(plan, spans, sends, inputs, routed_last->iteration, routed_last->arrival, Servers::idle(plan))
+                .after;
+        routed_last.reset();
+      }
+    }
     // Iteration 0 finds the servers idle and arrives at 0, as the idle passes were timed.
     if (idle_passes && (n == 0 || latest_server_cycle() < arrival.cycle)) {
       reference = &idle_passes->at(context);

@@ -65,10 +65,40 @@ TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mappi
   }
 }
 
-TEST_CASE("routed experts are timed every iteration", "[mapping][closed form]") {
-  const Experiment moe = load_experiment_text(zoo_experiment("tiny-moe", "tiny", 30, 40), "walk.yaml", {});
-  const mapping::Plan plan = compile(moe);
-  REQUIRE(require_walks_agree(plan, workloads::DecodeInputs(moe.model, moe.workload)) == plan.programs.iterations);
+TEST_CASE("one sequence's routed passes are timed by parts, as every iteration times them", "[mapping][closed form]") {
+  // (overrides, whether the parts cover the plan)
+  const std::vector<std::pair<std::vector<std::string>, bool>> variants = {
+      {{}, true},
+      {{"model.moe.n_shared_experts=1"}, true},
+      {{"model.n_layers=4", "model.ffn_dim=512", "model.moe.layers=[1, 3]"}, true},
+      {{"model.n_layers=4", "hardware.wafers=2"}, true},
+      {{"model.sliding_window=40", "model.sliding_window_every=2", "workload.decode_tokens=120"}, true},
+      {{"mapping.moe_combine=tree"}, false},
+      {{"mapping.moe_combine=root"}, false},
+      {{"workload.batch=3"}, false},  // rounds of a batch: every iteration
+  };
+  for (const auto& [overrides, by_parts] : variants) {
+    std::string label;
+    for (const std::string& o : overrides) label += o + " ";
+    INFO(label);
+    const Experiment moe = load_experiment_text(zoo_experiment("tiny-moe", "tiny", 30, 40), "walk.yaml", overrides);
+    const mapping::Plan plan = compile(moe);
+    const uint64_t full = require_walks_agree(plan, workloads::DecodeInputs(moe.model, moe.workload));
+    if (by_parts)
+      REQUIRE(full == 0);
+    else
+      REQUIRE(full == plan.programs.iterations);
+  }
+}
+
+TEST_CASE("gpt-oss-120b's routed passes on two WSE-3 wafers, ties and all, are timed by parts",
+          "[mapping][closed form]") {
+  // Parts of its layers tie with different critical paths (at the hand-off
+  // between the wafers): each tie goes as the order of the tiles sends it.
+  const Experiment experiment =
+      load_experiment_text(zoo_experiment("gpt-oss-120b", "wse3", 4096, 1500), "walk.yaml", {"hardware.wafers=2"});
+  const mapping::Plan plan = compile(experiment);
+  REQUIRE(require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload)) == 0);
 }
 
 TEST_CASE("on a full WSE-3 the shortcuts pass far fewer iterations", "[mapping][closed form]") {
