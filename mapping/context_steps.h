@@ -127,6 +127,10 @@ class ContextWatch : public IterationInputs {
     routing_read_ = true;
     inputs_.routed_experts(iteration, moe_layer, count, out);
   }
+  bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const override {
+    routing_read_ = true;
+    return inputs_.any_expert_routed(iteration, moe_layer, first, count);
+  }
   bool read() const { return read_; }
   bool routing_read() const { return routing_read_; }
 

@@ -152,7 +152,12 @@ const RoutedPasses::Reach& RoutedPasses::chain_reach(size_t r, size_t chain, con
   if (key.empty() && parts.unrouted.size() > chain) return parts.unrouted[chain];
   const std::optional<uint64_t> packed_key = packed(key);
   Reach* kept = nullptr;
-  if (packed_key) {
+  if (key.size() == 1) {  // the common case, kept without hashing
+    if (parts.one_block.size() <= key[0]) parts.one_block.resize(key[0] + 1);
+    std::optional<Reach>& one = parts.one_block[key[0]];
+    if (one) return *one;
+    kept = &one.emplace();
+  } else if (packed_key) {
     auto it = parts.routed[chain].find(*packed_key);
     if (it != parts.routed[chain].end()) return it->second;
     kept = &parts.routed[chain][*packed_key];
@@ -183,8 +188,8 @@ const RoutedPasses::Reach& RoutedPasses::region_reach(size_t r, const RegionSpan
     std::vector<Timed> line_done(region.line_tiles(), kFarTime);
     const std::vector<Timed> idle(region.line_tiles());
     const ContextWatch watched(*inputs_);
-    const Front out = region.run(Front::at_root(kFarTime), region.head_steps(), steps, watched, iteration_,
-                                 &line_done, region.waits_for_line() ? &idle : nullptr);
+    const Front out = region.run(Front::at_root(kFarTime), region.head_steps(), steps, watched, iteration_, &line_done,
+                                 region.waits_for_line() ? &idle : nullptr);
     if (watched.read() || watched.routing_read()) disabled_ = true;
     parts.fixed = reach_of(r, out, line_done);
   }
@@ -226,8 +231,8 @@ uint32_t RoutedPasses::tie_winner(size_t r, size_t f, uint32_t a, uint32_t b) {
   // Each unit's place, marked, so that the figure ties: their order decides.
   auto unit_reach = [&](uint32_t unit) -> const Reach& {
     if (unit == 0) return parts.base;
-    const size_t c = size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) -
-                            parts.first_unit.begin() - 1);
+    const size_t c =
+        size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) - parts.first_unit.begin() - 1);
     return parts.columns[c][unit - parts.first_unit[c]];
   };
   const uint64_t wa = unit_reach(a)[f].at.cycle, wb = unit_reach(b)[f].at.cycle, high = std::max(wa, wb);
@@ -240,8 +245,8 @@ uint32_t RoutedPasses::tie_winner(size_t r, size_t f, uint32_t a, uint32_t b) {
       dispatch = at;
       return;
     }
-    const size_t c = size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) -
-                            parts.first_unit.begin() - 1);
+    const size_t c =
+        size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) - parts.first_unit.begin() - 1);
     if (tops[c].empty()) tops[c].assign(parts.columns[c].size(), Timed{});
     tops[c][unit - parts.first_unit[c]] = at;
   };

@@ -70,16 +70,17 @@ class RoutedPasses {
   struct Parts {
     const CombineParts* combine = nullptr;  // an MoE layer's
     size_t combine_step = 0;
-    bool prepared = false;                      // the figures below are timed
-    Reach base;                                 // from a dispatch at 0
-    std::vector<std::vector<Reach>> columns;    // [chain][column]: from its top's time there
-    std::vector<uint32_t> first_unit;           // [chain]: its column 0's unit
-    std::vector<Reach> unrouted;                // [chain], from a dispatch at 0
-    std::vector<std::unordered_map<uint64_t, Reach>> routed;  // [chain]: packed key -> reach
+    bool prepared = false;                                            // the figures below are timed
+    Reach base;                                                       // from a dispatch at 0
+    std::vector<std::vector<Reach>> columns;                          // [chain][column]: from its top's time there
+    std::vector<uint32_t> first_unit;                                 // [chain]: its column 0's unit
+    std::vector<Reach> unrouted;                                      // [chain], from a dispatch at 0
+    std::vector<std::optional<Reach>> one_block;                      // [block]: its chain's, it alone routed
+    std::vector<std::unordered_map<uint64_t, Reach>> routed;          // [chain]: packed key -> reach
     std::vector<std::map<std::vector<uint32_t>, Reach>> routed_long;  // [chain]: keys too long to pack
     std::map<std::tuple<size_t, uint32_t, uint32_t>, uint32_t> tie_winners;  // (figure, unit, unit) -> unit
-    std::unordered_map<const RegionSpan*, Reach> by_span;  // a region with a table
-    std::optional<Reach> fixed;                            // a region without one
+    std::unordered_map<const RegionSpan*, Reach> by_span;                    // a region with a table
+    std::optional<Reach> fixed;                                              // a region without one
   };
 
   RoutedPasses(const Plan& plan, const PlanSpans& spans, const SendCycles& sends);

@@ -213,6 +213,7 @@ bool ProgramEvents::passes_unrouted(uint32_t guards) const {
 
 ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>& buckets) const {
   RoutedIndex index;
+  index.passes_unrouted.assign(buckets.size(), 0);
   std::map<uint32_t, EventCounts> by_delta;
   for (uint32_t b = 0; b < buckets.size(); ++b) {
     const TermKey& key = buckets[b].key;
@@ -220,10 +221,60 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
       index.evaluated.push_back(b);
       continue;
     }
-    if (passes_unrouted(key.guards)) by_delta[key.delta] += buckets[b].prefix.back();
-    for (uint32_t id : guard_sets_[key.guards]) {
+    const EventCounts& events = buckets[b].prefix.back();
+    const bool unrouted = passes_unrouted(key.guards);
+    index.passes_unrouted[b] = unrouted;
+    if (unrouted) by_delta[key.delta] += events;
+    const std::vector<uint32_t>& set = guard_sets_[key.guards];
+    // The experts its guards name, when they name one or two of one layer, each alone.
+    std::vector<uint32_t> named;
+    bool alone = true;
+    for (uint32_t id : set) {
       const Guard& guard = guards_[id];
-      std::vector<std::vector<uint32_t>>& of_expert = index.buckets_of_expert[guard.moe_layer];
+      RoutedIndex::Experts& layer = index.experts[guard.moe_layer];
+      layer.count = std::max(layer.count, guard.expert + guard.experts);
+      alone = alone && guard.experts == 1 && guard.moe_layer == guards_[set.front()].moe_layer;
+      if (std::find(named.begin(), named.end(), guard.expert) == named.end()) named.push_back(guard.expert);
+    }
+    if (alone && named.size() <= 2) {
+      std::sort(named.begin(), named.end());
+      // What the bucket gives with the named experts routed as `routed` says (bit k: named[k]).
+      auto gives = [&](unsigned routed) {
+        for (uint32_t id : set) {
+          const Guard& guard = guards_[id];
+          const size_t k = size_t(std::find(named.begin(), named.end(), guard.expert) - named.begin());
+          if (bool(routed >> k & 1) != guard.unless) return EventCounts{};
+        }
+        return events;
+      };
+      RoutedIndex::Experts& layer = index.experts[guards_[set.front()].moe_layer];
+      if (layer.own_change.size() <= named.back()) {
+        layer.own_change.resize(named.back() + 1);
+        layer.pair_change.resize(named.back() + 1);
+      }
+      const EventCounts neither = gives(0);
+      for (size_t k = 0; k < named.size(); ++k) {
+        std::vector<RoutedIndex::Experts::Change>& own = layer.own_change[named[k]];
+        auto at = std::find_if(own.begin(), own.end(), [&](const auto& c) { return c.delta == key.delta; });
+        if (at == own.end()) at = own.insert(own.end(), {key.delta, EventCounts{}});
+        at->events += gives(1u << k);
+        at->events -= neither;
+      }
+      if (named.size() == 2) {
+        std::vector<RoutedIndex::Experts::PairChange>& pairs = layer.pair_change[named[0]];
+        auto at = std::find_if(pairs.begin(), pairs.end(),
+                               [&](const auto& c) { return c.other == named[1] && c.delta == key.delta; });
+        if (at == pairs.end()) at = pairs.insert(pairs.end(), {named[1], key.delta, EventCounts{}});
+        at->events += gives(3);
+        at->events -= gives(1);
+        at->events -= gives(2);
+        at->events += neither;
+      }
+      continue;
+    }
+    for (uint32_t id : set) {
+      const Guard& guard = guards_[id];
+      std::vector<std::vector<uint32_t>>& of_expert = index.experts[guard.moe_layer].shared_buckets;
       if (of_expert.size() < guard.expert + guard.experts) of_expert.resize(guard.expert + guard.experts);
       for (uint32_t e = guard.expert; e < guard.expert + guard.experts; ++e) of_expert[e].push_back(b);
     }
@@ -242,16 +293,26 @@ EventCounts ProgramEvents::class_events(uint32_t c, uint64_t n, const IterationI
     if (n + delta < iterations_) out += events;
   thread_local std::vector<uint32_t> routed, touched;
   touched.clear();
-  for (const auto& [moe_layer, of_expert] : index.buckets_of_expert) {
-    inputs.routed_experts(n, moe_layer, uint32_t(of_expert.size()), routed);
-    for (uint32_t expert : routed) touched.insert(touched.end(), of_expert[expert].begin(), of_expert[expert].end());
+  for (const auto& [moe_layer, layer] : index.experts) {
+    inputs.routed_experts(n, moe_layer, layer.count, routed);
+    for (uint32_t expert : routed) {
+      if (expert < layer.own_change.size()) {
+        for (const RoutedIndex::Experts::Change& change : layer.own_change[expert])
+          if (n + change.delta < iterations_) out += change.events;
+        for (const RoutedIndex::Experts::PairChange& change : layer.pair_change[expert])
+          if (n + change.delta < iterations_ && std::binary_search(routed.begin(), routed.end(), change.other))
+            out += change.events;
+      }
+      if (expert < layer.shared_buckets.size())
+        touched.insert(touched.end(), layer.shared_buckets[expert].begin(), layer.shared_buckets[expert].end());
+    }
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   // A routed expert may change whether these pass: take out what the sums counted, count what they give.
   for (uint32_t b : touched) {
     const Bucket& bucket = buckets[b];
-    if (passes_unrouted(bucket.key.guards) && n + bucket.key.delta < iterations_) out -= bucket.prefix.back();
+    if (index.passes_unrouted[b] && n + bucket.key.delta < iterations_) out -= bucket.prefix.back();
     out += bucket_events(bucket, n, inputs, cache);
   }
   return out;

@@ -108,8 +108,28 @@ class ProgramEvents {
   struct RoutedIndex {
     std::vector<uint32_t> evaluated;                              // unguarded or per position: every iteration
     std::vector<std::pair<uint32_t, EventCounts>> unrouted_sums;  // (delta, events) passing with no expert routed
-    // [moe layer][expert]: the guarded buckets a guard of that expert's holds
-    std::map<uint32_t, std::vector<std::vector<uint32_t>>> buckets_of_expert;
+    struct Experts {
+      uint32_t count = 0;  // of the layer's experts named by a guard here, the highest plus one
+      // [expert]: the guarded buckets whose guards name it and more than
+      // one other expert, or a range of them: evaluated when it is routed.
+      std::vector<std::vector<uint32_t>> shared_buckets;
+      // The other guarded buckets, whose guards name one expert or two: what
+      // routing them changes of what the unrouted sums counted, as one
+      // change per expert, and for two experts routed together what that
+      // adds (both routed, less each alone, plus neither).
+      struct Change {
+        uint32_t delta = 0;
+        EventCounts events;
+      };
+      struct PairChange {
+        uint32_t other = 0, delta = 0;  // other > the expert it is listed under
+        EventCounts events;
+      };
+      std::vector<std::vector<Change>> own_change;       // [expert]
+      std::vector<std::vector<PairChange>> pair_change;  // [expert]
+    };
+    std::map<uint32_t, Experts> experts;  // by MoE layer
+    std::vector<char> passes_unrouted;    // [bucket]: a guarded one the unrouted sums count
   };
   RoutedIndex routed_index(const std::vector<Bucket>& buckets) const;
   bool passes_unrouted(uint32_t guards) const;

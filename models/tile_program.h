@@ -125,7 +125,7 @@ class IterationInputs {
       if (expert_routed(iteration, moe_layer, e)) out.push_back(e);
   }
   // Whether any of the experts first, first + 1, ..., first + count - 1 is routed.
-  bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const {
+  virtual bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const {
     for (uint32_t e = first; e < first + count; ++e)
       if (expert_routed(iteration, moe_layer, e)) return true;
     return false;

@@ -37,4 +37,10 @@ void DecodeInputs::routed_experts(uint64_t iteration, uint32_t moe_layer, uint32
     if (expert < count) out.push_back(expert);
 }
 
+bool DecodeInputs::any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const {
+  const std::vector<uint32_t>& experts = chosen(iteration, moe_layer);
+  const auto at = std::lower_bound(experts.begin(), experts.end(), first);
+  return at != experts.end() && *at - first < count;
+}
+
 }  // namespace wafersim::workloads

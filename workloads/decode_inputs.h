@@ -18,6 +18,7 @@ class DecodeInputs : public IterationInputs {
   bool expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t expert) const override;
   void routed_experts(uint64_t iteration, uint32_t moe_layer, uint32_t count,
                       std::vector<uint32_t>& out) const override;
+  bool any_expert_routed(uint64_t iteration, uint32_t moe_layer, uint32_t first, uint32_t count) const override;
 
  private:
   // The router's choice for the iteration and layer, ascending (cached).
