@@ -8,9 +8,9 @@ ratio to the first binary's (the base).
 
 The workloads are the rows of issue-tracked speed targets: decode of the full
 WSE-3 quickstart (seconds per decoded token), the whole quickstart with its
-prefill, a 4,096-token prefill, the closed form over 100,000 decoded tokens and
-over a batch of 2,900, `map` of qwen3-235b-a22b (the compiler on 14 wafers) and
-`serve` of 10,000 requests. --large adds Llama 3.1 70B on 4 WSE-3 (8 tokens,
+prefill, a 4,096-token prefill, the closed form over 100,000 decoded tokens (of
+8B, and of gpt-oss-120b, an MoE model) and over a batch of 2,900, `map` of
+qwen3-235b-a22b (the compiler on 14 wafers) and `serve` of 10,000 requests. --large adds Llama 3.1 70B on 4 WSE-3 (8 tokens,
 every tile simulated; about 1.6 GB) and `map` of 405B with 1,024 layers (205
 wafers; about 3 GB). Every run's result must agree between binaries where it
 has a cycle count (the script stops if not: a speed change moves no cycle).
@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENTS = os.path.join(ROOT, "workloads", "experiments")
 QUICKSTART = os.path.join(EXPERIMENTS, "quickstart.yaml")
 SERVE_10K = os.path.join(EXPERIMENTS, "serving", "llama8b-10k.yaml")
+CODING_SPARK = os.path.join(EXPERIMENTS, "coding_spark.yaml")
 
 
 class Workload:
@@ -50,6 +51,8 @@ WORKLOADS = [
     Workload("analytic-100k", "closed form of 100,000 decoded tokens (8B, 100-token prompt)",
              ["analytic", QUICKSTART, "--set", "workload.prefill=false", "--set", "workload.prompt_tokens=100",
               "--set", "workload.decode_tokens=100000"]),
+    Workload("analytic-moe-100k", "closed form of 100,000 decoded tokens of gpt-oss-120b (MoE, 4,096-token prompt)",
+             ["analytic", CODING_SPARK, "--set", "workload.decode_tokens=100000"]),
     Workload("analytic-batch-2900", "closed form of batch 2,900 x 32 tokens (8B)",
              ["analytic", QUICKSTART, "--set", "workload.prefill=false", "--set", "workload.batch=2900"]),
     Workload("map-qwen3", "map of qwen3-235b-a22b (auto wafers, with its prefill plan)",
