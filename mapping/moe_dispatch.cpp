@@ -138,21 +138,13 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   // A tile's part of the dispatch depends on its row and its column together: each is its own class.
   void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
-    thread_local Scratch scratch;
-    scratch.fit(combine_.nodes.size(), columns_, chains_.size());
-    for (size_t k = 0; k < combine_.nodes.size(); ++k) scratch.own[k] = combine_.nodes[k].routed_index < 0;
-    inputs.routed_experts(iteration, moe_layer_, uint32_t(nodes_of_expert_.size()), scratch.routed);
-    for (uint32_t expert : scratch.routed)
-      for (uint32_t k : nodes_of_expert_[expert]) scratch.own[k] = 1;
-    // Each chain's top, per column: spans from the dispatch, kept or timed now,
-    // shifted to this one; or, where a span cannot stand for a time, timed from it.
-    std::vector<std::vector<Timed>>& tops = scratch.tops;
-    bool spans = true;
-    for (size_t c = 0; c < chains_.size() && spans; ++c) spans = top_spans(c, in.root, scratch, tops[c]);
-    for (size_t c = 0; c < chains_.size() && !spans; ++c) {
-      for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], in.root, scratch);
-      const Timed* head = scratch.head.data() + first_column_[chains_[c].front()];
-      tops[c].assign(head, head + combine_.nodes[chains_[c].front()].arrival.size());
+    thread_local std::vector<std::vector<uint32_t>> keys;
+    thread_local std::vector<std::vector<Timed>> tops;
+    chain_keys(inputs, iteration, keys);
+    tops.resize(chains_.size());
+    for (size_t c = 0; c < chains_.size(); ++c) {
+      kept_tops(c, keys[c], tops[c]);
+      for (Timed& top : tops[c]) top = in.root.then(top);
     }
     return assemble(in.root, true, tops);
   }
@@ -169,11 +161,10 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   }
   std::vector<Timed> chain_tops(size_t c, const std::vector<uint32_t>& key) const override {
     thread_local Scratch scratch;
-    scratch.fit(combine_.nodes.size(), columns_, chains_.size());
+    scratch.fit(combine_.nodes.size(), columns_);
     for (size_t k = 0; k < combine_.nodes.size(); ++k) scratch.own[k] = combine_.nodes[k].routed_index < 0;
     for (uint32_t k : key) scratch.own[k] = 1;
-    // Far from cycle 0, where a stream's tail leaving would read as no stream (stream_tail_departure).
-    const Timed far{uint64_t(1) << 40, {}};
+    const Timed far{kFarCycle, {}};
     for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], far, scratch);
     const size_t top = chains_[c].front();
     std::vector<Timed> spans(combine_.nodes[top].arrival.size());
@@ -208,54 +199,41 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
 
  private:
   struct Scratch {
-    std::vector<Timed> head;       // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
-    std::vector<uint64_t> tail;    // [first_column_[node] + j]: its stream's tail leaves
-    std::vector<char> streams;     // [node]
-    std::vector<char> own;         // [node]: adds its own result (its expert is routed, or shared)
-    std::vector<uint32_t> key;     // top_spans's
-    std::vector<uint32_t> routed;  // the token's routed experts
-    std::vector<std::vector<Timed>> tops;  // [chain][column]
+    std::vector<Timed> head;     // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
+    std::vector<uint64_t> tail;  // [first_column_[node] + j]: its stream's tail leaves
+    std::vector<char> streams;   // [node]
+    std::vector<char> own;       // [node]: adds its own result (its expert is routed, or shared)
 
-    void fit(size_t nodes, size_t columns, size_t chains) {
+    void fit(size_t nodes, size_t columns) {
       if (head.size() < columns) head.resize(columns), tail.resize(columns);
       if (streams.size() < nodes) streams.resize(nodes), own.resize(nodes);
-      if (tops.size() < chains) tops.resize(chains);
     }
   };
 
-  // Chain c's top, per column, for the blocks `scratch.own` routes, into
-  // `out`: the kept spans from a dispatch at cycle 0 (or those timed now),
-  // shifted to `dispatch`; false where a stream's tail would leave at cycle 0,
-  // which stream_tail_departure reads as no stream at all.
-  bool top_spans(size_t c, const Timed& dispatch, Scratch& scratch, std::vector<Timed>& out) const {
-    const std::vector<size_t>& chain = chains_[c];
-    std::vector<uint32_t>& key = scratch.key;
-    key.assign(1, uint32_t(c));
-    for (size_t k : chain)
-      if (combine_.nodes[k].routed_index >= 0 && scratch.own[k]) key.push_back(uint32_t(k));
+  // chain_tops, kept per (chain, key): a token routes a few experts, so most
+  // chains hold none of them and the rest one, and their tops repeat.
+  void kept_tops(size_t c, const std::vector<uint32_t>& key, std::vector<Timed>& out) const {
+    thread_local std::vector<uint32_t> full;
+    full.assign(1, uint32_t(c));
+    full.insert(full.end(), key.begin(), key.end());
     std::lock_guard<std::mutex> lock(tops_mutex_);
-    auto kept = tops_.find(key);
+    auto kept = tops_.find(full);
     if (kept == tops_.end()) {
-      for (size_t m = chain.size(); m-- > 0;)
-        if (!time_node(chain[m], Timed{}, scratch)) return false;
-      const Timed* head = scratch.head.data() + first_column_[chain.front()];
       if (tops_.size() >= kTopsKept) tops_.clear();  // bounds the memory: what is dropped is timed again
-      kept = tops_.emplace(key, std::vector<Timed>(head, head + combine_.nodes[chain.front()].arrival.size())).first;
+      kept = tops_.emplace(full, chain_tops(c, key)).first;
     }
-    out.resize(kept->second.size());
-    for (size_t j = 0; j < out.size(); ++j) out[j] = dispatch.then(kept->second[j]);
-    return true;
+    out = kept->second;
   }
 
   // One node's stream, for every column, once its child's is known, from a
-  // dispatch at `dispatch`: it streams its own result or its child's sum
-  // towards the top. False where a tail leaves at cycle 0 (top_spans).
-  bool time_node(size_t k, const Timed& dispatch, Scratch& scratch) const {
+  // dispatch at `dispatch` (far from cycle 0, where a tail leaving would read
+  // as no stream): it streams its own result or its child's sum towards the top.
+  void time_node(size_t k, const Timed& dispatch, Scratch& scratch) const {
     const ColumnCombine::Node& node = combine_.nodes[k];
     const bool own = scratch.own[k];
     const bool child = node.child >= 0 && scratch.streams[size_t(node.child)];
     scratch.streams[k] = node.top || own || child;
-    if (!scratch.streams[k]) return true;
+    if (!scratch.streams[k]) return;
     Timed* head = scratch.head.data() + first_column_[k];
     uint64_t* tail = scratch.tail.data() + first_column_[k];
     const ColumnCombine::Node* below = child ? &combine_.nodes[size_t(node.child)] : nullptr;
@@ -278,10 +256,8 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
         head[j] = start;
         tail[j] = stream_tail_departure(
             start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
-        if (tail[j] == 0) return false;
       }
     }
-    return true;
   }
 
   // Each top and the blocks below it, in order; every block is in one chain,
@@ -322,7 +298,7 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   std::vector<uint64_t> sum_cycles_;                    // [root-column tile]: adding its pieces
   std::vector<std::vector<uint32_t>> nodes_of_expert_;  // [routed expert]: its blocks here
   mutable std::mutex tops_mutex_;
-  mutable std::map<std::vector<uint32_t>, std::vector<Timed>> tops_;  // (chain, routed blocks) -> top_spans
+  mutable std::map<std::vector<uint32_t>, std::vector<Timed>> tops_;  // (chain, routed blocks) -> chain_tops
 };
 
 }  // namespace

@@ -9,10 +9,9 @@ namespace wafersim::mapping {
 
 namespace {
 
-// Parts are timed from here: far from cycle 0, where a stream's tail leaving
-// would read as no stream (stream_tail_departure), and far above every time
-// a part gives where it does not reach, which stays at or near cycle 0.
-constexpr uint64_t kFar = uint64_t(1) << 40;
+// Parts are timed from kFarCycle: far above every time a part gives where it
+// does not reach, which stays at or near cycle 0.
+constexpr uint64_t kFar = kFarCycle;
 const Timed kFarTime{kFar, {}};
 
 // Passes checked against run_pass before the parts are trusted alone.

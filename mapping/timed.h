@@ -29,6 +29,12 @@ struct Timed {
   bool operator!=(const Timed& other) const { return !(*this == other); }
 };
 
+// A cycle far from 0 to time spans from: a closed form's times are sums and
+// latests of times, so a span is the same from any start, except that a
+// stream's tail leaving at cycle 0 would read as no stream at all
+// (stream_tail_departure). Far above, too, any time not timed from it.
+constexpr uint64_t kFarCycle = uint64_t(1) << 40;
+
 // The later of two; on a tie the first, as a tile keeps its own path when the
 // message it waits for is not late.
 inline const Timed& later(const Timed& first, const Timed& second) {

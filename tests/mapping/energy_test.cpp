@@ -126,10 +126,11 @@ TEST_CASE("the events are every tile's tasks as the engine runs them", "[energy]
   // tiny-moe routing 6 of its 8 experts: blocks of one chain routed together, often.
   for (const std::string model : {"tiny-dense", "tiny-moe", "tiny-moe top 6"}) {
     INFO(model);
-    const Decoded d = model == "tiny-dense"
-                          ? decode_tiny(model, {"workload.batch=2"})
-                          : decode_tiny("tiny-moe", model == "tiny-moe" ? std::vector<std::string>{"hardware.wafers=2"}
-                                                                        : std::vector<std::string>{"model.moe.top_k=6"});
+    const Decoded d =
+        model == "tiny-dense"
+            ? decode_tiny(model, {"workload.batch=2"})
+            : decode_tiny("tiny-moe", model == "tiny-moe" ? std::vector<std::string>{"hardware.wafers=2"}
+                                                          : std::vector<std::string>{"model.moe.top_k=6"});
     const workloads::DecodeInputs inputs = inputs_of(d);
     const ProgramSet& set = d.plan.programs;
     const EventCounts walked = walked_events(set, inputs, 0, set.iterations);
