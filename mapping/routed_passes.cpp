@@ -63,6 +63,7 @@ std::unique_ptr<RoutedPasses> RoutedPasses::of(const Plan& plan, const PlanSpans
     } else if (table ? table->end() != steps.size() : region.reads_context(region.head_steps(), steps.size())) {
       return nullptr;
     }
+    if (r > 0 && region.slices_in != plan.regions[r - 1].slices_out) return nullptr;
     if (region.slices_in) {
       const size_t head = region.head_steps();
       if (!dynamic_cast<const GatherStep*>(steps[head - 1].get()) || region.reads_context(0, head)) return nullptr;
