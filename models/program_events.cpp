@@ -272,6 +272,23 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
       }
       continue;
     }
+    if (set.size() == 2) {
+      const Guard& a = guards_[set[0]];
+      const Guard& b = guards_[set[1]];
+      const Guard& own = a.unless ? b : a;
+      const Guard& after = a.unless ? a : b;
+      if (!own.unless && after.unless && own.experts == 1 && own.moe_layer == after.moe_layer &&
+          after.expert == own.expert + 1) {
+        std::vector<RoutedIndex::Experts::Forwarding>& chains = index.experts[own.moe_layer].forwarding;
+        const uint32_t end = after.expert + after.experts;
+        auto at = std::find_if(chains.begin(), chains.end(),
+                               [&](const auto& f) { return f.end == end && f.delta == key.delta; });
+        if (at == chains.end()) at = chains.insert(chains.end(), {end, key.delta, {}, {}});
+        at->experts.push_back(own.expert);
+        at->prefix.push_back(events);  // summed once every bucket is in
+        continue;
+      }
+    }
     for (uint32_t id : set) {
       const Guard& guard = guards_[id];
       std::vector<std::vector<uint32_t>>& of_expert = index.experts[guard.moe_layer].shared_buckets;
@@ -280,6 +297,25 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
     }
   }
   index.unrouted_sums.assign(by_delta.begin(), by_delta.end());
+  for (auto& [moe_layer, layer] : index.experts)
+    for (RoutedIndex::Experts::Forwarding& f : layer.forwarding) {
+      // The experts ascending, each one's events, then their sums up to each.
+      std::vector<size_t> order(f.experts.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return f.experts[x] < f.experts[y]; });
+      std::vector<uint32_t> experts;
+      std::vector<EventCounts> prefix(1);
+      for (size_t i : order) {
+        if (!experts.empty() && experts.back() == f.experts[i]) {
+          prefix.back() += f.prefix[i];
+          continue;
+        }
+        experts.push_back(f.experts[i]);
+        prefix.push_back(prefix.back() + f.prefix[i]);
+      }
+      f.experts = std::move(experts);
+      f.prefix = std::move(prefix);
+    }
   return index;
 }
 
@@ -305,6 +341,22 @@ EventCounts ProgramEvents::class_events(uint32_t c, uint64_t n, const IterationI
       }
       if (expert < layer.shared_buckets.size())
         touched.insert(touched.end(), layer.shared_buckets[expert].begin(), layer.shared_buckets[expert].end());
+    }
+    // A chain's forwarding passes at its experts before the last routed one before its end, less the routed.
+    for (const RoutedIndex::Experts::Forwarding& f : layer.forwarding) {
+      if (n + f.delta >= iterations_) continue;
+      const auto last = std::lower_bound(routed.begin(), routed.end(), f.end);
+      if (last == routed.begin()) continue;
+      const uint32_t deepest = *std::prev(last);
+      const size_t before = size_t(std::lower_bound(f.experts.begin(), f.experts.end(), deepest) - f.experts.begin());
+      out += f.prefix[before];
+      for (auto r = routed.begin(); r != last && *r < deepest; ++r) {
+        const auto at = std::lower_bound(f.experts.begin(), f.experts.end(), *r);
+        if (at == f.experts.end() || *at != *r) continue;
+        const size_t i = size_t(at - f.experts.begin());
+        out -= f.prefix[i + 1];
+        out += f.prefix[i];
+      }
     }
   }
   std::sort(touched.begin(), touched.end());

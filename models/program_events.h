@@ -127,6 +127,16 @@ class ProgramEvents {
       };
       std::vector<std::vector<Change>> own_change;       // [expert]
       std::vector<std::vector<PairChange>> pair_change;  // [expert]
+      // The buckets that pass when their own expert is not routed and one
+      // of those after it up to an end is (guards `if e` and `unless [e + 1,
+      // end)`: a combining chain's forwarding), by (end, delta): their
+      // experts ascending and the sums of their events up to each.
+      struct Forwarding {
+        uint32_t end = 0, delta = 0;
+        std::vector<uint32_t> experts;
+        std::vector<EventCounts> prefix;  // experts.size() + 1
+      };
+      std::vector<Forwarding> forwarding;
     };
     std::map<uint32_t, Experts> experts;  // by MoE layer
     std::vector<char> passes_unrouted;    // [bucket]: a guarded one the unrouted sums count
