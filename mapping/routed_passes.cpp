@@ -18,7 +18,8 @@ const Timed kFarTime{kFar, {}};
 constexpr uint64_t kPassesChecked = 2;
 
 // Marks on the critical path of the two parts of a tie, timed together:
-// the figure's path shows which of them it came from.
+// the figure's path shows which of them it came from. They go where the
+// closed form charges nothing (it has no contention), far above any cycles.
 constexpr uint64_t kMarkA = uint64_t(1) << 50, kMarkB = uint64_t(2) << 50;
 constexpr size_t kMarkCategory = size_t(Category::Contention);
 
