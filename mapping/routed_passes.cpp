@@ -230,10 +230,13 @@ uint32_t RoutedPasses::tie_winner(size_t r, size_t f, uint32_t a, uint32_t b) {
   const auto key = std::make_tuple(f, std::min(a, b), std::max(a, b));
   if (auto it = parts.tie_winners.find(key); it != parts.tie_winners.end()) return it->second;
   // Each unit's place, marked, so that the figure ties: their order decides.
+  auto chain_of = [&](uint32_t unit) {  // a unit other than the base
+    return size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) - parts.first_unit.begin() -
+                  1);
+  };
   auto unit_reach = [&](uint32_t unit) -> const Reach& {
     if (unit == 0) return parts.base;
-    const size_t c =
-        size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) - parts.first_unit.begin() - 1);
+    const size_t c = chain_of(unit);
     return parts.columns[c][unit - parts.first_unit[c]];
   };
   const uint64_t wa = unit_reach(a)[f].at.cycle, wb = unit_reach(b)[f].at.cycle, high = std::max(wa, wb);
@@ -246,8 +249,7 @@ uint32_t RoutedPasses::tie_winner(size_t r, size_t f, uint32_t a, uint32_t b) {
       dispatch = at;
       return;
     }
-    const size_t c =
-        size_t(std::upper_bound(parts.first_unit.begin(), parts.first_unit.end(), unit) - parts.first_unit.begin() - 1);
+    const size_t c = chain_of(unit);
     if (tops[c].empty()) tops[c].assign(parts.columns[c].size(), Timed{});
     tops[c][unit - parts.first_unit[c]] = at;
   };
