@@ -211,6 +211,59 @@ bool ProgramEvents::passes_unrouted(uint32_t guards) const {
   return true;
 }
 
+void ProgramEvents::add_named_change(RoutedIndex::Experts& layer, const std::vector<uint32_t>& set,
+                                     std::vector<uint32_t> named, uint32_t delta, const EventCounts& events) const {
+  std::sort(named.begin(), named.end());
+  // What the bucket gives with the named experts routed as `routed` says (bit k: named[k]).
+  auto gives = [&](unsigned routed) {
+    for (uint32_t id : set) {
+      const Guard& guard = guards_[id];
+      const size_t k = size_t(std::find(named.begin(), named.end(), guard.expert) - named.begin());
+      if (bool(routed >> k & 1) != guard.unless) return EventCounts{};
+    }
+    return events;
+  };
+  if (layer.own_change.size() <= named.back()) {
+    layer.own_change.resize(named.back() + 1);
+    layer.pair_change.resize(named.back() + 1);
+  }
+  const EventCounts neither = gives(0);
+  for (size_t k = 0; k < named.size(); ++k) {
+    std::vector<RoutedIndex::Experts::Change>& own = layer.own_change[named[k]];
+    auto at = std::find_if(own.begin(), own.end(), [&](const auto& c) { return c.delta == delta; });
+    if (at == own.end()) at = own.insert(own.end(), {delta, EventCounts{}});
+    at->events += gives(1u << k);
+    at->events -= neither;
+  }
+  if (named.size() < 2) return;
+  std::vector<RoutedIndex::Experts::PairChange>& pairs = layer.pair_change[named[0]];
+  auto at =
+      std::find_if(pairs.begin(), pairs.end(), [&](const auto& c) { return c.other == named[1] && c.delta == delta; });
+  if (at == pairs.end()) at = pairs.insert(pairs.end(), {named[1], delta, EventCounts{}});
+  at->events += gives(3);
+  at->events -= gives(1);
+  at->events -= gives(2);
+  at->events += neither;
+}
+
+bool ProgramEvents::add_forwarding(RoutedIndex& index, const std::vector<uint32_t>& set, uint32_t delta,
+                                   const EventCounts& events) const {
+  if (set.size() != 2) return false;
+  const Guard& a = guards_[set[0]];
+  const Guard& b = guards_[set[1]];
+  const Guard& own = a.unless ? b : a;
+  const Guard& after = a.unless ? a : b;
+  if (own.unless || !after.unless || own.experts != 1 || own.moe_layer != after.moe_layer ||
+      after.expert != own.expert + 1)
+    return false;
+  std::vector<RoutedIndex::Experts::Forwarding>& chains = index.experts[own.moe_layer].forwarding;
+  const uint32_t end = after.expert + after.experts;
+  auto at = std::find_if(chains.begin(), chains.end(), [&](const auto& f) { return f.end == end && f.delta == delta; });
+  if (at == chains.end()) at = chains.insert(chains.end(), {end, delta, {}, {}, {}});
+  at->collected.emplace_back(own.expert, events);
+  return true;
+}
+
 ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>& buckets) const {
   RoutedIndex index;
   index.passes_unrouted.assign(buckets.size(), 0);
@@ -222,11 +275,10 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
       continue;
     }
     const EventCounts& events = buckets[b].prefix.back();
-    const bool unrouted = passes_unrouted(key.guards);
-    index.passes_unrouted[b] = unrouted;
-    if (unrouted) by_delta[key.delta] += events;
+    index.passes_unrouted[b] = passes_unrouted(key.guards);
+    if (index.passes_unrouted[b]) by_delta[key.delta] += events;
     const std::vector<uint32_t>& set = guard_sets_[key.guards];
-    // The experts its guards name, when they name one or two of one layer, each alone.
+    // The experts its guards name, and whether they name each alone, all of one layer.
     std::vector<uint32_t> named;
     bool alone = true;
     for (uint32_t id : set) {
@@ -237,58 +289,10 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
       if (std::find(named.begin(), named.end(), guard.expert) == named.end()) named.push_back(guard.expert);
     }
     if (alone && named.size() <= 2) {
-      std::sort(named.begin(), named.end());
-      // What the bucket gives with the named experts routed as `routed` says (bit k: named[k]).
-      auto gives = [&](unsigned routed) {
-        for (uint32_t id : set) {
-          const Guard& guard = guards_[id];
-          const size_t k = size_t(std::find(named.begin(), named.end(), guard.expert) - named.begin());
-          if (bool(routed >> k & 1) != guard.unless) return EventCounts{};
-        }
-        return events;
-      };
-      RoutedIndex::Experts& layer = index.experts[guards_[set.front()].moe_layer];
-      if (layer.own_change.size() <= named.back()) {
-        layer.own_change.resize(named.back() + 1);
-        layer.pair_change.resize(named.back() + 1);
-      }
-      const EventCounts neither = gives(0);
-      for (size_t k = 0; k < named.size(); ++k) {
-        std::vector<RoutedIndex::Experts::Change>& own = layer.own_change[named[k]];
-        auto at = std::find_if(own.begin(), own.end(), [&](const auto& c) { return c.delta == key.delta; });
-        if (at == own.end()) at = own.insert(own.end(), {key.delta, EventCounts{}});
-        at->events += gives(1u << k);
-        at->events -= neither;
-      }
-      if (named.size() == 2) {
-        std::vector<RoutedIndex::Experts::PairChange>& pairs = layer.pair_change[named[0]];
-        auto at = std::find_if(pairs.begin(), pairs.end(),
-                               [&](const auto& c) { return c.other == named[1] && c.delta == key.delta; });
-        if (at == pairs.end()) at = pairs.insert(pairs.end(), {named[1], key.delta, EventCounts{}});
-        at->events += gives(3);
-        at->events -= gives(1);
-        at->events -= gives(2);
-        at->events += neither;
-      }
+      add_named_change(index.experts[guards_[set.front()].moe_layer], set, std::move(named), key.delta, events);
       continue;
     }
-    if (set.size() == 2) {
-      const Guard& a = guards_[set[0]];
-      const Guard& b = guards_[set[1]];
-      const Guard& own = a.unless ? b : a;
-      const Guard& after = a.unless ? a : b;
-      if (!own.unless && after.unless && own.experts == 1 && own.moe_layer == after.moe_layer &&
-          after.expert == own.expert + 1) {
-        std::vector<RoutedIndex::Experts::Forwarding>& chains = index.experts[own.moe_layer].forwarding;
-        const uint32_t end = after.expert + after.experts;
-        auto at = std::find_if(chains.begin(), chains.end(),
-                               [&](const auto& f) { return f.end == end && f.delta == key.delta; });
-        if (at == chains.end()) at = chains.insert(chains.end(), {end, key.delta, {}, {}});
-        at->experts.push_back(own.expert);
-        at->prefix.push_back(events);  // summed once every bucket is in
-        continue;
-      }
-    }
+    if (add_forwarding(index, set, key.delta, events)) continue;
     for (uint32_t id : set) {
       const Guard& guard = guards_[id];
       std::vector<std::vector<uint32_t>>& of_expert = index.experts[guard.moe_layer].shared_buckets;
@@ -299,22 +303,18 @@ ProgramEvents::RoutedIndex ProgramEvents::routed_index(const std::vector<Bucket>
   index.unrouted_sums.assign(by_delta.begin(), by_delta.end());
   for (auto& [moe_layer, layer] : index.experts)
     for (RoutedIndex::Experts::Forwarding& f : layer.forwarding) {
-      // The experts ascending, each one's events, then their sums up to each.
-      std::vector<size_t> order(f.experts.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return f.experts[x] < f.experts[y]; });
-      std::vector<uint32_t> experts;
-      std::vector<EventCounts> prefix(1);
-      for (size_t i : order) {
-        if (!experts.empty() && experts.back() == f.experts[i]) {
-          prefix.back() += f.prefix[i];
+      std::sort(f.collected.begin(), f.collected.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      f.prefix.assign(1, EventCounts{});
+      for (const auto& [expert, events] : f.collected) {
+        if (!f.experts.empty() && f.experts.back() == expert) {
+          f.prefix.back() += events;
           continue;
         }
-        experts.push_back(f.experts[i]);
-        prefix.push_back(prefix.back() + f.prefix[i]);
+        f.experts.push_back(expert);
+        f.prefix.push_back(f.prefix.back() + events);
       }
-      f.experts = std::move(experts);
-      f.prefix = std::move(prefix);
+      f.collected.clear();
+      f.collected.shrink_to_fit();
     }
   return index;
 }

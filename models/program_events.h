@@ -133,6 +133,7 @@ class ProgramEvents {
       // experts ascending and the sums of their events up to each.
       struct Forwarding {
         uint32_t end = 0, delta = 0;
+        std::vector<std::pair<uint32_t, EventCounts>> collected;  // (expert, events) as found, until summed
         std::vector<uint32_t> experts;
         std::vector<EventCounts> prefix;  // experts.size() + 1
       };
@@ -142,6 +143,13 @@ class ProgramEvents {
     std::vector<char> passes_unrouted;    // [bucket]: a guarded one the unrouted sums count
   };
   RoutedIndex routed_index(const std::vector<Bucket>& buckets) const;
+  // A bucket whose guards (`set`) name one or two experts of a layer, each
+  // alone, as what routing each changes and what routing both adds.
+  void add_named_change(RoutedIndex::Experts& layer, const std::vector<uint32_t>& set, std::vector<uint32_t> named,
+                        uint32_t delta, const EventCounts& events) const;
+  // A bucket that is a chain's forwarding (RoutedIndex::Experts::Forwarding) joins its chain's; false if not one.
+  bool add_forwarding(RoutedIndex& index, const std::vector<uint32_t>& set, uint32_t delta,
+                      const EventCounts& events) const;
   bool passes_unrouted(uint32_t guards) const;
   EventCounts class_events(uint32_t c, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
   bool guards_pass(uint32_t guards, uint64_t n, const IterationInputs& inputs, std::vector<int8_t>& cache) const;
