@@ -2,11 +2,10 @@
 #include "mapping/moe_dispatch.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <utility>
 
+#include "mapping/combine_chain.h"
 #include "models/cost.h"
 
 namespace wafersim::mapping {
@@ -107,11 +106,10 @@ class Dispatch final : public DispatchStep {
 // mapping.moe_combine: columns (ColumnCombine, moe_dispatch.h).
 //
 // Each chain's top streams the same way, relative to the dispatch, whenever
-// the same of its blocks hold routed experts; a token routes a few experts,
-// so most chains hold none of them and the rest one. The tops' stream times
-// are kept per (chain, routed blocks in it) as spans from the dispatch, and a
-// token reads them shifted to its own dispatch: every time here is the
-// dispatch's plus a span, and later() compares spans as it compares times.
+// the same of its blocks hold routed experts. Its times are spans from the
+// dispatch (CombineChain, taken apart per block), and a token reads them
+// shifted to its own dispatch: every time here is the dispatch's plus a
+// span, and later() compares spans as it compares times.
 class ColumnsDispatch final : public DispatchStep, public CombineParts {
  public:
   ColumnsDispatch(const StepEnv& env, ColumnCombine combine, uint32_t moe_layer)
@@ -119,10 +117,6 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     if (combine_.pieces.size() != env.geo.rows || combine_.sum.size() != env.geo.rows ||
         combine_.dispatch_done.size() != env.geo.rows || combine_.dispatch.size() != env.geo.tiles())
       throw std::logic_error("an MoE column combine for another block");
-    for (const ColumnCombine::Node& node : combine_.nodes) {
-      first_column_.push_back(columns_);
-      columns_ += node.arrival.size();
-    }
     find_chains();
     for (const Work& sum : combine_.sum) sum_cycles_.push_back(cycles(env_.activation, sum));
   }
@@ -143,7 +137,7 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     chain_keys(inputs, iteration, keys);
     tops.resize(chains_.size());
     for (size_t c = 0; c < chains_.size(); ++c) {
-      kept_tops(c, keys[c], tops[c]);
+      tops[c] = chain_tops(c, keys[c]);
       for (Timed& top : tops[c]) top = in.root.then(top);
     }
     return assemble(in.root, true, tops);
@@ -160,19 +154,11 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     for (std::vector<uint32_t>& key : keys) std::sort(key.begin(), key.end());
   }
   std::vector<Timed> chain_tops(size_t c, const std::vector<uint32_t>& key) const override {
-    thread_local Scratch scratch;
-    scratch.fit(combine_.nodes.size(), columns_);
-    for (size_t k = 0; k < combine_.nodes.size(); ++k) scratch.own[k] = combine_.nodes[k].routed_index < 0;
-    for (uint32_t k : key) scratch.own[k] = 1;
-    const Timed far{kFarCycle, {}};
-    for (size_t m = chains_[c].size(); m-- > 0;) time_node(chains_[c][m], far, scratch);
-    const size_t top = chains_[c].front();
-    std::vector<Timed> spans(combine_.nodes[top].arrival.size());
-    for (size_t j = 0; j < spans.size(); ++j) {
-      spans[j] = scratch.head[first_column_[top] + j];  // its path from `far`, which has none
-      spans[j].cycle -= far.cycle;
-    }
-    return spans;
+    thread_local std::vector<uint32_t> positions;
+    positions.clear();
+    for (uint32_t k : key) positions.push_back(position_of_[k]);
+    std::sort(positions.begin(), positions.end());
+    return chain_times_[c]->tops(positions);
   }
   Front assemble(const Timed& dispatch, bool base, const std::vector<std::vector<Timed>>& tops) const override {
     Front out;
@@ -198,68 +184,6 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   uint16_t tags_used() const override { return 2; }
 
  private:
-  struct Scratch {
-    std::vector<Timed> head;     // [first_column_[node] + j]: its stream's head leaves (a top: its sum is out)
-    std::vector<uint64_t> tail;  // [first_column_[node] + j]: its stream's tail leaves
-    std::vector<char> streams;   // [node]
-    std::vector<char> own;       // [node]: adds its own result (its expert is routed, or shared)
-
-    void fit(size_t nodes, size_t columns) {
-      if (head.size() < columns) head.resize(columns), tail.resize(columns);
-      if (streams.size() < nodes) streams.resize(nodes), own.resize(nodes);
-    }
-  };
-
-  // chain_tops, kept per (chain, key): a token routes a few experts, so most
-  // chains hold none of them and the rest one, and their tops repeat.
-  void kept_tops(size_t c, const std::vector<uint32_t>& key, std::vector<Timed>& out) const {
-    thread_local std::vector<uint32_t> full;
-    full.assign(1, uint32_t(c));
-    full.insert(full.end(), key.begin(), key.end());
-    std::lock_guard<std::mutex> lock(tops_mutex_);
-    auto kept = tops_.find(full);
-    if (kept == tops_.end()) {
-      if (tops_.size() >= kTopsKept) tops_.clear();  // bounds the memory: what is dropped is timed again
-      kept = tops_.emplace(full, chain_tops(c, key)).first;
-    }
-    out = kept->second;
-  }
-
-  // One node's stream, for every column, once its child's is known, from a
-  // dispatch at `dispatch` (far from cycle 0, where a tail leaving would read
-  // as no stream): it streams its own result or its child's sum towards the top.
-  void time_node(size_t k, const Timed& dispatch, Scratch& scratch) const {
-    const ColumnCombine::Node& node = combine_.nodes[k];
-    const bool own = scratch.own[k];
-    const bool child = node.child >= 0 && scratch.streams[size_t(node.child)];
-    scratch.streams[k] = node.top || own || child;
-    if (!scratch.streams[k]) return;
-    Timed* head = scratch.head.data() + first_column_[k];
-    uint64_t* tail = scratch.tail.data() + first_column_[k];
-    const ColumnCombine::Node* below = child ? &combine_.nodes[size_t(node.child)] : nullptr;
-    const Timed* below_head = child ? scratch.head.data() + first_column_[size_t(node.child)] : nullptr;
-    const uint64_t* below_tail = child ? scratch.tail.data() + first_column_[size_t(node.child)] : nullptr;
-    for (size_t j = 0; j < node.arrival.size(); ++j) {
-      Timed start = dispatch.then(own ? node.ready[j] : node.arrival[j]);
-      uint64_t inputs_tail = 0, ingest = 0;
-      if (child) {
-        start = later(start, below_head[j].after(below->latency[j], Category::Reduce));
-        inputs_tail = below_tail[j] + below->latency[j];
-        ingest = below->serialization[j];
-      }
-      if (node.top) {
-        const uint64_t busy = own ? node.finish_own_cycles[j] : node.finish_passing_cycles[j];
-        const uint64_t done = stream_tail_departure(start.cycle, std::max(busy, ingest), inputs_tail);
-        head[j] = start.after(done - start.cycle, Category::Reduce);
-        tail[j] = 0;  // a top streams no further
-      } else {
-        head[j] = start;
-        tail[j] = stream_tail_departure(
-            start.cycle, std::max({node.serialization[j], own ? node.add_cycles[j] : 0, ingest}), inputs_tail);
-      }
-    }
-  }
-
   // Each top and the blocks below it, in order; every block is in one chain,
   // and every piece of the result comes from a top.
   void find_chains() {
@@ -276,6 +200,15 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     }
     for (size_t k = 0; k < nodes.size(); ++k)
       if (chain_of_[k] == UINT32_MAX) throw std::logic_error("an MoE block in no combining chain");
+    position_of_.resize(nodes.size());
+    for (const std::vector<size_t>& chain : chains_) {
+      std::vector<const ColumnCombine::Node*> bottom_up;
+      for (size_t m = chain.size(); m-- > 0;) {
+        position_of_[chain[m]] = uint32_t(bottom_up.size());
+        bottom_up.push_back(&nodes[chain[m]]);
+      }
+      chain_times_.push_back(std::make_unique<CombineChain>(std::move(bottom_up)));
+    }
     for (const std::vector<ColumnCombine::Piece>& row : combine_.pieces)
       for (const ColumnCombine::Piece& piece : row)
         if (!nodes[piece.node].top) throw std::logic_error("an MoE result piece from a block that streams on");
@@ -287,18 +220,14 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     }
   }
 
-  static constexpr size_t kTopsKept = 65536;
-
   ColumnCombine combine_;
   uint32_t moe_layer_;
-  std::vector<size_t> first_column_;                    // [node]: where its columns start in a flat per-column array
-  size_t columns_ = 0;                                  // over every node
-  std::vector<std::vector<size_t>> chains_;             // [chain]: its top, then each block below
-  std::vector<uint32_t> chain_of_;                      // [node]
-  std::vector<uint64_t> sum_cycles_;                    // [root-column tile]: adding its pieces
-  std::vector<std::vector<uint32_t>> nodes_of_expert_;  // [routed expert]: its blocks here
-  mutable std::mutex tops_mutex_;
-  mutable std::map<std::vector<uint32_t>, std::vector<Timed>> tops_;  // (chain, routed blocks) -> chain_tops
+  std::vector<std::vector<size_t>> chains_;                 // [chain]: its top, then each block below
+  std::vector<uint32_t> chain_of_;                          // [node]
+  std::vector<uint32_t> position_of_;                       // [node]: in its chain, from the bottom
+  std::vector<std::unique_ptr<CombineChain>> chain_times_;  // [chain]
+  std::vector<uint64_t> sum_cycles_;                        // [root-column tile]: adding its pieces
+  std::vector<std::vector<uint32_t>> nodes_of_expert_;      // [routed expert]: its blocks here
 };
 
 }  // namespace
