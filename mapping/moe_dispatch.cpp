@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "mapping/combine_chain.h"
 #include "models/cost.h"
+#include "models/field_list.h"
 
 namespace wafersim::mapping {
 
@@ -118,6 +120,7 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
         combine_.dispatch_done.size() != env.geo.rows || combine_.dispatch.size() != env.geo.tiles())
       throw std::logic_error("an MoE column combine for another block");
     find_chains();
+    classify_dispatch();
     for (const Work& sum : combine_.sum) sum_cycles_.push_back(cycles(env_.activation, sum));
   }
   FrontKind input() const override { return FrontKind::Root; }
@@ -129,8 +132,12 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
     out.push_back(wait().tag(env_.tag).messages(uint32_t(combine_.pieces[i].size())));
     out.push_back(compute().work(combine_.sum[i]).dtype(env_.activation).category(Category::Reduce));
   }
-  // A tile's part of the dispatch depends on its row and its column together: each is its own class.
-  void signature(bool, uint32_t index, std::vector<uint64_t>& out) const override { out.push_back(index); }
+  // A root-column tile adds its row's pieces; a tile's part of the dispatch depends on its row and
+  // column together (tile_classes), and most tiles' parts are the same.
+  void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
+    if (row) out.push_back(index);
+  }
+  const std::vector<uint32_t>* tile_classes() const override { return &dispatch_class_; }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     thread_local std::vector<std::vector<uint32_t>> keys;
     thread_local std::vector<std::vector<Timed>> tops;
@@ -184,6 +191,25 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   uint16_t tags_used() const override { return 2; }
 
  private:
+  // Tiles whose parts of the dispatch are equal share a class.
+  void classify_dispatch() {
+    std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash;  // -> tiles, one per class
+    uint32_t classes = 0;
+    for (const std::vector<Task>& part : combine_.dispatch) {
+      uint64_t hash = kFieldHashSeed;
+      for (const Task& t : part) hash = hash_fields(hash, t);
+      std::vector<uint32_t>& bucket = by_hash[hash];
+      auto same =
+          std::find_if(bucket.begin(), bucket.end(), [&](uint32_t tile) { return combine_.dispatch[tile] == part; });
+      if (same != bucket.end()) {
+        dispatch_class_.push_back(dispatch_class_[*same]);
+        continue;
+      }
+      bucket.push_back(uint32_t(dispatch_class_.size()));
+      dispatch_class_.push_back(classes++);
+    }
+  }
+
   // Each top and the blocks below it, in order; every block is in one chain,
   // and every piece of the result comes from a top.
   void find_chains() {
@@ -224,6 +250,7 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   uint32_t moe_layer_;
   std::vector<std::vector<size_t>> chains_;                 // [chain]: its top, then each block below
   std::vector<uint32_t> chain_of_;                          // [node]
+  std::vector<uint32_t> dispatch_class_;                    // [tile]
   std::vector<uint32_t> position_of_;                       // [node]: in its chain, from the bottom
   std::vector<std::unique_ptr<CombineChain>> chain_times_;  // [chain]
   std::vector<uint64_t> sum_cycles_;                        // [root-column tile]: adding its pieces

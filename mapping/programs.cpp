@@ -70,11 +70,23 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
   const uint32_t col_classes = *std::max_element(col_class.begin(), col_class.end()) + 1;
   std::vector<uint32_t> program_of(uint64_t(row_classes) * col_classes, ProgramSet::kIdle);
   const Step* attention = nullptr;
-  for (const auto& step : block.steps)
+  std::vector<const std::vector<uint32_t>*> tile_classes;
+  for (const auto& step : block.steps) {
     if (step->has_kv_offset()) attention = step.get();
+    if (const std::vector<uint32_t>* classes = step->tile_classes()) tile_classes.push_back(classes);
+  }
+  std::map<std::vector<uint32_t>, uint32_t> program_of_tile;  // (row class, column class, tile classes) -> program
+  std::vector<uint32_t> tile_key;
   for (uint32_t i = 0; i < block.geo.rows; ++i) {
     for (uint32_t j = 0; j < block.geo.cols; ++j) {
-      uint32_t& program = program_of[uint64_t(row_class[i]) * col_classes + col_class[j]];
+      uint32_t* kept = &program_of[uint64_t(row_class[i]) * col_classes + col_class[j]];
+      if (!tile_classes.empty()) {
+        tile_key.assign({row_class[i], col_class[j]});
+        for (const std::vector<uint32_t>* classes : tile_classes)
+          tile_key.push_back((*classes)[uint64_t(i) * block.geo.cols + j]);
+        kept = &program_of_tile.emplace(tile_key, ProgramSet::kIdle).first->second;
+      }
+      uint32_t& program = *kept;
       if (program == ProgramSet::kIdle) program = interner.intern(block.program(i, j));
       const uint64_t tile =
           (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width + block.geo.x(i, j);

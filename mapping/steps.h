@@ -81,6 +81,10 @@ class Step : public StepSram {
   // Appends what emit() reads from row i (row = true) or column j: tiles whose
   // row and column signatures match run the same program.
   virtual void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const = 0;
+  // For a step whose tiles' tasks depend on their row and column together,
+  // beyond what the signatures say: per tile (i * cols + j), a class; tiles
+  // whose classes and signatures all match run the same program. Null: none.
+  virtual const std::vector<uint32_t>* tile_classes() const { return nullptr; }
   // Contention-free timing: the front after the step, given the front before.
   virtual Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const = 0;
   // The same when the root column's tiles may still be busy with the previous

@@ -2,13 +2,13 @@
 // the chain walked block by block, for every set of routed blocks, on
 // random chains whose small times tie often; and the walk itself follows
 // the streams' rules on a chain timed by hand.
+#include "mapping/combine_chain.h"
+
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include <catch2/catch.hpp>
-
-#include "mapping/combine_chain.h"
 
 using namespace wafersim;
 using mapping::ColumnCombine;

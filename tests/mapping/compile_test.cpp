@@ -98,6 +98,28 @@ TEST_CASE("plans are deterministic", "[mapping]") {
   CHECK(a.sram_peak_bytes == b.sram_peak_bytes);
 }
 
+TEST_CASE("every tile runs its own block's program, shared only where the programs are equal", "[mapping]") {
+  for (const char* combine : {"columns", "tree", "root"})
+    for (const char* model : {"tiny-dense", "tiny-moe", "gpt-oss-20b"}) {
+      INFO(model << ", mapping.moe_combine " << combine);
+      const mapping::Plan plan = plan_for(model, std::string(model).rfind("tiny", 0) == 0 ? "tiny" : "wse3",
+                                          {std::string("mapping.moe_combine=") + combine});
+      const ProgramSet& set = plan.programs;
+      size_t tiles = 0;
+      for (const mapping::Region& region : plan.regions)
+        for (const mapping::Block& block : region.blocks)
+          for (uint32_t i = 0; i < block.geo.rows; ++i)
+            for (uint32_t j = 0; j < block.geo.cols; ++j, ++tiles) {
+              const uint64_t tile =
+                  (uint64_t(block.geo.wafer) * plan.hw.grid_height + block.geo.y(i, j)) * plan.hw.grid_width +
+                  block.geo.x(i, j);
+              REQUIRE(set.tile_program[tile] < set.programs.size());
+              REQUIRE(set.programs[set.tile_program[tile]].tasks == block.program(i, j));
+            }
+      CHECK(tiles > set.programs.size());
+    }
+}
+
 TEST_CASE("wafers: auto picks the fewest that fit", "[mapping]") {
   CHECK(plan_for("llama3.1-8b").hw.wafers == 1);
   for (const char* model : {"llama3.1-70b", "llama3.1-405b"}) {
