@@ -49,16 +49,10 @@ std::vector<uint32_t> classes(const Block& block, bool rows) {
           for (const Task& t : (*line)[index]) hash = hash_fields(hash, t);
         signature.push_back(hash);
       }
-    if (!rows && index < block.dispatch_in.size()) {  // the root-row tile of column `index` takes its input its way
-      uint64_t hash = kFieldHashSeed;
-      for (const Task& t : block.dispatch_in[index]) hash = hash_fields(hash, t);
-      signature.push_back(hash);
-    }
-    if (!rows && index < block.row_combine.size()) {  // the root-row tile of column `index` combines its own slice
-      uint64_t hash = kFieldHashSeed;
-      for (const Task& t : block.row_combine[index]) hash = hash_fields(hash, t);
-      signature.push_back(hash);
-    }
+    if (!rows && index < block.dispatch_in.size())  // the root-row tile of column `index` takes its input its way
+      signature.push_back(block.dispatch_in.id(index));
+    if (!rows && index < block.row_combine.size())  // the root-row tile of column `index` combines its own slice
+      signature.push_back(block.row_combine.id(index));
     out[index] = ids.emplace(std::move(signature), uint32_t(ids.size())).first->second;
   }
   return out;
@@ -241,11 +235,11 @@ void release_program_sources(Plan& plan) {
       std::vector<Task>().swap(block.root_epilogue);
       std::vector<std::vector<Task>>().swap(block.line_prologue);
       std::vector<std::vector<Task>>().swap(block.line_epilogue);
-      std::vector<std::vector<Task>>().swap(block.dispatch_in);
+      block.dispatch_in.release();
       std::vector<Task>().swap(block.dispatch_below);
       std::vector<Task>().swap(block.dispatch_below_last);
       std::vector<Task>().swap(block.root_combine);
-      std::vector<std::vector<Task>>().swap(block.row_combine);
+      block.row_combine.release();
     }
 }
 

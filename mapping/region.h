@@ -9,6 +9,7 @@
 
 #include "mapping/mapping_options.h"
 #include "mapping/steps.h"
+#include "mapping/task_lists.h"
 #include "workloads/lowering.h"
 #include "workloads/model_spec.h"
 #include "workloads/workload_spec.h"
@@ -44,14 +45,14 @@ struct Block {
   // column; a block below it: that multicast), and what every other tile runs
   // first and last (that multicast, before or after its expert's work),
   // whether or not the expert is routed.
-  std::vector<std::vector<Task>> dispatch_in;
+  TaskLists dispatch_in;
   std::vector<Task> dispatch_below, dispatch_below_last;
   // mapping.moe_combine: tree. The block root's part of the combining tree,
   // run whether or not the expert is routed (it may pass others' sums on).
   std::vector<Task> root_combine;
   // mapping.moe_combine: columns. Per column j of the root row, that tile's
   // part of its column's chain, run whether or not the expert is routed.
-  std::vector<std::vector<Task>> row_combine;
+  TaskLists row_combine;
   // Tree or columns: the blocks whose streams it takes in, in the order it adds them (region block indices).
   std::vector<uint32_t> combine_children;
 

@@ -845,7 +845,6 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
       node.child = int32_t(e + 1);
       block.combine_children.push_back(1 + e + 1);
     }
-    block.row_combine.assign(g.cols, {});
     node.latency.assign(g.cols, 0);
     node.serialization.assign(g.cols, 0);
     node.add_cycles.assign(g.cols, 0);
@@ -853,7 +852,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
     node.finish_passing_cycles.assign(g.cols, 0);
     uint64_t first_element = 0;  // of column j's slice of the down projection
     for (uint32_t j = 0; j < g.cols; ++j) {
-      std::vector<Task>& out = block.row_combine[j];
+      std::vector<Task> out;
       const uint64_t slice = g.column_share(m.d_model, j);
       if (node.child >= 0) {
         append_unless_routed(out, e, e + 1, end, routed, layer);
@@ -909,6 +908,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
           combine.pieces[i].push_back({e, j, send_cycles(hw, send)});
         }
       }
+      block.row_combine.push_back(std::move(out));
       first_element += slice;
     }
   }

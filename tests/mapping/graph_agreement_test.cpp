@@ -208,8 +208,8 @@ void check_plan(const mapping::Plan& plan, uint64_t context) {
       // columns: each root-row tile adds its slice into the passing sum (a
       // streamed Send's work) or, at a chain's top, into the sum it writes out
       // (the routed branch's Compute; the other branch adds nothing).
-      for (const std::vector<Task>& column : block.row_combine)
-        for (const Task& task : column)
+      for (size_t j = 0; j < block.row_combine.size(); ++j)
+        for (const Task& task : block.row_combine[j])
           if (task.op == TaskOp::Send || task.op == TaskOp::Compute)
             groups[layer + "expert_combine"].plan_flops += task.work.flops;
     }
