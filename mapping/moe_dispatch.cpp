@@ -3,12 +3,10 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 
 #include "mapping/combine_chain.h"
 #include "models/cost.h"
-#include "models/field_list.h"
 
 namespace wafersim::mapping {
 
@@ -120,7 +118,6 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
         combine_.dispatch_done.size() != env.geo.rows || combine_.dispatch.size() != env.geo.tiles())
       throw std::logic_error("an MoE column combine for another block");
     find_chains();
-    classify_dispatch();
     for (const Work& sum : combine_.sum) sum_cycles_.push_back(cycles(env_.activation, sum));
   }
   FrontKind input() const override { return FrontKind::Root; }
@@ -137,7 +134,7 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     if (row) out.push_back(index);
   }
-  const std::vector<uint32_t>* tile_classes() const override { return &dispatch_class_; }
+  const std::vector<uint32_t>* tile_classes() const override { return &combine_.dispatch.ids(); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     thread_local std::vector<std::vector<uint32_t>> keys;
     thread_local std::vector<std::vector<Timed>> tops;
@@ -191,25 +188,6 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   uint16_t tags_used() const override { return 2; }
 
  private:
-  // Tiles whose parts of the dispatch are equal share a class.
-  void classify_dispatch() {
-    std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash;  // -> tiles, one per class
-    uint32_t classes = 0;
-    for (const std::vector<Task>& part : combine_.dispatch) {
-      uint64_t hash = kFieldHashSeed;
-      for (const Task& t : part) hash = hash_fields(hash, t);
-      std::vector<uint32_t>& bucket = by_hash[hash];
-      auto same =
-          std::find_if(bucket.begin(), bucket.end(), [&](uint32_t tile) { return combine_.dispatch[tile] == part; });
-      if (same != bucket.end()) {
-        dispatch_class_.push_back(dispatch_class_[*same]);
-        continue;
-      }
-      bucket.push_back(uint32_t(dispatch_class_.size()));
-      dispatch_class_.push_back(classes++);
-    }
-  }
-
   // Each top and the blocks below it, in order; every block is in one chain,
   // and every piece of the result comes from a top.
   void find_chains() {
@@ -250,7 +228,6 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   uint32_t moe_layer_;
   std::vector<std::vector<size_t>> chains_;                 // [chain]: its top, then each block below
   std::vector<uint32_t> chain_of_;                          // [node]
-  std::vector<uint32_t> dispatch_class_;                    // [tile]
   std::vector<uint32_t> position_of_;                       // [node]: in its chain, from the bottom
   std::vector<std::unique_ptr<CombineChain>> chain_times_;  // [chain]
   std::vector<uint64_t> sum_cycles_;                        // [root-column tile]: adding its pieces

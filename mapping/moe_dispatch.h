@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "mapping/steps.h"
+#include "mapping/task_lists.h"
 
 namespace wafersim::mapping {
 
@@ -65,7 +66,7 @@ struct ColumnCombine {
   std::vector<Work> sum;                   // per root-column tile: adding its pieces, one token's
   // Per tile (i, j) of the main block, at i * columns + j: its part of the
   // dispatch (the choice and the input's pieces down the columns), one token's bytes.
-  std::vector<std::vector<Task>> dispatch;
+  TaskLists dispatch;
 };
 
 // The columns combine taken apart, for a closed form that times a token's

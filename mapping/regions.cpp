@@ -694,7 +694,6 @@ class SliceDispatch {
       }
     }
     // Each main tile's part: pass the choice on, send its pieces.
-    main_tasks_.assign(uint64_t(rows_) * cols, {});
     auto choice_multicast = [&](Dir dir, uint32_t tiles) {
       return MulticastTask()
           .dir(dir)
@@ -706,7 +705,7 @@ class SliceDispatch {
     };
     for (uint32_t i = 0; i < rows_; ++i)
       for (uint32_t c = 0; c < cols; ++c) {
-        std::vector<Task>& out = main_tasks_[uint64_t(i) * cols + c];
+        std::vector<Task> out;
         if (i == 0 && c == 0) {
           if (cols > 1) out.push_back(choice_multicast(main.across(), cols - 1));
         } else {
@@ -722,10 +721,11 @@ class SliceDispatch {
                               .tag(piece_tag)
                               .relays(piece_relays_)
                               .layer(layer));
+        main_tasks_.push_back(std::move(out));
       }
   }
   // Per main tile i * columns + c: its part of the dispatch, one token's bytes.
-  const std::vector<std::vector<Task>>& main_tasks() const { return main_tasks_; }
+  const TaskLists& main_tasks() const { return main_tasks_; }
   // From dispatch to the end of main tile (i, c)'s part: its sends do not hold it.
   uint64_t main_done(uint32_t i, uint32_t c) const { return choice_at(i, c); }
   // What the root-row tile on region column c of an expert block runs first: a
@@ -791,7 +791,7 @@ class SliceDispatch {
   uint16_t choice_tag_, piece_tag_, layer_;
   Dir down_;
   std::vector<Column> columns_;
-  std::vector<std::vector<Task>> main_tasks_;
+  TaskLists main_tasks_;
 };
 
 // mapping.moe_combine: columns. The experts in the same place of every expert

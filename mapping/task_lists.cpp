@@ -5,6 +5,11 @@
 namespace wafersim::mapping {
 
 void TaskLists::push_back(std::vector<Task> tasks) {
+  // Neighbouring columns mostly take the same list: compared first, it needs no hash.
+  if (!ids_.empty() && distinct_[ids_.back()] == tasks) {
+    ids_.push_back(ids_.back());
+    return;
+  }
   uint64_t hash = kFieldHashSeed;
   for (const Task& t : tasks) hash = hash_fields(hash, t);
   std::vector<uint32_t>& same_hash = by_hash_[hash];

@@ -19,6 +19,7 @@ class TaskLists {
   const std::vector<Task>& operator[](size_t index) const { return distinct_[ids_[index]]; }
   // Lists at two indices are equal exactly when their ids are.
   uint32_t id(size_t index) const { return ids_[index]; }
+  const std::vector<uint32_t>& ids() const { return ids_; }
   void push_back(std::vector<Task> tasks);
   // Storage held (0 once released).
   size_t capacity() const { return ids_.capacity() + distinct_.capacity(); }
