@@ -15,8 +15,9 @@ constexpr int64_t kNone = std::numeric_limits<int64_t>::min() / 4;
 
 }  // namespace
 
-// Per column j and position p (at j * n + p), with P(p) the latencies of
-// the streams below p (so a start at p reaches the top P(top) - P(p) later)
+// Per position p and column j (at p * columns + j, so that a token's few
+// routed blocks read their rows straight through), with P(p) the latencies
+// of the streams below p (a start at p reaches the top P(top) - P(p) later)
 // and K the cycles of adding a stream's input (kStreamAddCycles):
 //
 //   top's start = P(top) + latest over streaming p of (start(p) - P(p))
@@ -27,13 +28,12 @@ constexpr int64_t kNone = std::numeric_limits<int64_t>::min() / 4;
 // s, the lowest streaming block, streams its own result alone; every block
 // above it also takes its child's stream (busy >= the child's serialization).
 struct CombineChain::Tables {
-  size_t n = 0;
-  std::vector<int64_t> fu, fr;      // f, its own expert unrouted / routed (or shared)
-  std::vector<int64_t> gu, gr, gs;  // g above s unrouted / routed, and g at s
-  std::vector<int64_t> mu;          // latest gu from p up to the top's child
-  std::vector<int64_t> s2;          // latest fu(k) + mu(k) from p up
-  std::vector<uint32_t> first;      // the unrouted start latest from p up (ties: the highest)
-  std::vector<int64_t> top_path;    // [j]: P(top)
+  std::vector<int64_t> fu, fr;    // f, its own expert unrouted / routed (or shared)
+  std::vector<int64_t> gr, gs;    // g above s with its expert routed, and g at s
+  std::vector<int64_t> mu;        // the latest unrouted g (above s) from p up to the top's child
+  std::vector<int64_t> s2;        // the latest fu(k) + mu(k) from p up
+  std::vector<uint32_t> first;    // the unrouted start latest from p up (ties: the highest)
+  std::vector<int64_t> top_path;  // [j]: P(top)
 };
 
 CombineChain::CombineChain(std::vector<const ColumnCombine::Node*> bottom_up) : nodes_(std::move(bottom_up)) {
@@ -48,37 +48,38 @@ CombineChain::~CombineChain() = default;
 
 const CombineChain::Tables* CombineChain::tables() const {
   std::call_once(built_, [this] {
-    const size_t n = nodes_.size(), top = n - 1;
+    const size_t n = nodes_.size(), top = n - 1, columns = columns_;
     auto t = std::make_unique<Tables>();
-    t->n = n;
-    for (auto* v : {&t->fu, &t->fr, &t->gu, &t->gr, &t->gs, &t->mu, &t->s2}) v->assign(columns_ * n, kNone);
-    t->first.assign(columns_ * n, 0);
-    t->top_path.assign(columns_, 0);
+    for (auto* v : {&t->fu, &t->fr, &t->gr, &t->gs, &t->mu, &t->s2}) v->assign(columns * n, kNone);
+    t->first.assign(columns * n, 0);
+    t->top_path.assign(columns, 0);
     const int64_t add = int64_t(kStreamAddCycles);
-    for (size_t j = 0; j < columns_; ++j) {
-      const size_t at = j * n;
+    for (size_t j = 0; j < columns; ++j) {
       int64_t path = 0;
       for (size_t p = 0; p < n; ++p) {
+        const size_t at = p * columns + j;
         const ColumnCombine::Node& node = *nodes_[p];
         const int64_t arrival = int64_t(node.arrival[j].cycle), ready = int64_t(node.ready[j].cycle);
         if (ready <= arrival) return;  // a routed start could tie its unrouted one: the walk times this chain
-        t->fu[at + p] = arrival - path;
-        t->fr[at + p] = ready - path;
+        t->fu[at] = arrival - path;
+        t->fr[at] = ready - path;
         if (p == top) break;
         const int64_t serialization = int64_t(node.serialization[j]), own = int64_t(node.add_cycles[j]);
         const int64_t ingest = p > 0 ? int64_t(nodes_[p - 1]->serialization[j]) : 0;
-        t->gu[at + p] = std::max(serialization, ingest) - add * int64_t(p);
-        t->gr[at + p] = std::max({serialization, own, ingest}) - add * int64_t(p);
-        t->gs[at + p] = std::max(serialization, own) - add * int64_t(p);
+        // Unrouted above s: max(serialization, ingest) - K p, kept only as its suffix maxima (mu).
+        t->mu[at] = std::max(serialization, ingest) - add * int64_t(p);
+        t->gr[at] = std::max({serialization, own, ingest}) - add * int64_t(p);
+        t->gs[at] = std::max(serialization, own) - add * int64_t(p);
         path += int64_t(node.latency[j]);
       }
       t->top_path[j] = path;
-      t->first[at + top] = uint32_t(top);
+      t->first[top * columns + j] = uint32_t(top);
       for (size_t p = top; p-- > 0;) {
-        t->mu[at + p] = std::max(t->gu[at + p], t->mu[at + p + 1]);
-        t->s2[at + p] = std::max(t->fu[at + p] + t->mu[at + p], t->s2[at + p + 1]);
-        const uint32_t above = t->first[at + p + 1];
-        t->first[at + p] = t->fu[at + p] > t->fu[at + above] ? uint32_t(p) : above;
+        const size_t at = p * columns + j, above = at + columns;
+        t->mu[at] = std::max(t->mu[at], t->mu[above]);
+        t->s2[at] = std::max(t->fu[at] + t->mu[at], t->s2[above]);
+        const uint32_t first_above = t->first[above];
+        t->first[at] = t->fu[at] > t->fu[first_above * columns + j] ? uint32_t(p) : first_above;
       }
     }
     tables_ = std::move(t);
@@ -89,7 +90,7 @@ const CombineChain::Tables* CombineChain::tables() const {
 std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const {
   const Tables* t = tables();
   if (!t) return walked_tops(routed);
-  const size_t n = nodes_.size(), top = n - 1;
+  const size_t n = nodes_.size(), top = n - 1, columns = columns_;
   thread_local std::vector<uint32_t> own;  // positions adding their own result, ascending
   own.clear();
   size_t next = 0;
@@ -100,47 +101,68 @@ std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const
   const bool own_top = !own.empty() && own.back() == top;
   const size_t below = own.size() - (own_top ? 1 : 0);  // own[0, below): streaming blocks under the top
   const size_t s = below > 0 ? own[0] : top;
-  const int64_t add = int64_t(kStreamAddCycles);
-  std::vector<Timed> out(columns_);
-  for (size_t j = 0; j < columns_; ++j) {
-    const size_t at = j * n;
-    const int64_t* fu = t->fu.data() + at;
-    const int64_t* fr = t->fr.data() + at;
-    // The top's start: the latest carried-up start, the highest block's on a tie.
-    size_t from = t->first[at + s];
-    int64_t latest = fu[from];
-    bool from_routed = false;
-    for (uint32_t k : own)
-      if (fr[k] > latest || (fr[k] == latest && k > from)) from = k, latest = fr[k], from_routed = true;
-    const int64_t start = latest + t->top_path[j];
-    const ColumnCombine::Node& head = *nodes_[top];
-    const int64_t finish = int64_t(own_top ? head.finish_own_cycles[j] : head.finish_passing_cycles[j]);
-    int64_t done = start + finish;
-    if (below > 0) {
-      const int64_t* gr = t->gr.data() + at;
-      const int64_t* mu = t->mu.data() + at;
-      // The latest f(k) + g(k') over s <= k <= k' < top: unrouted pairs
-      // above s, pairs starting at s, pairs with a routed k, with a routed k'.
-      int64_t routed_g = kNone;  // latest g(k') over the routed k' above the current one
-      int64_t pairs = t->s2[at + s + 1];
-      for (size_t l = below; l-- > 1;) {
-        const uint32_t k = own[l];
-        routed_g = std::max(routed_g, gr[k]);
-        pairs = std::max(pairs, fr[k] + std::max(mu[k], routed_g));
+  auto row = [&](const std::vector<int64_t>& table, size_t p) { return table.data() + p * columns; };
+
+  // Every column at once, block by block, so that each reads rows straight through.
+  thread_local std::vector<int64_t> scratch;
+  thread_local std::vector<uint32_t> from_scratch;
+  scratch.resize(4 * columns);
+  from_scratch.resize(2 * columns);
+  // Plain pointers: a thread_local's storage would be looked up again at every use.
+  int64_t *latest = scratch.data(), *pairs = latest + columns, *routed_g = pairs + columns,
+          *carried = routed_g + columns;
+  uint32_t *from = from_scratch.data(), *from_routed = from + columns;
+  std::fill(from_routed, from_routed + columns, 0);
+  // The top's start: the latest carried-up start, the highest block's on a tie.
+  const uint32_t* first = t->first.data() + s * columns;
+  for (size_t j = 0; j < columns; ++j) {
+    from[j] = first[j];
+    latest[j] = t->fu[first[j] * columns + j];
+  }
+  for (uint32_t k : own) {
+    const int64_t* fr = row(t->fr, k);
+    for (size_t j = 0; j < columns; ++j)
+      if (fr[j] > latest[j] || (fr[j] == latest[j] && k > from[j])) from[j] = k, latest[j] = fr[j], from_routed[j] = 1;
+  }
+  // The top's wait for the tail: the latest f(k) + g(k') over s <= k <= k' < top,
+  // of unrouted pairs above s, pairs starting at s, pairs with a routed k, with a routed k'.
+  if (below > 0) {
+    const int64_t* s2 = row(t->s2, s + 1);
+    for (size_t j = 0; j < columns; ++j) pairs[j] = s2[j], routed_g[j] = kNone;
+    for (size_t l = below; l-- > 1;) {  // routed_g: the latest g(k') over the routed k' from own[l] up
+      const int64_t *gr = row(t->gr, own[l]), *fr = row(t->fr, own[l]), *mu = row(t->mu, own[l]);
+      for (size_t j = 0; j < columns; ++j) {
+        routed_g[j] = std::max(routed_g[j], gr[j]);
+        pairs[j] = std::max(pairs[j], fr[j] + std::max(mu[j], routed_g[j]));
       }
-      pairs = std::max(pairs, fr[s] + std::max({t->gs[at + s], mu[s + 1], routed_g}));
-      int64_t carried = kNone;  // the latest unrouted f over (s, own[l]]
-      for (size_t l = 1, p = s + 1; l < below; ++l) {
-        for (; p <= own[l]; ++p) carried = std::max(carried, fu[p]);
-        pairs = std::max(pairs, carried + gr[own[l]]);
-      }
-      const int64_t wait = pairs + t->top_path[j] + add * int64_t(top);
-      const int64_t busy = std::max(finish, int64_t(nodes_[top - 1]->serialization[j]));
-      done = std::max(start + busy, wait);
     }
-    const Timed& first = (from_routed ? nodes_[from]->ready : nodes_[from]->arrival)[j];
+    const int64_t *fr = row(t->fr, s), *gs = row(t->gs, s), *mu = row(t->mu, s + 1);
+    for (size_t j = 0; j < columns; ++j) pairs[j] = std::max(pairs[j], fr[j] + std::max({gs[j], mu[j], routed_g[j]}));
+    std::fill(carried, carried + columns, kNone);  // the latest unrouted f over (s, own[l]]
+    for (size_t l = 1, p = s + 1; l < below; ++l) {
+      for (; p <= own[l]; ++p) {
+        const int64_t* fu = row(t->fu, p);
+        for (size_t j = 0; j < columns; ++j) carried[j] = std::max(carried[j], fu[j]);
+      }
+      const int64_t* gr = row(t->gr, own[l]);
+      for (size_t j = 0; j < columns; ++j) pairs[j] = std::max(pairs[j], carried[j] + gr[j]);
+    }
+  }
+  const ColumnCombine::Node& head = *nodes_[top];
+  const uint64_t* finish = (own_top ? head.finish_own_cycles : head.finish_passing_cycles).data();
+  const uint64_t* ingest = below > 0 ? nodes_[top - 1]->serialization.data() : nullptr;
+  const int64_t adds = int64_t(kStreamAddCycles) * int64_t(top);
+  std::vector<Timed> out(columns);
+  for (size_t j = 0; j < columns; ++j) {
+    const int64_t start = latest[j] + t->top_path[j];
+    int64_t done = start + int64_t(finish[j]);
+    if (ingest) {
+      const int64_t busy = std::max(int64_t(finish[j]), int64_t(ingest[j]));
+      done = std::max(start + busy, pairs[j] + t->top_path[j] + adds);
+    }
+    const Timed& first_start = (from_routed[j] ? nodes_[from[j]]->ready : nodes_[from[j]]->arrival)[j];
     // Every cycle after the first block's start is the streams' latency or the top's wait for the tail.
-    out[j] = first.after(uint64_t(done) - first.cycle, Category::Reduce);
+    out[j] = first_start.after(uint64_t(done) - first_start.cycle, Category::Reduce);
   }
   return out;
 }
