@@ -17,6 +17,11 @@ const Timed kFarTime{kFar, {}};
 // Passes checked against run_pass before the parts are trusted alone.
 constexpr uint64_t kPassesChecked = 2;
 
+// Keys of two or more routed blocks kept per chain: a model with many
+// experts meets new ones almost every token, so what is kept is bounded
+// whatever the length (a key dropped is timed again if it comes back).
+constexpr size_t kKeysKept = 1024;
+
 // Marks on the critical path of the two parts of a tie, timed together:
 // the figure's path shows which of them it came from. They go where the
 // closed form charges nothing (it has no contention), far above any cycles.
@@ -161,14 +166,16 @@ const RoutedPasses::Reach& RoutedPasses::chain_reach(size_t r, size_t chain, con
   } else if (packed_key) {
     auto it = parts.routed[chain].find(*packed_key);
     if (it != parts.routed[chain].end()) return it->second;
+    if (parts.routed[chain].size() >= kKeysKept) parts.routed[chain].clear();
     kept = &parts.routed[chain][*packed_key];
   } else {
     auto it = parts.routed_long[chain].find(key);
     if (it != parts.routed_long[chain].end()) return it->second;
+    if (parts.routed_long[chain].size() >= kKeysKept) parts.routed_long[chain].clear();
     kept = &parts.routed_long[chain][key];
   }
   const std::vector<Timed> tops = parts.combine->chain_tops(chain, key);
-  for (size_t j = 0; j < tops.size(); ++j) take(r, *kept, parts.columns[chain][j], tops[j]);
+  for (size_t j = 0; j < tops.size(); ++j) take(r, *kept, parts.columns[chain][j], &tops[j]);
   return *kept;
 }
 
@@ -205,12 +212,15 @@ RoutedPasses::Reach RoutedPasses::exact_reach(size_t r) {
   return reach_of(r, out, line_done);
 }
 
-void RoutedPasses::take(size_t r, Reach& into, const Reach& part, const Timed& by) {
+void RoutedPasses::take(size_t r, Reach& into, const Reach& part, const Timed* by) {
   for (size_t f = 0; f < kFigures; ++f) {
     const Figure& p = part[f];
     Figure& held = into[f];
     if (!p.present) continue;
-    const Timed t = by.then(p.at);
+    // Most parts are not the latest: their cycle alone says so.
+    const uint64_t cycle = by ? add_cycles(by->cycle, p.at.cycle) : p.at.cycle;
+    if (held.present && cycle < held.at.cycle) continue;
+    const Timed t = by ? by->then(p.at) : p.at;
     if (!held.present || t.cycle > held.at.cycle) {
       held = Figure{true, p.unbroken, p.unit, t};
       continue;
@@ -292,15 +302,15 @@ std::optional<Pass> RoutedPasses::pass(const IterationInputs& inputs, uint64_t n
     if (parts.combine) {
       if (!parts.prepared) prepare_combine(r);
       const Timed dispatch = from.then(span->out.root);
-      take(r, reach, parts.base, dispatch);
+      // Every part starts at the dispatch: the latest is taken among their spans, then shifted.
+      take(r, reach, parts.base);
       parts.combine->chain_keys(inputs, n, keys_);
-      for (size_t c = 0; c < keys_.size(); ++c) take(r, reach, chain_reach(r, c, keys_[c]), dispatch);
-      if (reach[kFinish].unbroken || reach[kRoot].unbroken || reach[kNextHeads].unbroken) {
-        reach = Reach{};
-        take(r, reach, exact_reach(r), dispatch);
-      }
+      for (size_t c = 0; c < keys_.size(); ++c) take(r, reach, chain_reach(r, c, keys_[c]));
+      if (reach[kFinish].unbroken || reach[kRoot].unbroken || reach[kNextHeads].unbroken) reach = exact_reach(r);
+      for (Figure& f : reach)
+        if (f.present) f.at = dispatch.then(f.at);
     } else {
-      take(r, reach, region_reach(r, span), from);
+      take(r, reach, region_reach(r, span), &from);
     }
     if (disabled_ || !reach[kFinish].present || !reach[kRoot].present) return std::nullopt;
     pass.start[r] = start;

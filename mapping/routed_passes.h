@@ -102,8 +102,8 @@ class RoutedPasses {
   // full from the dispatch: where a tie between its parts cannot be broken.
   Reach exact_reach(size_t r);
 
-  // `into` the later of itself and `part` shifted by `by`, figure by figure, for region r.
-  void take(size_t r, Reach& into, const Reach& part, const Timed& by);
+  // `into` the later of itself and `part` shifted by `by` (null: as it is), figure by figure, for region r.
+  void take(size_t r, Reach& into, const Reach& part, const Timed* by = nullptr);
   // Which of two of region r's unit parts a tie at figure f goes to (UINT32_MAX: neither shows it).
   uint32_t tie_winner(size_t r, size_t f, uint32_t a, uint32_t b);
 
