@@ -2,8 +2,6 @@
 
 namespace wafersim {
 
-bool Task::operator==(const Task& other) const { return fields() == other.fields(); }
-
 const char* category_name(Category category) {
   switch (category) {
     case Category::Compute: return "compute";

@@ -95,7 +95,7 @@ struct Task {
                     moe_layer, experts, expert_offset, mark, work, work_per_position, kv_stride, kv_offset, kv_window,
                     iteration_delta, stream, y_first);
   }
-  bool operator==(const Task& other) const;
+  bool operator==(const Task& other) const { return equal_fields(*this, other); }
 };
 static_assert(aggregate_members<Task>() == listed_fields<Task>(), "Task::fields() must list every field");
 
