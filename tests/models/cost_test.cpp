@@ -29,3 +29,22 @@ TEST_CASE("messages pay serialisation once", "[cost]") {
   CHECK(message_cycles(hw.fabric, 100, 1, 0, 4) == 2 + 100 + 1 + 1 + 2);
   CHECK(offwafer_message_cycles(hw, 272) == 2 + 1100 + 2 + 2);
 }
+
+TEST_CASE("bytes of a format are the elements' bits rounded up to whole bytes", "[cost]") {
+  const Dtype formats[] = {Dtype::FP32, Dtype::FP16, Dtype::BF16, Dtype::FP8, Dtype::INT8, Dtype::INT4, Dtype::MXFP4};
+  // The rounding at every residue of a 32-element MXFP4 block, and large counts.
+  std::vector<uint64_t> counts;
+  for (uint64_t e = 0; e < 100; ++e) counts.push_back(e);
+  for (uint64_t e :
+       {uint64_t(1) << 20, uint64_t(1) << 40, (uint64_t(1) << 47) + 3, uint64_t(1) << 48, uint64_t(1) << 52})
+    for (uint64_t d = 0; d < 33; ++d) counts.push_back(e + d);
+  for (Dtype dtype : formats)
+    for (uint64_t e : counts) {
+      INFO(to_string(dtype) << ", " << e << " elements");
+      // bits * e / 8, rounded up, in exact integer arithmetic (bits * 4 is whole).
+      const unsigned __int128 quarter_bits = (unsigned __int128)(dtype_bits(dtype) * 4) * e;
+      CHECK(dtype_bytes(dtype, e) == uint64_t((quarter_bits + 31) / 32));
+    }
+  CHECK(dtype_bytes(Dtype::MXFP4, 32) == 17);  // 32 four-bit elements and one 8-bit scale
+  CHECK(dtype_bytes(Dtype::INT4, 3) == 2);
+}
