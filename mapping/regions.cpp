@@ -703,9 +703,10 @@ class SliceDispatch {
           .relays(choice_relays_)
           .layer(layer);
     };
+    std::vector<Task> out;
     for (uint32_t i = 0; i < rows_; ++i)
       for (uint32_t c = 0; c < cols; ++c) {
-        std::vector<Task> out;
+        out.clear();
         if (i == 0 && c == 0) {
           if (cols > 1) out.push_back(choice_multicast(main.across(), cols - 1));
         } else {
@@ -721,7 +722,7 @@ class SliceDispatch {
                               .tag(piece_tag)
                               .relays(piece_relays_)
                               .layer(layer));
-        main_tasks_.push_back(std::move(out));
+        main_tasks_.push_back(out);
       }
   }
   // Per main tile i * columns + c: its part of the dispatch, one token's bytes.
@@ -851,8 +852,9 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
     node.finish_own_cycles.assign(g.cols, 0);
     node.finish_passing_cycles.assign(g.cols, 0);
     uint64_t first_element = 0;  // of column j's slice of the down projection
+    std::vector<Task> out;
     for (uint32_t j = 0; j < g.cols; ++j) {
-      std::vector<Task> out;
+      out.clear();
       const uint64_t slice = g.column_share(m.d_model, j);
       if (node.child >= 0) {
         append_unless_routed(out, e, e + 1, end, routed, layer);
@@ -908,7 +910,7 @@ ColumnCombine add_column_combine(const RegionContext& context, Region& region, u
           combine.pieces[i].push_back({e, j, send_cycles(hw, send)});
         }
       }
-      block.row_combine.push_back(std::move(out));
+      block.row_combine.push_back(out);
       first_element += slice;
     }
   }

@@ -4,7 +4,7 @@
 
 namespace wafersim::mapping {
 
-void TaskLists::push_back(std::vector<Task> tasks) {
+void TaskLists::push_back(const std::vector<Task>& tasks) {
   // Neighbouring columns mostly take the same list: compared first, it needs no hash.
   if (!ids_.empty() && distinct_[ids_.back()] == tasks) {
     ids_.push_back(ids_.back());
@@ -20,7 +20,7 @@ void TaskLists::push_back(std::vector<Task> tasks) {
     }
   same_hash.push_back(uint32_t(distinct_.size()));
   ids_.push_back(same_hash.back());
-  distinct_.push_back(std::move(tasks));
+  distinct_.push_back(tasks);
 }
 
 void TaskLists::release() {

@@ -20,7 +20,8 @@ class TaskLists {
   // Lists at two indices are equal exactly when their ids are.
   uint32_t id(size_t index) const { return ids_[index]; }
   const std::vector<uint32_t>& ids() const { return ids_; }
-  void push_back(std::vector<Task> tasks);
+  // Copies `tasks` only if no list held equals it, so a caller may build each list in one scratch vector.
+  void push_back(const std::vector<Task>& tasks);
   // Storage held (0 once released).
   size_t capacity() const { return ids_.capacity() + distinct_.capacity(); }
   void release();
