@@ -68,17 +68,46 @@ bool equal_fields(const T& a, const T& b) {
 
 constexpr uint64_t kFieldHashSeed = 1469598103934665603ull;  // FNV-1 offset basis
 
-// Folds `value` into `hash` (FNV-1 over 64-bit words): integers and enums as
-// they are, structs with fields() field by field. A change to any one field
-// changes the result, since every step is a bijection of the running hash.
+namespace field_list_detail {
+
+constexpr uint64_t kPrime = 1099511628211ull;  // FNV-1 prime
+
+// FNV-1 over 64-bit words, field by field: every step a bijection of `hash`.
 template <class T>
-uint64_t hash_fields(uint64_t hash, const T& value) {
-  if constexpr (field_list_detail::HasFields<T>::value) {
-    std::apply([&hash](const auto&... field) { ((hash = hash_fields(hash, field)), ...); }, value.fields());
+uint64_t fold(uint64_t hash, const T& value) {
+  if constexpr (HasFields<T>::value) {
+    std::apply([&hash](const auto&... field) { ((hash = fold(hash, field)), ...); }, value.fields());
     return hash;
   } else {
     static_assert(std::is_integral_v<T> || std::is_enum_v<T>, "give this type a fields() list");
-    return (hash ^ uint64_t(value)) * 1099511628211ull;
+    return (hash ^ uint64_t(value)) * kPrime;
+  }
+}
+
+// Field I of the struct into lane I % 4.
+template <class Tuple, size_t... I>
+void fold_into_lanes(uint64_t (&lanes)[4], const Tuple& fields, std::index_sequence<I...>) {
+  ((lanes[I % 4] = fold(lanes[I % 4], std::get<I>(fields))), ...);
+}
+
+}  // namespace field_list_detail
+
+// Folds `value` into `hash` (FNV-1 over 64-bit words): integers and enums as
+// they are, structs with fields() field by field, a struct's own fields in
+// four lanes so that the multiplications overlap (the compiler hashes
+// millions of tasks), the lanes folded together at the end. Only the first
+// lane starts from `hash`. Every step is a bijection of its lane and the end
+// one of each lane, so a change to `hash` or to any one field changes the result.
+template <class T>
+uint64_t hash_fields(uint64_t hash, const T& value) {
+  using field_list_detail::kPrime;
+  if constexpr (field_list_detail::HasFields<T>::value) {
+    const auto fields = value.fields();
+    uint64_t lanes[4] = {hash, kFieldHashSeed + 1, kFieldHashSeed + 2, kFieldHashSeed + 3};
+    field_list_detail::fold_into_lanes(lanes, fields, std::make_index_sequence<std::tuple_size_v<decltype(fields)>>{});
+    return (((lanes[0] ^ lanes[1]) * kPrime ^ lanes[2]) * kPrime ^ lanes[3]) * kPrime;
+  } else {
+    return field_list_detail::fold(hash, value);
   }
 }
 
