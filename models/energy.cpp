@@ -8,35 +8,6 @@ constexpr double kJoulesPerPicojoule = 1e-12;
 uint64_t wafers_of(const HardwareSpec& hw) { return hw.wafers == 0 ? 1 : hw.wafers; }
 }  // namespace
 
-EventCounts& EventCounts::operator+=(const EventCounts& other) {
-  flops_32bit += other.flops_32bit;
-  flops_16bit += other.flops_16bit;
-  flops_8bit += other.flops_8bit;
-  sram_read_bytes += other.sram_read_bytes;
-  sram_write_bytes += other.sram_write_bytes;
-  link_byte_hops += other.link_byte_hops;
-  offwafer_bytes += other.offwafer_bytes;
-  return *this;
-}
-
-EventCounts& EventCounts::operator-=(const EventCounts& other) {
-  flops_32bit -= other.flops_32bit;
-  flops_16bit -= other.flops_16bit;
-  flops_8bit -= other.flops_8bit;
-  sram_read_bytes -= other.sram_read_bytes;
-  sram_write_bytes -= other.sram_write_bytes;
-  link_byte_hops -= other.link_byte_hops;
-  offwafer_bytes -= other.offwafer_bytes;
-  return *this;
-}
-
-EventCounts operator+(EventCounts a, const EventCounts& b) { return a += b; }
-
-EventCounts operator*(const EventCounts& c, uint64_t factor) {
-  return {c.flops_32bit * factor,      c.flops_16bit * factor,    c.flops_8bit * factor,    c.sram_read_bytes * factor,
-          c.sram_write_bytes * factor, c.link_byte_hops * factor, c.offwafer_bytes * factor};
-}
-
 EnergyJoules& EnergyJoules::operator+=(const EnergyJoules& other) {
   compute += other.compute;
   sram += other.sram;

@@ -27,14 +27,36 @@ struct EventCounts {
                     offwafer_bytes);
   }
   bool operator==(const EventCounts& other) const { return fields() == other.fields(); }
-  EventCounts& operator+=(const EventCounts& other);
-  EventCounts& operator-=(const EventCounts& other);  // what a += added
+  // Inline: the closed form adds a few of these per region and token.
+  EventCounts& operator+=(const EventCounts& other) {
+    flops_32bit += other.flops_32bit;
+    flops_16bit += other.flops_16bit;
+    flops_8bit += other.flops_8bit;
+    sram_read_bytes += other.sram_read_bytes;
+    sram_write_bytes += other.sram_write_bytes;
+    link_byte_hops += other.link_byte_hops;
+    offwafer_bytes += other.offwafer_bytes;
+    return *this;
+  }
+  EventCounts& operator-=(const EventCounts& other) {  // what a += added
+    flops_32bit -= other.flops_32bit;
+    flops_16bit -= other.flops_16bit;
+    flops_8bit -= other.flops_8bit;
+    sram_read_bytes -= other.sram_read_bytes;
+    sram_write_bytes -= other.sram_write_bytes;
+    link_byte_hops -= other.link_byte_hops;
+    offwafer_bytes -= other.offwafer_bytes;
+    return *this;
+  }
 };
 static_assert(aggregate_members<EventCounts>() == listed_fields<EventCounts>(),
               "EventCounts::fields() must list every field");
 
-EventCounts operator+(EventCounts a, const EventCounts& b);
-EventCounts operator*(const EventCounts& counts, uint64_t factor);
+inline EventCounts operator+(EventCounts a, const EventCounts& b) { return a += b; }
+inline EventCounts operator*(const EventCounts& c, uint64_t factor) {
+  return {c.flops_32bit * factor,      c.flops_16bit * factor,    c.flops_8bit * factor,    c.sram_read_bytes * factor,
+          c.sram_write_bytes * factor, c.link_byte_hops * factor, c.offwafer_bytes * factor};
+}
 
 // Joules of a run (or a part of one), by where they go.
 struct EnergyJoules {
