@@ -135,7 +135,7 @@ void RoutedPasses::prepare_combine(size_t r) {
   const size_t chains = parts.combine->chains();
   parts.base = combine_part(r, kFarTime, true, std::vector<std::vector<Timed>>(chains));
   parts.columns.resize(chains);
-  parts.routed.resize(chains);
+  parts.routed.assign(chains, KeptByKey<Reach>(kKeysKept));
   parts.routed_long.resize(chains);
   uint32_t unit = 1;
   for (size_t c = 0; c < chains; ++c) {
@@ -150,24 +150,24 @@ void RoutedPasses::prepare_combine(size_t r) {
     }
   }
   parts.prepared = true;
-  for (size_t c = 0; c < chains; ++c) parts.unrouted.push_back(chain_reach(r, c, {}));
+  for (size_t c = 0; c < chains; ++c) chain_reach(r, c, {});  // kept in parts.unrouted
 }
 
 const RoutedPasses::Reach& RoutedPasses::chain_reach(size_t r, size_t chain, const std::vector<uint32_t>& key) {
   Parts& parts = parts_[r];
-  if (key.empty() && parts.unrouted.size() > chain) return parts.unrouted[chain];
-  const std::optional<uint64_t> packed_key = packed(key);
   Reach* kept = nullptr;
-  if (key.size() == 1) {  // the common case, kept without hashing
+  const std::optional<uint64_t> packed_key = packed(key);  // nonzero unless the key is empty
+  if (key.empty()) {
+    if (parts.unrouted.size() > chain) return parts.unrouted[chain];
+    kept = &parts.unrouted.emplace_back();  // prepare_combine asks chain by chain
+  } else if (key.size() == 1) {             // the common case, kept without hashing
     if (parts.one_block.size() <= key[0]) parts.one_block.resize(key[0] + 1);
     std::optional<Reach>& one = parts.one_block[key[0]];
     if (one) return *one;
     kept = &one.emplace();
   } else if (packed_key) {
-    auto it = parts.routed[chain].find(*packed_key);
-    if (it != parts.routed[chain].end()) return it->second;
-    if (parts.routed[chain].size() >= kKeysKept) parts.routed[chain].clear();
-    kept = &parts.routed[chain][*packed_key];
+    if (Reach* found = parts.routed[chain].find(*packed_key)) return *found;
+    kept = &parts.routed[chain].insert(*packed_key);
   } else {
     auto it = parts.routed_long[chain].find(key);
     if (it != parts.routed_long[chain].end()) return it->second;

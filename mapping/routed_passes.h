@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mapping/kept_by_key.h"
 #include "mapping/moe_dispatch.h"
 #include "mapping/pipeline_pass.h"
 #include "mapping/plan.h"
@@ -76,7 +77,7 @@ class RoutedPasses {
     std::vector<uint32_t> first_unit;                                 // [chain]: its column 0's unit
     std::vector<Reach> unrouted;                                      // [chain], from a dispatch at 0
     std::vector<std::optional<Reach>> one_block;                      // [block]: its chain's, it alone routed
-    std::vector<std::unordered_map<uint64_t, Reach>> routed;          // [chain]: packed key -> reach
+    std::vector<KeptByKey<Reach>> routed;                             // [chain]: packed key -> reach
     std::vector<std::map<std::vector<uint32_t>, Reach>> routed_long;  // [chain]: keys too long to pack
     std::map<std::tuple<size_t, uint32_t, uint32_t>, uint32_t> tie_winners;  // (figure, unit, unit) -> unit
     std::unordered_map<const RegionSpan*, Reach> by_span;                    // a region with a table
