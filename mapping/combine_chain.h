@@ -18,10 +18,11 @@
 //   routed block only raises its own parts: unrouted pairs are kept as
 //   suffixes, and pairs with a routed block are the few left.
 //
-// The walk stays as the reference (walked_tops): the tables are checked
-// against it for a chain's first keys, and used only where a routed block's
-// start is later than its unrouted one in every column, so that a block's
-// routed term is never tied by its own unrouted one.
+// The walk stays as the reference (walked_tops), which the tests hold the
+// tables to for every routed set of random chains. The tables are used only
+// where a routed block's start is later than its unrouted one in every
+// column, so that a block's routed term is never tied by its own unrouted
+// one; the walk times any other chain.
 #include <cstdint>
 #include <memory>
 #include <mutex>
