@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -378,10 +379,19 @@ class PlanCompiler {
 
   // Builds every region of the layout and checks every tile. Regions that do
   // not fit learn how many tiles they need at this strip width; true when
-  // every region fit.
+  // every region fit. A region like one measured before is built only once
+  // every region is known to fit: most layouts tried do not.
   bool build_regions(const RegionContext& context, const Layout& layout) {
     plan_.regions.clear();
     plan_.stats.clear();
+    struct Fitting {
+      std::optional<Region> built;  // none: like one measured before, built once every region fits
+      RegionContext context;
+      BlockGeometry box;  // where to build it
+      RegionStats stats;
+      FullestTile fullest;
+    };
+    std::vector<Fitting> fitting(needs_.size());
     bool grown = false;
     for (size_t r = 0; r < needs_.size(); ++r) {
       const BlockGeometry& box = layout.boxes[r];
@@ -397,8 +407,7 @@ class PlanCompiler {
         const FullestTile fullest = moved(outcome.fullest, outcome.box, box);
         if (outcome.fits) {
           region_context.experts_per_row = outcome.experts_per_row;
-          keep(build_region(region_context, needs_[r].kind, needs_[r].layer, moved(outcome.box, box)), outcome.stats,
-               box, fullest);
+          fitting[r] = Fitting{std::nullopt, region_context, moved(outcome.box, box), outcome.stats, fullest};
         } else {
           grow(r, layout.strip_width, region_name(needs_[r].kind, needs_[r].layer), box, outcome.stats, fullest);
           grown = true;
@@ -433,9 +442,15 @@ class PlanCompiler {
         grown = true;
         continue;
       }
-      keep(std::move(region), stats, box, fullest);
+      fitting[r] = Fitting{std::move(region), region_context, box, stats, fullest};
     }
-    return !grown;
+    if (grown) return false;
+    for (size_t r = 0; r < needs_.size(); ++r) {
+      Fitting& f = fitting[r];
+      keep(f.built ? std::move(*f.built) : build_region(f.context, needs_[r].kind, needs_[r].layer, f.box), f.stats,
+           layout.boxes[r], f.fullest);
+    }
+    return true;
   }
 
   // What building and measuring a region in a box gave (after edge relief):
