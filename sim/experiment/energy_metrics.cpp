@@ -114,33 +114,49 @@ std::vector<uint32_t> region_of_tiles(const mapping::Plan& plan) {
 
 }  // namespace
 
-EnergyMetrics energy_metrics(const mapping::Plan& plan, const IterationInputs& inputs,
-                             const mapping::DecodeTimeline& timeline, uint64_t cycles, uint64_t tokens,
-                             const HardwareSpec& hw) {
-  const size_t regions = plan.regions.size();
+CountedEnergy count_energy(const mapping::Plan& plan, const IterationInputs& inputs, const HardwareSpec& hw) {
+  CountedEnergy counted;
+  counted.regions = plan.regions.size();
   const ProgramEvents counter(plan.programs, plan.hw.fabric.detours.get(), region_of_tiles(plan),
-                              uint32_t(regions + 1));
+                              uint32_t(counted.regions + 1));
+  const uint64_t iterations = plan.programs.iterations;
+  const bool windows = hw.energy.peak_window_cycles > 0;
+  if (windows) counted.joules.reserve(iterations * (counted.regions + 1));
+  for (uint64_t n = 0; n < iterations; ++n)
+    for (const EventCounts& events : counter.iteration(n, inputs)) {
+      counted.events += events;
+      if (windows) counted.joules.push_back(dynamic_energy(hw.energy, events).total());
+    }
+  return counted;
+}
+
+EnergyMetrics energy_metrics(const CountedEnergy& counted, const mapping::DecodeTimeline& timeline, uint64_t cycles,
+                             uint64_t tokens, const HardwareSpec& hw) {
+  const size_t regions = counted.regions;
   const uint64_t window = hw.energy.peak_window_cycles;
   const bool windowed = window > 0 && cycles > window;
-  Windows windows(windowed ? window : 1, windowed ? cycles : 1);
-  EventCounts total;
-  for (uint64_t n = 0; n < plan.programs.iterations; ++n) {
-    const std::vector<EventCounts> per_region = counter.iteration(n, inputs);
+  EnergyMetrics m = summarise_energy(hw, counted.events, cycles, tokens);
+  if (!windowed) return m;
+  Windows windows(window, cycles);
+  const uint64_t iterations = counted.joules.size() / (regions + 1);
+  for (uint64_t n = 0; n < iterations; ++n) {
     for (size_t r = 0; r <= regions; ++r) {
-      total += per_region[r];
-      if (!windowed) continue;
-      const double joules = dynamic_energy(hw.energy, per_region[r]).total();
+      const double joules = counted.joules[n * (regions + 1) + r];
       if (joules == 0) continue;
       // A region's tiles work between its start and finish; tiles outside every region, any time.
       const bool timed = r < regions && r < timeline.start.size() && n < timeline.start[r].size();
       windows.add(joules, timed ? timeline.start[r][n] : 0, timed ? timeline.finish[r][n] : cycles);
     }
   }
-  EnergyMetrics m = summarise_energy(hw, total, cycles, tokens);
-  if (windowed)
-    m.peak_power_watts =
-        std::max(m.average_power_watts, static_watts(hw) + windows.busiest_joules() / seconds_of(hw, window));
+  m.peak_power_watts =
+      std::max(m.average_power_watts, static_watts(hw) + windows.busiest_joules() / seconds_of(hw, window));
   return m;
+}
+
+EnergyMetrics energy_metrics(const mapping::Plan& plan, const IterationInputs& inputs,
+                             const mapping::DecodeTimeline& timeline, uint64_t cycles, uint64_t tokens,
+                             const HardwareSpec& hw) {
+  return energy_metrics(count_energy(plan, inputs, hw), timeline, cycles, tokens, hw);
 }
 
 EnergyMetrics stepped_energy_metrics(const HardwareSpec& hw, const std::vector<PhaseEvents>& phases, uint64_t steps,

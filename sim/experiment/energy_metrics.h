@@ -3,7 +3,9 @@
 // events (models/program_events.h, the same whichever backend timed the run)
 // at the hardware's per-event energies, plus what the wafers and their
 // systems draw over the run's time, against the system's rated power.
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
@@ -28,11 +30,25 @@ struct EnergyMetrics {
   bool exceeds_rating() const { return rated_power_watts > 0 && peak_power_watts > rated_power_watts; }
 };
 
-// `plan` run for its iterations (`inputs` as the backend had them), timed by
-// `timeline`, ending at `cycles`; `tokens` share the energy. `hw` is the whole
-// system drawing static power (the plan's own hardware but where the plan holds
-// only some of the wafer's rows). Each region's events of an iteration are
+// The events of `plan` run for its iterations (`inputs` as the backend had
+// them): in all, and each iteration's dynamic joules per region. They need no
+// timeline, so they can be counted while the backend times the run.
+struct CountedEnergy {
+  EventCounts events;
+  size_t regions = 0;  // an iteration's joules are regions + 1: the last, tiles outside every region
+  // [iteration * (regions + 1) + region]; empty where hardware.energy takes no peak window.
+  std::vector<double> joules;
+};
+CountedEnergy count_energy(const mapping::Plan& plan, const IterationInputs& inputs, const HardwareSpec& hw);
+
+// Those events timed by `timeline`, ending at `cycles`; `tokens` share the
+// energy. `hw` is the whole system drawing static power (the plan's own
+// hardware but where the plan holds only some of the wafer's rows), and the
+// one `counted` was counted with. Each region's events of an iteration are
 // spread evenly over its span in the timeline for the peak.
+EnergyMetrics energy_metrics(const CountedEnergy& counted, const mapping::DecodeTimeline& timeline, uint64_t cycles,
+                             uint64_t tokens, const HardwareSpec& hw);
+// Both at once.
 EnergyMetrics energy_metrics(const mapping::Plan& plan, const IterationInputs& inputs,
                              const mapping::DecodeTimeline& timeline, uint64_t cycles, uint64_t tokens,
                              const HardwareSpec& hw);

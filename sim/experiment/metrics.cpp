@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace wafersim {
 
@@ -43,8 +44,19 @@ std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::De
   return out;
 }
 
+DecodeCounts count_decode(const mapping::Plan& plan, const IterationInputs& inputs) {
+  DecodeCounts counts;
+  counts.energy = count_energy(plan, inputs, plan.hw);
+  if (plan.model.moe.n_experts > 0) counts.moe = workloads::decode_expert_load(plan.model, plan.workload);
+  return counts;
+}
+
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline,
                              const IterationInputs& inputs) {
+  return decode_metrics(plan, timeline, count_decode(plan, inputs));
+}
+
+DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline, DecodeCounts counts) {
   DecodeMetrics metrics;
   const size_t head = plan.regions.size() - 1;
   const uint64_t iterations = plan.programs.iterations, batch = plan.workload.batch;
@@ -68,8 +80,8 @@ DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTim
   }
   metrics.breakdown = fractions(timeline.critical_path);
   metrics.per_layer = per_region(plan, timeline);
-  if (plan.model.moe.n_experts > 0) metrics.moe = workloads::decode_expert_load(plan.model, plan.workload);
-  metrics.energy = energy_metrics(plan, inputs, timeline, metrics.total_cycles, metrics.tokens, plan.hw);
+  metrics.moe = std::move(counts.moe);
+  metrics.energy = energy_metrics(counts.energy, timeline, metrics.total_cycles, metrics.tokens, plan.hw);
   return metrics;
 }
 

@@ -73,6 +73,16 @@ std::array<double, size_t(Category::kCount)> fractions(const CriticalPath& path)
 // Per region, the mean over iterations of finish - start.
 std::vector<LayerCycles> per_region(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline);
 
+// What a decode's metrics count from the plan and the routing alone: the
+// energy's events and the experts' load. No timeline: counted while the
+// backend times the decode. `inputs` as the backend has them.
+struct DecodeCounts {
+  CountedEnergy energy;
+  std::optional<workloads::ExpertLoad> moe;  // none: a model without MoE layers
+};
+DecodeCounts count_decode(const mapping::Plan& plan, const IterationInputs& inputs);
+
+DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline, DecodeCounts counts);
 // `inputs` are those the backend evaluated the plan with (the energy's events depend on them).
 DecodeMetrics decode_metrics(const mapping::Plan& plan, const mapping::DecodeTimeline& timeline,
                              const IterationInputs& inputs);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <memory>
 
 #include "mapping/programs.h"
@@ -71,8 +72,15 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
     if (plan.hw.repairs) out.metrics.defects = speculative_defect_slowdown(experiment, plan, backend, out.metrics);
   } else {
     const workloads::DecodeInputs inputs(experiment.model, experiment.workload);
+    // The energy's events and the experts' load need no timeline: counted on
+    // another core while the backend times the decode, with inputs of their
+    // own (DecodeInputs keeps the last routing it drew).
+    std::future<DecodeCounts> counts = std::async(std::launch::async, [&experiment, &plan] {
+      const workloads::DecodeInputs own(experiment.model, experiment.workload);
+      return count_decode(plan, own);
+    });
     out.evaluation = backend.evaluate(plan, inputs, options, progress);
-    out.metrics = decode_metrics(plan, out.evaluation.timeline, inputs);
+    out.metrics = decode_metrics(plan, out.evaluation.timeline, counts.get());
     if (plan.hw.repairs) out.metrics.defects = defect_slowdown(experiment, plan, backend, out.metrics, inputs);
   }
   if (prefill) out.prefill = finish_prefill(experiment, std::move(*prefill), progress);
