@@ -1,6 +1,7 @@
 #include "mapping/routed_passes.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "mapping/context_steps.h"
@@ -149,6 +150,7 @@ void RoutedPasses::prepare_combine(size_t r) {
       tops[c][j] = Timed{};
     }
   }
+  if (unit >= uint32_t(1) << 30) throw std::logic_error("an MoE layer with more parts than tie_winner's keys hold");
   parts.prepared = true;
   for (size_t c = 0; c < chains; ++c) chain_reach(r, c, {});  // kept in parts.unrouted
 }
@@ -237,7 +239,8 @@ void RoutedPasses::take(size_t r, Reach& into, const Reach& part, const Timed* b
 uint32_t RoutedPasses::tie_winner(size_t r, size_t f, uint32_t a, uint32_t b) {
   Parts& parts = parts_[r];
   if (a == b || !parts.combine) return UINT32_MAX;
-  const auto key = std::make_tuple(f, std::min(a, b), std::max(a, b));
+  // A layer has far fewer than 2^30 units.
+  const uint64_t key = uint64_t(f) << 60 | uint64_t(std::min(a, b)) << 30 | std::max(a, b);
   if (auto it = parts.tie_winners.find(key); it != parts.tie_winners.end()) return it->second;
   // Each unit's place, marked, so that the figure ties: their order decides.
   auto chain_of = [&](uint32_t unit) {  // a unit other than the base

@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -79,9 +78,9 @@ class RoutedPasses {
     std::vector<std::optional<Reach>> one_block;                      // [block]: its chain's, it alone routed
     std::vector<KeptByKey<Reach>> routed;                             // [chain]: packed key -> reach
     std::vector<std::map<std::vector<uint32_t>, Reach>> routed_long;  // [chain]: keys too long to pack
-    std::map<std::tuple<size_t, uint32_t, uint32_t>, uint32_t> tie_winners;  // (figure, unit, unit) -> unit
-    std::unordered_map<const RegionSpan*, Reach> by_span;                    // a region with a table
-    std::optional<Reach> fixed;                                              // a region without one
+    std::unordered_map<uint64_t, uint32_t> tie_winners;    // packed (figure, lower unit, higher unit) -> unit
+    std::unordered_map<const RegionSpan*, Reach> by_span;  // a region with a table
+    std::optional<Reach> fixed;                            // a region without one
   };
 
   RoutedPasses(const Plan& plan, const PlanSpans& spans, const SendCycles& sends);
