@@ -1,18 +1,18 @@
 // A decode run counts its energy and its experts' load on another thread
 // while the backend times it: what it reports must be what counting after
 // the timeline gives, with either backend.
+#include "sim/reports/decode_run.h"
+
 #include <numeric>
 
 #include <catch2/catch.hpp>
 
 #include "sim/experiment/metrics.h"
-#include "sim/reports/decode_run.h"
 #include "tests/backend/decode_fixture.h"
 
 using namespace wafersim;
 
-TEST_CASE("a decode's energy and expert load counted beside its timeline are those counted after it",
-          "[energy][moe]") {
+TEST_CASE("a decode's energy and expert load counted beside its timeline are those counted after it", "[energy][moe]") {
   for (const std::string backend_name : {"analytic", "sim"}) {
     INFO("backend " << backend_name);
     // Windows far shorter than the run, so that the peak reads every iteration's joules.
