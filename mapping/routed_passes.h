@@ -101,6 +101,14 @@ class RoutedPasses {
   // An MoE layer's output for the iteration's routing as one part, timed in
   // full from the dispatch: where a tie between its parts cannot be broken.
   Reach exact_reach(size_t r);
+  // MoE layer r's output for iteration_'s routing, from the dispatch: its
+  // parts' latest, or exact_reach.
+  Reach layer_reach(size_t r);
+  // The same for iteration n, taken for a block of iterations at a time,
+  // layer by layer: a layer's kept figures and its chains' tables stay in
+  // cache over the block, where an iteration at a time through every layer
+  // finds them gone.
+  const Reach& blocked_layer_reach(size_t r, uint64_t n);
 
   // `into` the later of itself and `part` shifted by `by` (null: as it is), figure by figure, for region r.
   void take(size_t r, Reach& into, const Reach& part, const Timed* by = nullptr);
@@ -114,6 +122,9 @@ class RoutedPasses {
   uint64_t iteration_ = 0;
   std::vector<Parts> parts_;                 // [region]
   std::vector<std::vector<uint32_t>> keys_;  // chain_keys' scratch
+  std::vector<size_t> layer_slot_;           // [region]: its place among the MoE layers (SIZE_MAX: not one)
+  uint64_t block_first_ = UINT64_MAX;        // the first iteration of the block in block_
+  std::vector<Reach> block_;                 // [slot * kBlockIterations + iteration - block_first_]
   uint64_t checked_ = 0;                     // passes compared with run_pass
   bool disabled_ = false;                    // one differed, or a step read the inputs: run_pass times them all
 };
