@@ -113,7 +113,8 @@ const RoutedPasses::Reach& RoutedPasses::blocked_layer_reach(size_t r, uint64_t 
   }
   if (n < block_first_ || n - block_first_ >= kBlockIterations) {
     const uint64_t end = std::min(n + kBlockIterations, plan_.programs.iterations);
-    block_.assign(layer_slot_.size() * kBlockIterations, Reach{});
+    const size_t layers = layer_slot_.size() - size_t(std::count(layer_slot_.begin(), layer_slot_.end(), SIZE_MAX));
+    block_.assign(layers * kBlockIterations, Reach{});
     for (size_t layer = 0; layer < parts_.size(); ++layer) {
       if (layer_slot_[layer] == SIZE_MAX) continue;
       for (iteration_ = n; iteration_ < end; ++iteration_)
