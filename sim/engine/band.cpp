@@ -33,8 +33,8 @@ Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, ui
   tile_objects_ = static_cast<TileObject*>(::operator new(sizeof(TileObject) * std::max<uint32_t>(count, 1)));
   char tile_name[48];
   for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
-    const uint32_t row = world.state[tile].row;
-    std::snprintf(tile_name, sizeof tile_name, "w%ux%uy%u", row / world.height, unsigned(world.state[tile].x),
+    const uint32_t row = world.place.row(tile);
+    std::snprintf(tile_name, sizeof tile_name, "w%ux%uy%u", row / world.height, unsigned(world.place.x(tile)),
                   row % world.height);
     new (&tile_objects_[tile - first_tile]) TileObject(tile_name, tile);
   }
@@ -165,7 +165,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
           in = StreamInputs{};
         }
         if (end == s.now) continue;
-        w.path[tile][size_t(task.category)] += end - s.now;
+        s.path[size_t(task.category)] += end - s.now;
         w.compute_busy[tile] += cycles;
         s.now = end;
         s.pc = pc;
@@ -179,7 +179,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         ++pc;
         if (free == s.now) continue;
         // A stream keeps the core combining and sending until its tail has left.
-        w.path[tile][size_t(Category::Reduce)] += free - s.now;
+        s.path[size_t(Category::Reduce)] += free - s.now;
         s.now = free;
         s.pc = pc;
         s.iteration = iteration;
@@ -214,7 +214,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         if (task.mark + 1 == w.marks.size()) ++w.final_marks;
         if (s.now > record.cycle) {
           record.cycle = s.now;
-          record.path = w.path[tile];
+          record.path = s.path;
         }
         ++w.events;
         ++pc;
@@ -265,7 +265,7 @@ void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Critica
       // The critical path runs through the message that arrived last, after the tile got here.
       if (resumes && cycle > s.now) {
         s.now = cycle;
-        w.path[tile] = path;
+        s.path = path;
       }
       if (pooled != kNoMessage) release(pooled);
       if (resumes) {
@@ -302,7 +302,7 @@ uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compile
   if (task.dwafer != 0) {
     category = Category::OffWafer;
     if (w.options.contention) {
-      const uint32_t from = w.state[tile].row / w.height;
+      const uint32_t from = w.place.row(tile) / w.height;
       transit = reserve_offwafer(w, from, uint32_t(int64_t(from) + task.dwafer), task.bytes, cycle);
     } else {
       transit.arrival = cycle + compiled.cycles;
@@ -320,7 +320,7 @@ uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compile
   message.tile = destination;
   message.iteration = uint32_t(message_iteration);
   message.tag = task.tag;
-  message.path = w.path[tile];
+  message.path = w.state[tile].path;
   message.tail = transit.arrival;
   message.path[size_t(category)] += transit.arrival - cycle - transit.wait;
   message.path[size_t(Category::Contention)] += transit.wait;
@@ -353,7 +353,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
   message.iteration = uint32_t(message_iteration);
   message.tag = task.tag;
   message.tail = std::max(transit.arrival, tail_departure + latency + transit.wait);
-  message.path = w.path[tile];
+  message.path = w.state[tile].path;
   message.path[size_t(task.category)] += head - cycle - transit.wait;
   message.path[size_t(Category::Contention)] += transit.wait;
   post(message, head);
@@ -384,7 +384,7 @@ void Band::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t co
     w.free_multicast = w.multicasts[index].next_free;
   }
   MulticastState& m = w.multicasts[index];
-  m.path = w.path[tile];
+  m.path = w.state[tile].path;
   m.sent = cycle;
   m.source = tile;
   m.tile_step = int32_t(dir_dx(dir) + int64_t(dir_dy(dir)) * w.width);

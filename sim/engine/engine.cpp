@@ -37,9 +37,9 @@ void report_deadlock(const World& world) {
     if (stuck++ == 0) first = tile;
   }
   if (stuck == 0) return;
-  const uint32_t row = world.state[first].row;
-  const std::string tile_name =
-      fmt::format("tile (x {}, y {}) on wafer {}", world.state[first].x, row % world.height, row / world.height);
+  const uint32_t row = world.place.row(uint32_t(first));
+  const std::string tile_name = fmt::format("tile (x {}, y {}) on wafer {}", world.place.x(uint32_t(first)),
+                                            row % world.height, row / world.height);
   const Task& task = world.program_of(uint32_t(first)).tasks[world.state[first].pc];
   if (task.op == TaskOp::Wait)
     throw EngineError(
@@ -105,10 +105,10 @@ uint64_t max_simulated_cycles() {
 }
 
 uint64_t engine_state_bytes(const HardwareSpec& hw, bool contention) {
-  // TileState 32, path 40, compute busy 8, stream inputs 16, the TileObject
-  // and its name about 250, messages in flight about 60; with contention four
-  // links 64 and two ramps 16.
-  const uint64_t per_tile = 32 + 40 + 8 + 16 + 250 + 60 + (contention ? 64 + 16 : 0);
+  // TileState with its path 64, compute busy 8, stream inputs 16, the
+  // TileObject and its name about 250, messages in flight about 60; with
+  // contention four links 64 and two ramps 16.
+  const uint64_t per_tile = 64 + 8 + 16 + 250 + 60 + (contention ? 64 + 16 : 0);
   return uint64_t(hw.wafers) * hw.tiles_per_wafer() * per_tile;
 }
 

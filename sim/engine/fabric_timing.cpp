@@ -56,7 +56,7 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32
   const uint64_t injected = stream ? (injection = std::max(injection, sent) + serialization, sent)
                                    : cross_ramp(injection, sent, serialization, &transit.wait);
   uint64_t head = injected + fabric.ramp_on_cycles + uint64_t(relays) * fabric.relay_cycles;
-  const uint64_t x = world.state[source].x, row = world.state[source].row;
+  const uint64_t x = world.place.x(source), row = world.place.row(source);
   const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
   const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
   // The x leg along `at_row`, the y leg along `at_column`; the second leg's first hop pays the turn.
@@ -114,7 +114,7 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, 
     if (injected) *injected = start;
   }
   uint64_t head = start + fabric.ramp_on_cycles + uint64_t(relays) * fabric.relay_cycles;
-  const uint64_t x = world.state[source].x, row = world.state[source].row;
+  const uint64_t x = world.place.x(source), row = world.place.row(source);
   std::vector<LinkState>* links = nullptr;
   int64_t index = 0, step = 0, tile_step = 0;
   switch (dir) {

@@ -45,7 +45,8 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
       width(program_set.grid_width),
       height(program_set.grid_height),
       rows(program_set.wafers * program_set.grid_height),
-      iterations(uint32_t(program_set.iterations)) {
+      iterations(uint32_t(program_set.iterations)),
+      place(program_set.grid_width) {
   compiled.reserve(set.programs.size());
   for (const Program& program : set.programs) {
     compiled.emplace_back();
@@ -56,16 +57,11 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
 
   const size_t tiles = size_t(set.tiles());
   state.resize(tiles);
-  path.assign(tiles, CriticalPath{});
   compute_busy.assign(tiles, 0);
   bool streams = false;
   for (const Program& program : set.programs)
     for (const Task& task : program.tasks) streams = streams || task.stream;
   if (streams) stream_inputs.assign(tiles, StreamInputs{});
-  for (size_t tile = 0; tile < tiles; ++tile) {
-    state[tile].x = uint16_t(tile % width);
-    state[tile].row = uint32_t(tile / width);
-  }
   if (options.contention) {
     east.assign(tiles, LinkState{});
     west.assign(tiles, LinkState{});
@@ -82,9 +78,9 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
 }
 
 uint64_t World::exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
-  const TileState& at = state[source];
-  const RouteDetours& detours = route_detours[at.row / height];
-  return uint64_t(detours.route(at.x, at.row % height, dx, dy, y_first)) * hw.fabric.hop_latency_cycles;
+  const uint32_t row = place.row(source);
+  const RouteDetours& detours = route_detours[row / height];
+  return uint64_t(detours.route(place.x(source), row % height, dx, dy, y_first)) * hw.fabric.hop_latency_cycles;
 }
 
 uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
@@ -93,15 +89,15 @@ uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledT
 }
 
 uint64_t World::exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
-  const TileState& at = state[source];
-  const RouteDetours& detours = route_detours[at.row / height];
-  const uint32_t y = at.row % height;
+  const uint32_t row = place.row(source), x = place.x(source);
+  const RouteDetours& detours = route_detours[row / height];
+  const uint32_t y = row % height;
   uint32_t extra = 0;
   switch (dir) {
-    case Dir::East: extra = detours.along_row(y, at.x, at.x + k); break;
-    case Dir::West: extra = detours.along_row(y, at.x, at.x - k); break;
-    case Dir::South: extra = detours.down_column(at.x, y, y + k); break;
-    case Dir::North: extra = detours.down_column(at.x, y, y - k); break;
+    case Dir::East: extra = detours.along_row(y, x, x + k); break;
+    case Dir::West: extra = detours.along_row(y, x, x - k); break;
+    case Dir::South: extra = detours.down_column(x, y, y + k); break;
+    case Dir::North: extra = detours.down_column(x, y, y - k); break;
   }
   return uint64_t(extra) * hw.fabric.hop_latency_cycles;
 }
@@ -109,7 +105,6 @@ uint64_t World::exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t
 void World::release_tile_state() {
   // Swapping with empty vectors frees their storage (clear() would keep it).
   std::vector<TileState>().swap(state);
-  std::vector<CriticalPath>().swap(path);
   std::vector<uint64_t>().swap(compute_busy);
   std::vector<StreamInputs>().swap(stream_inputs);
   for (std::vector<LinkState>* links : {&east, &west, &south, &north}) std::vector<LinkState>().swap(*links);

@@ -57,14 +57,31 @@ struct CompiledTask {
   uint64_t serialization = 0;  // Send / Multicast: cycles the body holds each link
 };
 
-// The state a tile's events touch together, in one cache line half.
-struct TileState {
+// The state a tile's events touch together, in one cache line: a delivery
+// to a tile far in memory costs one miss, not one for the state and one for
+// the critical path.
+struct alignas(64) TileState {
   uint64_t now = 0;  // cycle at which the next task may start
   uint32_t pc = 0, iteration = 0;
   uint32_t pending = 0;           // messages still awaited by a blocked Wait (0: not blocked)
   uint32_t mailbox = kNoMessage;  // first parked message (index into the band's pool)
-  uint32_t row = 0;               // wafer * height + y
-  uint16_t x = 0;
+  CriticalPath path{};            // the critical-path account, cumulative
+};
+static_assert(sizeof(TileState) == 64, "a tile's state is one cache line");
+
+// A tile id's row (wafer * height + y) and x, without a division on the hot
+// path: tile * magic >> 63 is tile / width for every 32-bit tile id, since
+// magic = 2^63 / width + 1 exceeds 2^63 / width by less than 1 and
+// tile * width < 2^63 (Granlund and Montgomery, PLDI 1994).
+class TilePlace {
+ public:
+  explicit TilePlace(uint32_t width) : width_(width), magic_((uint64_t(1) << 63) / width + 1) {}
+  uint32_t row(uint32_t tile) const { return uint32_t((unsigned __int128)tile * magic_ >> 63); }
+  uint32_t x(uint32_t tile) const { return tile - row(tile) * width_; }
+
+ private:
+  uint32_t width_;
+  uint64_t magic_;
 };
 
 // The streams a reduction node has taken in (Task::stream).
@@ -92,10 +109,10 @@ struct World {
   std::vector<std::vector<CompiledTask>> compiled;  // [program][task]
   std::vector<uint64_t> contexts;                   // [iteration]
 
-  // Per tile: the hot state, the critical-path account (cumulative) and the
-  // cycles spent computing, each a flat array.
+  TilePlace place;
+  // Per tile: the hot state with its critical-path account, and the cycles
+  // spent computing, each a flat array.
   std::vector<TileState> state;
-  std::vector<CriticalPath> path;
   std::vector<uint64_t> compute_busy;
   // Per tile, only when a program streams: what its streamed Waits took in
   // since its last streamed Send or Compute.
@@ -133,7 +150,7 @@ struct World {
   // caller computes next does not add to the process's peak memory on top of them.
   void release_tile_state();
 
-  uint32_t band_of(uint32_t tile) const { return band_of_row[state[tile].row]; }
+  uint32_t band_of(uint32_t tile) const { return band_of_row[place.row(tile)]; }
   // Cycles a route from `source` by (dx, dy) pays around what the repair
   // skipped: its own path's with exact detours, else the table's charge for
   // its length (the one message_cycles includes).
