@@ -13,6 +13,11 @@ namespace wafersim::sim {
 namespace {
 constexpr uint64_t kDynamicCycles = UINT64_MAX;
 constexpr uint64_t kProgressCheckEvents = uint64_t(1) << 20;
+
+// Out of line, so that Band::schedule, run for almost every event, stays small.
+[[noreturn, gnu::cold, gnu::noinline]] void scheduled_in_the_past() {
+  throw std::logic_error("engine: an event was scheduled before the current cycle");
+}
 }  // namespace
 
 Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile)
@@ -68,7 +73,7 @@ void Band::release(uint32_t message_index) {
 }
 
 void Band::schedule(uint64_t cycle, uint32_t event) {
-  if (cycle < cycle_) throw std::logic_error("engine: an event was scheduled before the current cycle");
+  if (cycle < cycle_) scheduled_in_the_past();
   wheel_.push(cycle, event);
   if (!running_ && cycle < scheduled_) {
     const uint64_t now = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
@@ -332,7 +337,7 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
                            uint64_t message_iteration, uint64_t cycle) {
   World& w = world_;
   StreamInputs& in = w.stream_inputs[tile];
-  const uint64_t combine = task.work == Work{} ? 0 : compute_cycles(w.hw.tile, task.dtype, task.work);
+  const uint64_t combine = compiled.combine_cycles;
   const uint64_t busy = std::max({compiled.serialization, combine, in.ingest_cycles});
   const uint64_t tail_departure = stream_tail_departure(cycle, busy, in.tail);
   in = StreamInputs{};

@@ -9,6 +9,13 @@ TimingWheel::TimingWheel(uint32_t ring_bits)
       tail_(ring_size_, kEnd),
       occupied_((ring_size_ + 63) / 64, 0) {}
 
+void TimingWheel::push_far(uint64_t time, uint32_t event) { far_.push({time, far_sequence_++, event}); }
+
+uint32_t TimingWheel::new_node(uint32_t event) {
+  nodes_.push_back({event, kEnd});
+  return uint32_t(nodes_.size() - 1);
+}
+
 void TimingWheel::advance_to(uint64_t time) {
   base_ = time;
   while (!far_.empty() && far_.top().time - base_ < ring_size_) {

@@ -17,14 +17,10 @@ class TimingWheel {
   explicit TimingWheel(uint32_t ring_bits = 12);
 
   void push(uint64_t time, uint32_t event) {
-    if (time - base_ >= ring_size_) {
-      far_.push({time, far_sequence_++, event});
-      return;
-    }
+    if (time - base_ >= ring_size_) return push_far(time, event);
     uint32_t node = free_;
     if (node == kEnd) {
-      node = uint32_t(nodes_.size());
-      nodes_.push_back({event, kEnd});
+      node = new_node(event);
     } else {
       free_ = nodes_[node].next;
       nodes_[node] = {event, kEnd};
@@ -75,6 +71,11 @@ class TimingWheel {
       return time != other.time ? time > other.time : sequence > other.sequence;
     }
   };
+
+  // The rare paths of push, out of line so that the common one is a few
+  // instructions wherever it is inlined.
+  void push_far(uint64_t time, uint32_t event);
+  uint32_t new_node(uint32_t event);
 
   uint64_t ring_size_, mask_;
   uint64_t base_ = 0;

@@ -27,6 +27,8 @@ CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
       compiled.cycles = task.dwafer != 0 ? offwafer_message_cycles(hw, task.bytes)
                                          : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0,
                                                           task.relays, task.bytes);
+      if (task.stream && !(task.work == Work{}))
+        compiled.combine_cycles = compute_cycles(hw.tile, task.dtype, task.work);
       break;
     }
     case TaskOp::Multicast: compiled.cycles = message_cycles(hw.fabric, 1, 0, task.relays, task.bytes); break;

@@ -51,10 +51,11 @@ struct MulticastState {
 
 // Per-task figures computed once per program template.
 struct CompiledTask {
-  int64_t id_delta = 0;        // Send: destination tile id minus source tile id
-  uint64_t cycles = 0;         // Compute without per-position work: its cycles;
-                               // Send / Multicast: contention-free latency (Multicast: to the first tile)
-  uint64_t serialization = 0;  // Send / Multicast: cycles the body holds each link
+  int64_t id_delta = 0;         // Send: destination tile id minus source tile id
+  uint64_t cycles = 0;          // Compute without per-position work: its cycles;
+                                // Send / Multicast: contention-free latency (Multicast: to the first tile)
+  uint64_t serialization = 0;   // Send / Multicast: cycles the body holds each link
+  uint64_t combine_cycles = 0;  // a streamed Send: adding its own result into the stream
 };
 
 // The state a tile's events touch together, in one cache line: a delivery
