@@ -205,7 +205,12 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
         ++pc;
         continue;
       case TaskOp::Wait:
-        if (!take_parked(tile, task, iteration)) {
+        // Most Waits come before their messages: nothing is parked to look through.
+        if (s.mailbox == kNoMessage)
+          s.pending = task.count;
+        else
+          take_parked(tile, task, iteration);
+        if (s.pending > 0) {
           s.pc = pc;
           s.iteration = iteration;
           return;  // blocked: the last awaited delivery resumes the tile
@@ -239,7 +244,7 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
   s.iteration = iteration;
 }
 
-bool Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
+void Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   uint32_t needed = wait.count;
   uint32_t* link = &world_.state[tile].mailbox;
   while (needed > 0 && *link != kNoMessage) {
@@ -255,7 +260,6 @@ bool Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
     }
   }
   world_.state[tile].pending = needed;
-  return needed == 0;
 }
 
 void Band::receive(uint32_t message_index, uint64_t cycle) {

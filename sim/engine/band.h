@@ -51,7 +51,8 @@ class Band : public sc_core::sc_module, public MessageSink {
   void arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint64_t tail, uint32_t pooled,
               uint64_t cycle);
   void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
-  bool take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
+  // Takes the parked messages `wait` awaits; sets the tile's pending to those still missing.
+  void take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   // Returns when the sender is free again: `cycle`, or for a stream when its tail has left.
   uint64_t send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
   uint64_t send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t destination,
@@ -61,7 +62,8 @@ class Band : public sc_core::sc_module, public MessageSink {
   void start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t count, const CompiledTask& compiled,
                        uint64_t message_iteration, uint64_t cycle, uint64_t* injected, bool already_injected);
   void post(const Message& message, uint64_t arrival);
-  void schedule(uint64_t cycle, uint32_t event);
+  // Inlined into its callers, all in band.cpp: it runs for almost every event.
+  [[gnu::always_inline]] inline void schedule(uint64_t cycle, uint32_t event);
   void wake_at(uint64_t cycle, uint64_t now);
   uint32_t allocate(const Message& message);
   void release(uint32_t message_index);
