@@ -58,21 +58,25 @@ void Band::end_of_elaboration() {
   for (int i = 0; i < out.size(); ++i) sinks_[size_t(i)] = out[i];
 }
 
+void Band::inject(const Message& message) { wheel_.push(0, allocate(message) | kDeliveryBit); }
+
 void Band::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
 
 void Band::continue_multicast(uint64_t cycle, uint32_t multicast) { schedule(cycle, multicast | kMulticastBit); }
 
 uint32_t Band::allocate(const Message& message) {
-  uint32_t slot = free_;
-  if (slot == kNoMessage) {
-    slot = uint32_t(pool_.size());
-    pool_.push_back(message);
-  } else {
-    free_ = pool_[slot].next;
-    pool_[slot] = message;
-  }
+  const uint32_t slot = free_;
+  if (slot == kNoMessage) return grow_pool(message);
+  free_ = pool_[slot].next;
+  pool_[slot] = message;
   pool_[slot].next = kNoMessage;
   return slot;
+}
+
+uint32_t Band::grow_pool(const Message& message) {
+  pool_.push_back(message);
+  pool_.back().next = kNoMessage;
+  return uint32_t(pool_.size() - 1);
 }
 
 void Band::release(uint32_t message_index) {

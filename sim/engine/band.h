@@ -33,7 +33,7 @@ class Band : public sc_core::sc_module, public MessageSink {
   void continue_multicast(uint64_t cycle, uint32_t multicast) override;
   // Before the simulation starts: a tile that runs from cycle 0, a message present at cycle 0.
   void start_tile(uint32_t tile) { wheel_.push(0, tile); }
-  void inject(const Message& message) { wheel_.push(0, allocate(message) | kDeliveryBit); }
+  void inject(const Message& message);
 
  private:
   // An event is a tile id (run the tile), a message index or a multicast index.
@@ -44,7 +44,7 @@ class Band : public sc_core::sc_module, public MessageSink {
   void end_of_elaboration() override;
   void wake();
   void run_tile(uint32_t tile, uint64_t cycle);
-  void receive(uint32_t message_index, uint64_t cycle);
+  [[gnu::always_inline]] inline void receive(uint32_t message_index, uint64_t cycle);
   void step_multicast(uint32_t multicast, uint64_t cycle);
   // A message reaches `tile` (its tail at `tail`): resumes it if it completes
   // its Wait, else parks it (`pooled` is its pool index, or kNoMessage when it has none yet).
@@ -65,7 +65,8 @@ class Band : public sc_core::sc_module, public MessageSink {
   // Inlined into its callers, all in band.cpp: it runs for almost every event.
   [[gnu::always_inline]] inline void schedule(uint64_t cycle, uint32_t event);
   void wake_at(uint64_t cycle, uint64_t now);
-  uint32_t allocate(const Message& message);
+  [[gnu::always_inline]] inline uint32_t allocate(const Message& message);
+  uint32_t grow_pool(const Message& message);  // allocate's rare path, out of line
   void release(uint32_t message_index);
   void report_progress(uint64_t cycle);
 
