@@ -41,8 +41,7 @@ TEST_CASE("the wheel gives events in time order and each cycle's in push order",
       }
     }
     std::vector<std::pair<uint64_t, uint32_t>> expected = pushed;
-    std::stable_sort(expected.begin(), expected.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     INFO("trial " << trial);
     REQUIRE(taken == expected);
   }
