@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -41,7 +40,7 @@ Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, ui
   char tile_name[48];
   for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
     const uint32_t row = world.place.row(tile);
-    // "w<wafer>x<x>y<y>", written by hand: snprintf took a tenth of a 4-token run's instructions.
+    // "w<wafer>x<x>y<y>", written by hand: snprintf took 4 % of a 4-token run's instructions.
     char* end = tile_name;
     for (auto [letter, value] :
          {std::pair{'w', row / world.height}, {'x', world.place.x(tile)}, {'y', row % world.height}}) {
