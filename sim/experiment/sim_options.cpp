@@ -13,7 +13,7 @@ const config::ParamTable<SimOptions>& sim_table() {
                                   "Links serialise messages that share them; false = closed-form timing"),
                &SimOptions::contention)
           .add(config::int_param("sim.bands", "bands", "0", 0, 65536,
-                                 "Engine bands of whole rows (SystemC modules); 0 = chosen from the grid"),
+                                 "Engine bands of whole rows (SystemC modules); 0 = 8, or one per row on grids of fewer rows"),
                &SimOptions::bands)
           .add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
                                    "Wall time between progress lines on stderr"),
