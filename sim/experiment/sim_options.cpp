@@ -12,8 +12,9 @@ const config::ParamTable<SimOptions>& sim_table() {
           .add(config::bool_param("sim.contention", true,
                                   "Links serialise messages that share them; false = closed-form timing"),
                &SimOptions::contention)
-          .add(config::int_param("sim.bands", "bands", "0", 0, 65536,
-                                 "Engine bands of whole rows (SystemC modules); 0 = 8, or one per row on grids of fewer rows"),
+          .add(config::int_param(
+                   "sim.bands", "bands", "0", 0, 65536,
+                   "Engine bands of whole rows (SystemC modules); 0 = 8, or one per row on grids of fewer rows"),
                &SimOptions::bands)
           .add(config::float_param("sim.progress_seconds", "s", "2", 0, 86400,
                                    "Wall time between progress lines on stderr"),
