@@ -78,12 +78,14 @@ class Band : public sc_core::sc_module, public MessageSink {
   World& world_;
   uint32_t index_;
   uint64_t ticks_per_cycle_;
-  // A 65,536-cycle window: prefill chunks make tasks and messages a chunk's
+  // A 262,144-cycle window: prefill chunks make tasks and messages a chunk's
   // tokens long (tens of thousands of cycles), and events past the window go
   // through the wheel's heap. Measured on an 8B prefill of 4 chunks on a full
-  // WSE-3: 10.0 s user with 16 bits against 12.1-18.4 s with 12; decode alone
-  // is unchanged (6.8-7.6 s either way) and memory grows by 0.5 MB per band.
-  static constexpr uint32_t kWheelBits = 16;
+  // WSE-3: 10.0 s user with 16 bits against 12.1-18.4 s with 12; with 8 bands,
+  // a 4,096-token prefill took 29.5-31.9 s with 18 bits against 35.1-35.3 s
+  // with 16 (4.9 % fewer instructions), decode alone the same, and memory grows
+  // by 1.5 MB per band.
+  static constexpr uint32_t kWheelBits = 18;
   TimingWheel wheel_{kWheelBits};
   std::vector<Message> pool_;
   uint32_t free_ = kNoMessage;
