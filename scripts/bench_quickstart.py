@@ -73,6 +73,8 @@ def main():
     options = parser.parse_args()
     if options.runs < 1:
         parser.error("--runs must be at least 1")
+    if options.instructions and options.prefill:
+        parser.error("--instructions counts the decode alone; drop --prefill")
     if options.instructions:
         print(f"{'binary':40s} {'instructions':>16s} {'cycles':>12s}")
         for binary in options.binaries:
