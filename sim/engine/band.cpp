@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -21,7 +22,9 @@ constexpr uint64_t kProgressCheckEvents = uint64_t(1) << 20;
 }
 }  // namespace
 
-Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile, uint32_t end_tile)
+template <bool kProfiled>
+Band<kProfiled>::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, uint32_t first_tile,
+                      uint32_t end_tile)
     : sc_core::sc_module(name),
       in("in"),
       out("out"),
@@ -52,18 +55,29 @@ Band::Band(const sc_core::sc_module_name& name, World& world, uint32_t index, ui
   }
 }
 
-void Band::end_of_elaboration() {
+template <bool kProfiled>
+void Band<kProfiled>::end_of_elaboration() {
   sinks_.resize(size_t(out.size()));
   for (int i = 0; i < out.size(); ++i) sinks_[size_t(i)] = out[i];
 }
 
-void Band::inject(const Message& message) { wheel_.push(0, allocate(message) | kDeliveryBit); }
+template <bool kProfiled>
+void Band<kProfiled>::inject(const Message& message) {
+  wheel_.push(0, allocate(message) | kDeliveryBit);
+}
 
-void Band::deliver(uint64_t cycle, const Message& message) { schedule(cycle, allocate(message) | kDeliveryBit); }
+template <bool kProfiled>
+void Band<kProfiled>::deliver(uint64_t cycle, const Message& message) {
+  schedule(cycle, allocate(message) | kDeliveryBit);
+}
 
-void Band::continue_multicast(uint64_t cycle, uint32_t multicast) { schedule(cycle, multicast | kMulticastBit); }
+template <bool kProfiled>
+void Band<kProfiled>::continue_multicast(uint64_t cycle, uint32_t multicast) {
+  schedule(cycle, multicast | kMulticastBit);
+}
 
-uint32_t Band::allocate(const Message& message) {
+template <bool kProfiled>
+uint32_t Band<kProfiled>::allocate(const Message& message) {
   const uint32_t slot = free_;
   if (slot == kNoMessage) return grow_pool(message);
   free_ = pool_[slot].next;
@@ -72,18 +86,21 @@ uint32_t Band::allocate(const Message& message) {
   return slot;
 }
 
-uint32_t Band::grow_pool(const Message& message) {
+template <bool kProfiled>
+uint32_t Band<kProfiled>::grow_pool(const Message& message) {
   pool_.push_back(message);
   pool_.back().next = kNoMessage;
   return uint32_t(pool_.size() - 1);
 }
 
-void Band::release(uint32_t message_index) {
+template <bool kProfiled>
+void Band<kProfiled>::release(uint32_t message_index) {
   pool_[message_index].next = free_;
   free_ = message_index;
 }
 
-void Band::schedule(uint64_t cycle, uint32_t event) {
+template <bool kProfiled>
+void Band<kProfiled>::schedule(uint64_t cycle, uint32_t event) {
   if (cycle < cycle_) scheduled_in_the_past();
   wheel_.push(cycle, event);
   if (!running_ && cycle < scheduled_) {
@@ -95,7 +112,8 @@ void Band::schedule(uint64_t cycle, uint32_t event) {
 
 // SystemC counts time in 64-bit ticks: a wake-up past that horizon would wrap
 // around, so the band stays asleep and the run reports where it stopped.
-void Band::wake_at(uint64_t cycle, uint64_t now) {
+template <bool kProfiled>
+void Band<kProfiled>::wake_at(uint64_t cycle, uint64_t now) {
   if (cycle > max_simulated_cycles()) {
     world_.past_time_limit = true;
     return;
@@ -103,23 +121,20 @@ void Band::wake_at(uint64_t cycle, uint64_t now) {
   wake_event_.notify(sc_core::sc_time::from_value((cycle - now) * ticks_per_cycle_));
 }
 
-void Band::wake() {
+template <bool kProfiled>
+void Band<kProfiled>::wake() {
   const uint64_t cycle = sc_core::sc_time_stamp().value() / ticks_per_cycle_;
   cycle_ = cycle;
   running_ = true;
   scheduled_ = UINT64_MAX;
   wheel_.advance_to(cycle);
-  // Events of this cycle may schedule more events at this cycle: take until none is left.
-  for (uint32_t node = wheel_.take(cycle); node != TimingWheel::kEnd; node = wheel_.take(cycle)) {
-    while (node != TimingWheel::kEnd) {
-      const uint32_t event = wheel_.pop_node(node, &node);
-      if (event & kDeliveryBit)
-        receive(event & kIndexMask, cycle);
-      else if (event & kMulticastBit)
-        step_multicast(event & kIndexMask, cycle);
-      else
-        run_tile(event, cycle);
-    }
+  if constexpr (kProfiled) {
+    const auto start = std::chrono::steady_clock::now();
+    drain(cycle);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    world_.parallelism->wake(index_, cycle, seconds);
+  } else {
+    drain(cycle);
   }
   running_ = false;
   uint64_t next = 0;
@@ -130,7 +145,49 @@ void Band::wake() {
   if (world_.options.progress && world_.events >= world_.next_progress_check) report_progress(cycle);
 }
 
-void Band::report_progress(uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::drain(uint64_t cycle) {
+  // Events of this cycle may schedule more events at this cycle: take until none is left.
+  for (uint32_t node = wheel_.take(cycle); node != TimingWheel::kEnd; node = wheel_.take(cycle)) {
+    while (node != TimingWheel::kEnd) {
+      const uint32_t event = wheel_.pop_node(node, &node);
+      if constexpr (kProfiled)
+        profile_event(event, cycle);
+      else
+        dispatch(event, cycle);
+    }
+  }
+}
+
+template <bool kProfiled>
+void Band<kProfiled>::dispatch(uint32_t event, uint64_t cycle) {
+  if (event & kDeliveryBit)
+    receive(event & kIndexMask, cycle);
+  else if (event & kMulticastBit)
+    step_multicast(event & kIndexMask, cycle);
+  else
+    run_tile(event, cycle);
+}
+
+// Whatever an event does happens at its tile: the tile it runs, or the one its
+// message or multicast step reaches.
+template <bool kProfiled>
+void Band<kProfiled>::profile_event(uint32_t event, uint64_t cycle) {
+  World& w = world_;
+  uint32_t tile = event;
+  if (event & kDeliveryBit) {
+    tile = pool_[event & kIndexMask].tile;
+  } else if (event & kMulticastBit) {
+    const MulticastState& m = w.multicasts[event & kIndexMask];
+    tile = uint32_t(int64_t(m.source) + int64_t(m.tile_step) * m.next_k);
+  }
+  const uint64_t before = w.events;
+  dispatch(event, cycle);
+  w.parallelism->events(index_, w.place.row(tile), w.place.x(tile), cycle, w.events - before);
+}
+
+template <bool kProfiled>
+void Band<kProfiled>::report_progress(uint64_t cycle) {
   world_.next_progress_check = world_.events + kProgressCheckEvents;
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - world_.last_progress).count() < world_.options.progress_seconds) return;
@@ -145,7 +202,8 @@ void Band::report_progress(uint64_t cycle) {
   world_.options.progress(progress);
 }
 
-void Band::run_tile(uint32_t tile, uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::run_tile(uint32_t tile, uint64_t cycle) {
   World& w = world_;
   const uint32_t program_index = w.set.tile_program[tile];
   const std::vector<Task>& tasks = w.set.programs[program_index].tasks;
@@ -247,7 +305,8 @@ void Band::run_tile(uint32_t tile, uint64_t cycle) {
   s.iteration = iteration;
 }
 
-void Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
+template <bool kProfiled>
+void Band<kProfiled>::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   uint32_t needed = wait.count;
   uint32_t* link = &world_.state[tile].mailbox;
   while (needed > 0 && *link != kNoMessage) {
@@ -265,13 +324,15 @@ void Band::take_parked(uint32_t tile, const Task& wait, uint32_t iteration) {
   world_.state[tile].pending = needed;
 }
 
-void Band::receive(uint32_t message_index, uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::receive(uint32_t message_index, uint64_t cycle) {
   const Message& message = pool_[message_index];
   arrive(message.tile, message.tag, message.iteration, message.path, message.tail, message_index, cycle);
 }
 
-void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint64_t tail,
-                  uint32_t pooled, uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const CriticalPath& path, uint64_t tail,
+                             uint32_t pooled, uint64_t cycle) {
   World& w = world_;
   ++w.events;
   TileState& s = w.state[tile];
@@ -311,7 +372,9 @@ void Band::arrive(uint32_t tile, uint16_t tag, uint32_t iteration, const Critica
   *link = pooled;
 }
 
-uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle) {
+template <bool kProfiled>
+uint64_t Band<kProfiled>::send(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+                               uint64_t cycle) {
   World& w = world_;
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
   if (message_iteration >= w.iterations) return cycle;  // feeds an iteration that never runs
@@ -344,12 +407,13 @@ uint64_t Band::send(uint32_t tile, const Task& task, const CompiledTask& compile
   message.tail = transit.arrival;
   message.path[size_t(category)] += transit.arrival - cycle - transit.wait;
   message.path[size_t(Category::Contention)] += transit.wait;
-  post(message, transit.arrival);
+  post(tile, message, transit.arrival);
   return cycle;
 }
 
-uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t destination,
-                           uint64_t message_iteration, uint64_t cycle) {
+template <bool kProfiled>
+uint64_t Band<kProfiled>::send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled,
+                                      uint32_t destination, uint64_t message_iteration, uint64_t cycle) {
   World& w = world_;
   StreamInputs& in = w.stream_inputs[tile];
   const uint64_t combine = compiled.combine_cycles;
@@ -376,12 +440,13 @@ uint64_t Band::send_stream(uint32_t tile, const Task& task, const CompiledTask& 
   message.path = w.state[tile].path;
   message.path[size_t(task.category)] += head - cycle - transit.wait;
   message.path[size_t(Category::Contention)] += transit.wait;
-  post(message, head);
+  post(tile, message, head);
   return tail_departure;
 }
 
-void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
-                     uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration,
+                                uint64_t cycle) {
   const uint64_t message_iteration = uint64_t(iteration) + task.iteration_delta;
   if (message_iteration >= world_.iterations) return;
   // One injection; the sender's router copies it both ways when the task has tiles behind it too.
@@ -393,8 +458,10 @@ void Band::multicast(uint32_t tile, const Task& task, const CompiledTask& compil
                     task.count > 0);
 }
 
-void Band::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t count, const CompiledTask& compiled,
-                           uint64_t message_iteration, uint64_t cycle, uint64_t* injected, bool already_injected) {
+template <bool kProfiled>
+void Band<kProfiled>::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t count,
+                                      const CompiledTask& compiled, uint64_t message_iteration, uint64_t cycle,
+                                      uint64_t* injected, bool already_injected) {
   World& w = world_;
   uint32_t index = w.free_multicast;
   if (index == kNoMessage) {
@@ -427,18 +494,21 @@ void Band::start_multicast(uint32_t tile, const Task& task, Dir dir, uint32_t co
     m.pass = m.arrival;
     w.link_hops += count;
   }
-  post_multicast(index, uint32_t(int64_t(tile) + m.tile_step), m.pass[0]);
+  post_multicast(tile, index, uint32_t(int64_t(tile) + m.tile_step), m.pass[0]);
 }
 
-void Band::post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival) {
+template <bool kProfiled>
+void Band<kProfiled>::post_multicast(uint32_t from, uint32_t multicast, uint32_t tile, uint64_t arrival) {
   const uint32_t band = world_.band_of(tile);
+  if constexpr (kProfiled) profile_message(from, tile, band, arrival);
   if (band == index_)
     schedule(arrival, multicast | kMulticastBit);
   else
     sinks_[band]->continue_multicast(arrival, multicast);
 }
 
-void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
+template <bool kProfiled>
+void Band<kProfiled>::step_multicast(uint32_t multicast, uint64_t cycle) {
   World& w = world_;
   MulticastState& m = w.multicasts[multicast];
   const uint32_t k = m.next_k;
@@ -452,7 +522,7 @@ void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
   // Pass the multicast on before the tile runs: running it may start new multicasts.
   if (k < m.count) {
     ++m.next_k;
-    post_multicast(multicast, uint32_t(int64_t(tile) + m.tile_step), m.pass[k]);
+    post_multicast(tile, multicast, uint32_t(int64_t(tile) + m.tile_step), m.pass[k]);
   } else {
     m.next_free = w.free_multicast;
     w.free_multicast = multicast;
@@ -471,12 +541,24 @@ void Band::step_multicast(uint32_t multicast, uint64_t cycle) {
   schedule(arrival, allocate(message) | kDeliveryBit);
 }
 
-void Band::post(const Message& message, uint64_t arrival) {
+template <bool kProfiled>
+void Band<kProfiled>::post(uint32_t from, const Message& message, uint64_t arrival) {
   const uint32_t band = world_.band_of(message.tile);
+  if constexpr (kProfiled) profile_message(from, message.tile, band, arrival);
   if (band == index_)
     schedule(arrival, allocate(message) | kDeliveryBit);
   else
     sinks_[band]->deliver(arrival, message);
 }
+
+template <bool kProfiled>
+void Band<kProfiled>::profile_message(uint32_t from, uint32_t to, uint32_t to_band, uint64_t arrival) {
+  const World& w = world_;
+  w.parallelism->message(index_, to_band, w.place.row(from), w.place.x(from), w.place.row(to), w.place.x(to),
+                         arrival - cycle_);
+}
+
+template class Band<false>;
+template class Band<true>;
 
 }  // namespace wafersim::sim

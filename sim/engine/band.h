@@ -21,6 +21,10 @@ class MessageSink : public virtual sc_core::sc_interface {
   virtual void continue_multicast(uint64_t cycle, uint32_t multicast) = 0;
 };
 
+// kProfiled: the band reports its events, wake-ups and messages to
+// World::parallelism (EngineOptions::parallelism_profile). A separate
+// instantiation, so that the engine's usual path carries none of it.
+template <bool kProfiled>
 class Band : public sc_core::sc_module, public MessageSink {
  public:
   sc_core::sc_export<MessageSink> in;
@@ -43,6 +47,13 @@ class Band : public sc_core::sc_module, public MessageSink {
 
   void end_of_elaboration() override;
   void wake();
+  // Runs every event of `cycle`.
+  [[gnu::always_inline]] inline void drain(uint64_t cycle);
+  [[gnu::always_inline]] inline void dispatch(uint32_t event, uint64_t cycle);
+  // A profiled band's dispatch: charges the event's count to its tile.
+  void profile_event(uint32_t event, uint64_t cycle);
+  // A message from tile `from` to tile `to` of band `to_band`, for World::parallelism.
+  [[gnu::cold, gnu::noinline]] void profile_message(uint32_t from, uint32_t to, uint32_t to_band, uint64_t arrival);
   // Takes the parked messages `wait` awaits; sets the tile's pending to those still missing.
   void take_parked(uint32_t tile, const Task& wait, uint32_t iteration);
   void multicast(uint32_t tile, const Task& task, const CompiledTask& compiled, uint32_t iteration, uint64_t cycle);
@@ -70,8 +81,9 @@ class Band : public sc_core::sc_module, public MessageSink {
   [[gnu::always_inline]] inline uint64_t send_stream(uint32_t tile, const Task& task, const CompiledTask& compiled,
                                                      uint32_t destination, uint64_t message_iteration, uint64_t cycle);
   [[gnu::always_inline]] inline void step_multicast(uint32_t multicast, uint64_t cycle);
-  [[gnu::always_inline]] inline void post(const Message& message, uint64_t arrival);
-  [[gnu::always_inline]] inline void post_multicast(uint32_t multicast, uint32_t tile, uint64_t arrival);
+  // `from` is the tile the message leaves (for World::parallelism only).
+  [[gnu::always_inline]] inline void post(uint32_t from, const Message& message, uint64_t arrival);
+  [[gnu::always_inline]] inline void post_multicast(uint32_t from, uint32_t multicast, uint32_t tile, uint64_t arrival);
   [[gnu::always_inline]] inline void schedule(uint64_t cycle, uint32_t event);
   [[gnu::always_inline]] inline uint32_t allocate(const Message& message);
 

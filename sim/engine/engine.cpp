@@ -104,6 +104,38 @@ TileBusy tile_busy(const World& world) {
   return busy;
 }
 
+// The band modules over the world's rows, bound to each other, with what runs at cycle 0.
+template <bool kProfiled>
+void elaborate_bands(World& world, uint32_t bands) {
+  std::vector<Band<kProfiled>*> modules;
+  world.band_of_row.resize(world.rows);
+  const uint64_t width = world.width;
+  for (uint32_t b = 0; b < bands; ++b) {
+    const uint32_t first_row = uint32_t(uint64_t(b) * world.rows / bands);
+    const uint32_t end_row = uint32_t(uint64_t(b + 1) * world.rows / bands);
+    std::fill(world.band_of_row.begin() + first_row, world.band_of_row.begin() + end_row, b);
+    const std::string name = fmt::format("b{}", b);
+    modules.push_back(
+        new Band<kProfiled>(name.c_str(), world, b, uint32_t(first_row * width), uint32_t(end_row * width)));
+  }
+  for (Band<kProfiled>* from : modules)
+    for (Band<kProfiled>* to : modules) from->out(to->in);
+
+  const ProgramSet& programs = world.set;
+  for (uint64_t tile = 0; tile < programs.tiles(); ++tile) {
+    if (programs.tile_program[tile] == ProgramSet::kIdle) continue;
+    ++world.tiles_active;
+    if (world.iterations > 0) modules[world.band_of(uint32_t(tile))]->start_tile(uint32_t(tile));
+  }
+  for (const Injection& injection : programs.injections) {
+    Message message;
+    message.tile = uint32_t(injection.tile);
+    message.iteration = uint32_t(injection.iteration);
+    message.tag = injection.tag;
+    modules[world.band_of(message.tile)]->inject(message);
+  }
+}
+
 }  // namespace
 
 uint64_t max_simulated_cycles() {
@@ -132,30 +164,13 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   // Only the world's flat arrays are freed after the run (World::release_tile_state).
   World* world = new World(hw, programs, inputs, options);
   const uint32_t bands = band_count(*world, options);
-  std::vector<Band*> modules;
-  world->band_of_row.resize(world->rows);
-  const uint64_t width = world->width;
-  for (uint32_t b = 0; b < bands; ++b) {
-    const uint32_t first_row = uint32_t(uint64_t(b) * world->rows / bands);
-    const uint32_t end_row = uint32_t(uint64_t(b + 1) * world->rows / bands);
-    std::fill(world->band_of_row.begin() + first_row, world->band_of_row.begin() + end_row, b);
-    const std::string name = fmt::format("b{}", b);
-    modules.push_back(new Band(name.c_str(), *world, b, uint32_t(first_row * width), uint32_t(end_row * width)));
-  }
-  for (Band* from : modules)
-    for (Band* to : modules) from->out(to->in);
-
-  for (uint64_t tile = 0; tile < programs.tiles(); ++tile) {
-    if (programs.tile_program[tile] == ProgramSet::kIdle) continue;
-    ++world->tiles_active;
-    if (world->iterations > 0) modules[world->band_of(uint32_t(tile))]->start_tile(uint32_t(tile));
-  }
-  for (const Injection& injection : programs.injections) {
-    Message message;
-    message.tile = uint32_t(injection.tile);
-    message.iteration = uint32_t(injection.iteration);
-    message.tag = injection.tag;
-    modules[world->band_of(message.tile)]->inject(message);
+  std::unique_ptr<ParallelismCounter> parallelism;
+  if (options.parallelism_profile) {
+    parallelism = std::make_unique<ParallelismCounter>(bands, hw.fabric.hop_latency_cycles);
+    world->parallelism = parallelism.get();
+    elaborate_bands<true>(*world, bands);
+  } else {
+    elaborate_bands<false>(*world, bands);
   }
 
   EngineResult result;
@@ -176,6 +191,10 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   result.marks = std::move(world->marks);
   collect_busy(*world, result);
   if (options.keep_tile_busy) result.tile_busy = tile_busy(*world);
+  if (parallelism) {
+    result.parallelism = parallelism->finish();
+    world->parallelism = nullptr;
+  }
   world->release_tile_state();
   return result;
 }

@@ -12,6 +12,7 @@
 #include "models/cycle_limit.h"
 #include "models/hardware.h"
 #include "models/tile_program.h"
+#include "sim/engine/parallelism_profile.h"
 
 namespace wafersim::sim {
 
@@ -32,6 +33,8 @@ struct EngineOptions {
   std::function<void(const EngineProgress&)> progress;
   double progress_seconds = 2.0;
   bool keep_tile_busy = false;  // fill EngineResult::tile_busy (heatmaps); off, the run keeps only means and peaks
+  // Fill EngineResult::parallelism: times every band's wake-up (`wafersim bench parallelism`).
+  bool parallelism_profile = false;
 };
 
 // Busy cycles of every tile and every directed link, in tile id order
@@ -60,7 +63,8 @@ struct EngineResult {
   double compute_busy_mean = 0, compute_busy_peak = 0;  // fraction of end_cycle, over active tiles
   double link_busy_mean = 0, link_busy_peak = 0;        // fraction of end_cycle, over all links (contention on)
   double build_seconds = 0, run_seconds = 0;
-  TileBusy tile_busy;  // only with EngineOptions::keep_tile_busy
+  TileBusy tile_busy;              // only with EngineOptions::keep_tile_busy
+  ParallelismProfile parallelism;  // only with EngineOptions::parallelism_profile
 };
 
 // A ProgramSet the engine cannot run (a route off the grid, a deadlock, a second

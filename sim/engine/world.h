@@ -135,6 +135,7 @@ struct World {
   uint32_t free_multicast = kNoMessage;
 
   std::vector<uint32_t> band_of_row;
+  ParallelismCounter* parallelism = nullptr;  // only with EngineOptions::parallelism_profile
   std::vector<std::vector<MarkRecord>> marks;
 
   uint64_t events = 0, link_hops = 0;
