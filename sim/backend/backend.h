@@ -14,6 +14,7 @@
 #include "mapping/plan.h"
 #include "mapping/timeline.h"
 #include "models/tile_program.h"
+#include "sim/engine/parallelism_profile.h"
 #include "sim/experiment/sim_options.h"
 
 namespace wafersim::backend {
@@ -56,6 +57,9 @@ struct RunFigures {
   std::vector<StepCycles> first_token_steps;  // the closed form's account of the first token, where offered
   std::vector<StepCycles> region_steps;       // the same for every region (analytic)
   std::shared_ptr<const TileFigures> tiles;   // engine, only when SimOptions::tile_figures asks
+  // Engine, only when SimOptions::parallelism_profile asks, and only from
+  // evaluate() in this process (a child's evaluation does not carry it).
+  std::shared_ptr<const sim::ParallelismProfile> parallelism;
   // The whole command, loading and compiling included; filled by the caller. Not byte-stable.
   double wall_seconds = 0;
   uint64_t peak_rss_bytes = 0;

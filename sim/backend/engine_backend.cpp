@@ -72,6 +72,7 @@ class EngineBackend : public Backend {
     engine.bands = options.bands;
     engine.progress_seconds = options.progress_seconds;
     engine.keep_tile_busy = options.tile_figures;
+    engine.parallelism_profile = options.parallelism_profile;
     const uint64_t tokens = plan.programs.iterations;
     if (progress)
       engine.progress = [&](const sim::EngineProgress& p) {
@@ -93,6 +94,8 @@ class EngineBackend : public Backend {
     figures.tiles_simulated = result.tiles_simulated;
     figures.events = result.events;
     figures.link_hops = result.link_hops;
+    if (options.parallelism_profile)
+      figures.parallelism = std::make_shared<const sim::ParallelismProfile>(result.parallelism);
     if (options.tile_figures) {
       auto tiles = std::make_shared<TileFigures>();
       tiles->end_cycle = result.end_cycle;

@@ -60,6 +60,7 @@ void add_sweep_command(CLI::App& app);
 void add_sweep_point_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_bench_parallelism_command(CLI::App& bench);  // `bench parallelism`, under `bench`
 void add_serve_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 

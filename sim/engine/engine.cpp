@@ -193,6 +193,7 @@ EngineResult run_programs(const HardwareSpec& hw, const ProgramSet& programs, co
   if (options.keep_tile_busy) result.tile_busy = tile_busy(*world);
   if (parallelism) {
     result.parallelism = parallelism->finish();
+    result.parallelism.run_seconds = result.run_seconds;
     world->parallelism = nullptr;
   }
   world->release_tile_state();

@@ -37,6 +37,7 @@ struct ParallelismProfile {
   uint64_t least_message_cycles = UINT64_MAX;
   uint64_t windows = 0;  // windows holding at least one event: the barriers a parallel engine would pass
   uint64_t events = 0;
+  double run_seconds = 0;   // wall time of the whole simulation (EngineResult::run_seconds)
   double wake_seconds = 0;  // wall time inside the bands' wake-ups (the rest is SystemC's scheduler)
   std::vector<uint64_t> band_events;
   std::vector<ParallelismSplit> splits;  // per partition: 1, 2, 4, ... threads

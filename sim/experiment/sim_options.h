@@ -17,6 +17,9 @@ struct SimOptions {
   bool exact_detours = false;
   // Not a configuration key: set by --heatmaps, keeps every tile's and link's busy cycles (RunFigures::tiles).
   bool tile_figures = false;
+  // Not a configuration key: set by `bench parallelism`, profiles what a
+  // parallel engine could overlap (RunFigures::parallelism).
+  bool parallelism_profile = false;
 };
 
 void declare_sim_params(config::Schema& schema);
