@@ -107,6 +107,10 @@ struct MappingOptions {
   // Format of a GEMV's partial sums as they are written, sent up the
   // reduction tree and added (fp32 by default; WaferLLM reduces in fp16).
   Dtype partial_sum = Dtype::FP32;
+  // Elements of one multiply-add instruction of a weight product (each costs
+  // TileParams::vector_instruction_cycles); 0 = a whole row of the tile's
+  // block in one instruction. WaferLLM's kernels take 16.
+  uint32_t vector_instruction_elements = 0;
   Handoff handoff = Handoff::Slices;                    // honoured with the distributed dataflow only
   AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
   LineRoot line_root = LineRoot::First;                 // of every region but MoE layers

@@ -213,7 +213,8 @@ class MeshGemm final : public MeshGemmStep {
     return Work{workloads::matmul_flops(block_in_, block_out_, bias),
                 dtype_bytes(shape_.weight, block_in_ * block_out_) +
                     (bias ? dtype_bytes(shape_.bias_dtype, block_out_) : 0) + dtype_bytes(env_.activation, block_in_),
-                dtype_bytes(env_.partial_sum, block_out_)};
+                dtype_bytes(env_.partial_sum, block_out_),
+                shape_.block_vector_instructions(block_in_, block_out_, env_.vector_instruction_elements)};
   }
   // A ring's two directions take two patterns: forward (to a larger position) and back.
   static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }

@@ -84,6 +84,7 @@ class ChainBuilder {
     env_.activation = context.model->activation_dtype;
     env_.partial_sum = context.options->partial_sum;
     env_.stream_buffer_bytes = context.options->stream_buffer_bytes;
+    env_.vector_instruction_elements = context.options->vector_instruction_elements;
     env_.tokens = context.tokens;
     block.tokens = context.tokens;
   }

@@ -31,7 +31,8 @@ Work block_work(const StepEnv& env, const GemvShape& shape, uint64_t block_in, u
   return Work{workloads::ElementwiseFlops::kMultiplyAdd * weights + (bias ? block_out : 0),
               dtype_bytes(shape.weight, weights) + (bias ? dtype_bytes(shape.bias_dtype, block_out) : 0) +
                   act_bytes(env, block_in),
-              dtype_bytes(env.partial_sum, block_out)};
+              dtype_bytes(env.partial_sum, block_out),
+              shape.block_vector_instructions(block_in, block_out, env.vector_instruction_elements)};
 }
 
 class RootCompute final : public RootComputeStep {

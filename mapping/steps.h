@@ -58,8 +58,9 @@ struct StepEnv {
   uint32_t colors_available = 0;
   uint16_t layer = 0;  // for statistics
   Dtype activation = Dtype::BF16;
-  Dtype partial_sum = Dtype::FP32;   // of GEMV partial sums (mapping.partial_sum_dtype)
-  uint64_t stream_buffer_bytes = 0;  // SRAM a tile keeps for data streaming through it
+  Dtype partial_sum = Dtype::FP32;           // of GEMV partial sums (mapping.partial_sum_dtype)
+  uint64_t stream_buffer_bytes = 0;          // SRAM a tile keeps for data streaming through it
+  uint32_t vector_instruction_elements = 0;  // mapping.vector_instruction_elements
   // Tokens one iteration carries through the step: 1 in decode, the chunk in a
   // prefill. Every task's work and every message's bytes are that many times
   // one token's, in the programs and in the closed form alike (steps_base.cpp).
@@ -356,6 +357,15 @@ struct GemvShape {
   // Weight elements of a tile whose dense block is rows x cols (rounded up).
   uint64_t block_weights(uint64_t rows, uint64_t cols) const {
     return stored == 0 ? rows * cols : (rows * cols * stored + d_in * d_out - 1) / (d_in * d_out);
+  }
+
+  // Vector (DSD) instructions of a tile's block of `in` inputs by `out`
+  // outputs: one multiply-add per input over `elements` outputs at a time (0:
+  // all of them, as one DSD can; WaferLLM's kernels take 16); a stored matrix
+  // in proportion to its elements.
+  uint64_t block_vector_instructions(uint64_t in, uint64_t out, uint64_t elements) const {
+    const uint64_t dense = out == 0 ? 0 : in * (elements == 0 ? 1 : (out + elements - 1) / elements);
+    return stored == 0 ? dense : (dense * stored + d_in * d_out - 1) / (d_in * d_out);
   }
 
   uint64_t weights() const { return stored == 0 ? d_in * d_out : stored; }

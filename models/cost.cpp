@@ -17,7 +17,8 @@ uint32_t fmac_per_cycle(const TileParams& tile, Dtype dtype) {
 }  // namespace
 
 uint64_t compute_cycles(const TileParams& tile, Dtype dtype, const Work& work) {
-  const uint64_t math = ceil_div(work.flops, 2 * uint64_t(fmac_per_cycle(tile, dtype)));
+  const uint64_t math = ceil_div(work.flops, 2 * uint64_t(fmac_per_cycle(tile, dtype))) +
+                        work.vector_instructions * tile.vector_instruction_cycles;
   const uint64_t reads = ceil_div(work.read_bytes, tile.sram_read_bytes_per_cycle);
   const uint64_t writes = ceil_div(work.write_bytes, tile.sram_write_bytes_per_cycle);
   return tile.task_overhead_cycles + std::max({math, reads, writes});

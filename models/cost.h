@@ -14,21 +14,26 @@ struct Work {
   uint64_t flops = 0;
   uint64_t read_bytes = 0;   // SRAM bytes read
   uint64_t write_bytes = 0;  // SRAM bytes written
+  // Vector (DSD) instructions a weight product issues: each costs
+  // TileParams::vector_instruction_cycles on top of its elements (0: not counted).
+  uint64_t vector_instructions = 0;
 
-  auto fields() const { return std::tie(flops, read_bytes, write_bytes); }
+  auto fields() const { return std::tie(flops, read_bytes, write_bytes, vector_instructions); }
   bool operator==(const Work& other) const { return fields() == other.fields(); }
 };
 static_assert(aggregate_members<Work>() == listed_fields<Work>(), "Work::fields() must list every field");
 
 // Componentwise sum and multiple of work (a task's fixed part plus its per-position part).
 inline Work operator+(const Work& a, const Work& b) {
-  return {a.flops + b.flops, a.read_bytes + b.read_bytes, a.write_bytes + b.write_bytes};
+  return {a.flops + b.flops, a.read_bytes + b.read_bytes, a.write_bytes + b.write_bytes,
+          a.vector_instructions + b.vector_instructions};
 }
 inline Work operator*(const Work& work, uint64_t factor) {
-  return {work.flops * factor, work.read_bytes * factor, work.write_bytes * factor};
+  return {work.flops * factor, work.read_bytes * factor, work.write_bytes * factor, work.vector_instructions * factor};
 }
 
-// overhead + max(ceil(flops / (2 * fmac)), ceil(read / read_bw), ceil(write / write_bw))
+// overhead + max(ceil(flops / (2 * fmac)) + vector instructions x their cycles,
+//                ceil(read / read_bw), ceil(write / write_bw))
 uint64_t compute_cycles(const TileParams& tile, Dtype dtype, const Work& work);
 
 // ceil(bytes / link_bytes_per_cycle): paid once per message (cut-through).

@@ -50,7 +50,11 @@ config::ParamTable<TileParams> tile_table() {
            &TileParams::fmac_per_cycle_8bit)
       .add(int_param("hardware.tile.task_overhead_cycles", "cycles", "8", 0, 1e6,
                      "Fixed cost of starting any compute task on a tile"),
-           &TileParams::task_overhead_cycles);
+           &TileParams::task_overhead_cycles)
+      .add(int_param("hardware.tile.vector_instruction_cycles", "cycles", "7", 0, 1e6,
+                     "What each multiply-add (DSD) instruction of a weight product (GEMV, GEMM) costs beyond its "
+                     "elements' multiply-adds (mapping.vector_instruction_elements says how many it covers)"),
+           &TileParams::vector_instruction_cycles);
 }
 
 config::ParamTable<FabricParams> fabric_table() {

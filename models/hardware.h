@@ -25,6 +25,9 @@ struct TileParams {
   uint32_t fmac_per_cycle_16bit = 0;
   uint32_t fmac_per_cycle_8bit = 0;
   uint32_t task_overhead_cycles = 0;  // fixed cost of starting any compute task
+  // What each vector (DSD) instruction of a weight product costs beyond its
+  // elements' share of the multiply-add rate (Work::vector_instructions).
+  uint32_t vector_instruction_cycles = 0;
 };
 
 struct FabricParams {

@@ -16,11 +16,23 @@ TEST_CASE("compute cycles: overhead plus the slowest of math, reads and writes",
   CHECK(compute_cycles(tile, Dtype::FP16, {}) == 8);
 }
 
+TEST_CASE("each vector instruction of a weight product adds its cycles to the math", "[cost]") {
+  TileParams tile = testing::wse3_like().tile;
+  REQUIRE(tile.vector_instruction_cycles == 7);
+  CHECK(compute_cycles(tile, Dtype::FP16, {160, 0, 0, 3}) == 8 + 10 + 3 * 7);
+  // The instructions lengthen the math, which may then pass the reads or not.
+  CHECK(compute_cycles(tile, Dtype::FP16, {160, 480, 0, 1}) == 8 + 30);       // reads 30 > math 17
+  CHECK(compute_cycles(tile, Dtype::FP16, {160, 480, 0, 4}) == 8 + 10 + 28);  // math 38 > reads 30
+  tile.vector_instruction_cycles = 0;
+  CHECK(compute_cycles(tile, Dtype::FP16, {160, 0, 0, 3}) == 8 + 10);
+}
+
 TEST_CASE("work adds and scales componentwise", "[cost]") {
-  const Work sum = Work{1, 2, 3} + Work{10, 20, 30} * 2;
+  const Work sum = Work{1, 2, 3, 4} + Work{10, 20, 30, 40} * 2;
   CHECK(sum.flops == 21);
   CHECK(sum.read_bytes == 42);
   CHECK(sum.write_bytes == 63);
+  CHECK(sum.vector_instructions == 84);
 }
 
 TEST_CASE("messages pay serialisation once", "[cost]") {

@@ -14,7 +14,7 @@ inline HardwareSpec wse3_like(uint32_t grid_width = 762, uint32_t grid_height = 
   hw.grid_height = grid_height;
   hw.clock_ghz = 1.1;
   hw.wafers = wafers;
-  hw.tile = {49152, 4176, 16, 8, 2, 8, 16, 8};
+  hw.tile = {49152, 4176, 16, 8, 2, 8, 16, 8, 7};
   hw.fabric = {4, 1, 1, 2, 2, 24, 3, 30, nullptr};
   hw.offwafer = {1100, 136};
   return hw;
