@@ -24,6 +24,14 @@ inline std::string zoo_experiment(const std::string& model, const std::string& h
 
 inline mapping::Plan compile(const Experiment& experiment) { return compile_plan(experiment); }
 
+// Every tile's tasks of one step of `block`, for the iteration's tokens, in tile order.
+inline std::vector<Task> step_tasks(const mapping::Block& block, const mapping::Step& step) {
+  std::vector<Task> tasks;
+  for (uint32_t i = 0; i < block.geo.rows; ++i)
+    for (uint32_t j = 0; j < block.geo.cols; ++j) step.emit_tokens(i, j, tasks);
+  return tasks;
+}
+
 // An experiment's plan and its closed-form decode timeline.
 struct Decoded {
   mapping::Plan plan;

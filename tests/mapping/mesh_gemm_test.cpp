@@ -38,10 +38,7 @@ std::map<std::string, uint64_t> projection_flops(const mapping::Region& region) 
   const mapping::Block& block = region.blocks[0];
   for (const auto& step : block.steps) {
     if (!kProjections.count(step->label())) continue;
-    std::vector<Task> tasks;
-    for (uint32_t i = 0; i < block.geo.rows; ++i)
-      for (uint32_t j = 0; j < block.geo.cols; ++j) step->emit_tokens(i, j, tasks);
-    for (const Task& task : tasks)
+    for (const Task& task : step_tasks(block, *step))
       if (task.op == TaskOp::Compute && task.category == Category::Compute) flops[step->label()] += task.work.flops;
   }
   return flops;

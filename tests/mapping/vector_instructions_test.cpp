@@ -30,11 +30,8 @@ std::map<std::string, ProjectionWork> projection_work(const mapping::Plan& plan)
     const mapping::Block& block = region.blocks[0];
     for (const auto& step : block.steps) {
       if (!kProjections.count(step->label())) continue;
-      std::vector<Task> tasks;
-      for (uint32_t i = 0; i < block.geo.rows; ++i)
-        for (uint32_t j = 0; j < block.geo.cols; ++j) step->emit_tokens(i, j, tasks);
       ProjectionWork& w = work[step->label()];
-      for (const Task& task : tasks) {
+      for (const Task& task : step_tasks(block, *step)) {
         if (task.op != TaskOp::Compute || task.category != Category::Compute || task.work.flops == 0) continue;
         w.multiply_adds += task.work.flops / 2;
         w.instructions += task.work.vector_instructions;
