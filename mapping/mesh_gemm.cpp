@@ -85,10 +85,13 @@ class MeshGemm final : public MeshGemmStep {
     tree_.bytes_per_position =
         dtype_bytes(env.partial_sum, ceil_div(tokens_, lines_) * block_out_);  // as the GEMV leaves them
     const Work one = block(false), one_bias = block(shape.bias);
-    first_ = one * first_tokens_;
-    first_bias_ = one_bias * first_tokens_;
-    rest_ = one * (tokens_ - first_tokens_);
-    rest_bias_ = one_bias * (tokens_ - first_tokens_);
+    const uint64_t rest_tokens = tokens_ - first_tokens_;
+    const Work first_instructions = round_instructions(first_tokens_, env.vector_instruction_elements);
+    const Work rest_instructions = round_instructions(rest_tokens, env.vector_instruction_elements);
+    first_ = one * first_tokens_ + first_instructions;
+    first_bias_ = one_bias * first_tokens_ + first_instructions;
+    rest_ = one * rest_tokens + rest_instructions;
+    rest_bias_ = one_bias * rest_tokens + rest_instructions;
   }
 
   FrontKind input() const override { return from_column() ? FrontKind::Column : FrontKind::Row; }
@@ -208,13 +211,29 @@ class MeshGemm final : public MeshGemmStep {
   uint16_t tags_used() const override { return uint16_t(3 + tree_levels(lines_, env_.fanin)); }
 
  private:
-  // One token's product of a tile's weight block, as the decode GEMV costs it.
+  // One token's product of a tile's weight block, as the decode GEMV costs it
+  // (its instructions are the rounds', round_instructions).
   Work block(bool bias) const {
     return Work{workloads::matmul_flops(block_in_, block_out_, bias),
                 dtype_bytes(shape_.weight, block_in_ * block_out_) +
                     (bias ? dtype_bytes(shape_.bias_dtype, block_out_) : 0) + dtype_bytes(env_.activation, block_in_),
-                dtype_bytes(env_.partial_sum, block_out_),
-                shape_.block_vector_instructions(block_in_, block_out_, env_.vector_instruction_elements)};
+                dtype_bytes(env_.partial_sum, block_out_), 0};
+  }
+  // The vector instructions of the rounds that carry `tokens` tokens, each
+  // round a block of first_tokens_ (the last one what is left), in WaferLLM's
+  // MeshGEMM loop (MeshInfra/WaferLLM, Prefill/WSE-2/src/prefill.csl,
+  // mm_computation): for each weight element of the tile's block, one
+  // multiply-add over the round's token block, in instructions of at most
+  // `elements` tokens (0: the whole block). The decode GEMV's loop instead
+  // issues one instruction per input over the outputs, once per token.
+  Work round_instructions(uint64_t tokens, uint64_t elements) const {
+    auto per_weight = [&](uint64_t round_tokens) { return elements == 0 ? 1 : ceil_div(round_tokens, elements); };
+    const uint64_t full_rounds = tokens / first_tokens_, last_tokens = tokens % first_tokens_;
+    const uint64_t per_weight_total =
+        full_rounds * per_weight(first_tokens_) + (last_tokens > 0 ? per_weight(last_tokens) : 0);
+    Work work;
+    work.vector_instructions = block_in_ * block_out_ * per_weight_total;
+    return work;
   }
   // A ring's two directions take two patterns: forward (to a larger position) and back.
   static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }

@@ -1,6 +1,7 @@
 // MeshGEMM projections of a prefill (mapping.prefill_gemm: meshgemm): the
 // interleaved rings, the arithmetic of every projection against the chunked
-// GEMV's and the GEMM's own count, and a layer where MeshGEMM must be faster.
+// GEMV's and the GEMM's own count, a layer where its rings must be faster, and its
+// vector instructions as WaferLLM's loop issues them.
 #include "mapping/mesh_gemm.h"
 
 #include <cstdlib>
@@ -112,16 +113,16 @@ TEST_CASE("MeshGEMM does each projection's arithmetic exactly as the chunked GEM
   CHECK(layers == m.n_layers);
 }
 
-TEST_CASE("MeshGEMM projections make a long chunk's layer faster than the chunked GEMV",
+TEST_CASE("MeshGEMM's rings make a long chunk's layer faster than the chunked GEMV's trees, instructions aside",
           "[mapping][prefill][meshgemm]") {
   // Llama 3.1 8B's layer shapes on a 192 x 192 block, one chunk of 1,024 tokens:
-  // the chunked GEMV's reduction trees carry every token's partial sums level by level.
+  // the chunked GEMV's reduction trees carry every token's partial sums level
+  // by level. Vector instructions are left out: MeshGEMM issues them as
+  // WaferLLM's loop does (next test), many more than the chunked GEMV.
   const std::string text = zoo_experiment("llama3.1-8b", "wse2", 1024, 1);
-  const std::vector<std::string> overrides = {"model.n_layers=1", "workload.prefill_chunk_tokens=1024",
-                                              "mapping.layer_grid.columns=192", "mapping.layer_grid.rows=192",
-                                              "mapping.dataflow=distributed"};
-  const mapping::Plan mesh = prefill_plan(text, overrides, "meshgemm");
-  const mapping::Plan gemv = prefill_plan(text, overrides, "chunked_gemv");
+  std::vector<std::string> overrides = {"model.n_layers=1", "workload.prefill_chunk_tokens=1024",
+                                        "mapping.layer_grid.columns=192", "mapping.layer_grid.rows=192",
+                                        "mapping.dataflow=distributed"};
   const Context inputs;
   auto layer_cycles = [&](const mapping::Plan& plan) {
     for (const mapping::Region& region : plan.regions)
@@ -137,10 +138,68 @@ TEST_CASE("MeshGEMM projections make a long chunk's layer faster than the chunke
           if (kProjections.count(label)) sum += cycles;
     return sum;
   };
+  {
+    const mapping::Plan mesh = prefill_plan(text, overrides, "meshgemm");
+    const mapping::Plan gemv = prefill_plan(text, overrides, "chunked_gemv");
+    INFO("with instructions: meshgemm " << projection_cycles(mesh) << " cycles, chunked_gemv "
+                                        << projection_cycles(gemv) << " cycles of projections");
+    CHECK(projection_cycles(mesh) > projection_cycles(gemv));
+  }
+  overrides.push_back("hardware.tile.vector_instruction_cycles=0");
+  const mapping::Plan mesh = prefill_plan(text, overrides, "meshgemm");
+  const mapping::Plan gemv = prefill_plan(text, overrides, "chunked_gemv");
   const uint64_t mesh_cycles = layer_cycles(mesh), gemv_cycles = layer_cycles(gemv);
   INFO("layer: meshgemm " << mesh_cycles << " cycles, chunked_gemv " << gemv_cycles << " cycles");
   INFO("projections: meshgemm " << projection_cycles(mesh) << " cycles, chunked_gemv " << projection_cycles(gemv)
                                 << " cycles");
   CHECK(mesh_cycles < gemv_cycles);
   CHECK(projection_cycles(mesh) < projection_cycles(gemv));
+}
+
+TEST_CASE("MeshGEMM issues one instruction per weight element and round, as WaferLLM's loop does",
+          "[mapping][prefill][meshgemm][vector]") {
+  // A 12 x 12 block and a 96-token prompt in two 48-token chunks: 12 rounds of 4 tokens on every ring.
+  const std::string text = zoo_experiment("tiny-dense", "tiny", 96, 2);
+  auto per_tile = [&](const std::string& gemm, const std::string& elements) {
+    const mapping::Plan plan = prefill_plan(
+        text,
+        {"workload.prefill_chunk_tokens=48", "mapping.dataflow=distributed", "mapping.layer_grid.columns=12",
+         "mapping.layer_grid.rows=12", "mapping.vector_instruction_elements=" + elements},
+        gemm);
+    // {tile's multiply-adds, its instructions} of every tile of every projection of layer 0.
+    std::vector<std::pair<uint64_t, uint64_t>> tiles;
+    for (const mapping::Region& region : plan.regions) {
+      if (region.name != "layer 0") continue;
+      const mapping::Block& block = region.blocks[0];
+      for (const auto& step : block.steps) {
+        if (!kProjections.count(step->label())) continue;
+        for (uint32_t i = 0; i < block.geo.rows; ++i)
+          for (uint32_t j = 0; j < block.geo.cols; ++j) {
+            std::vector<Task> tasks;
+            step->emit_tokens(i, j, tasks);
+            std::pair<uint64_t, uint64_t> tile{0, 0};
+            for (const Task& task : tasks)
+              if (task.op == TaskOp::Compute && task.category == Category::Compute) {
+                tile.first += task.work.flops / 2;
+                tile.second += task.work.vector_instructions;
+              }
+            if (tile.first > 0) tiles.push_back(tile);
+          }
+      }
+    }
+    REQUIRE(!tiles.empty());
+    return tiles;
+  };
+  // One token per instruction: one per multiply-add. A whole round's block of
+  // 4 tokens: a quarter of them. Runs of 3 tokens: two per weight and round.
+  for (const auto& [multiply_adds, instructions] : per_tile("meshgemm", "1")) CHECK(instructions == multiply_adds);
+  for (const auto& [multiply_adds, instructions] : per_tile("meshgemm", "0")) CHECK(4 * instructions == multiply_adds);
+  for (const auto& [multiply_adds, instructions] : per_tile("meshgemm", "3")) CHECK(2 * instructions == multiply_adds);
+  // The chunked GEMV runs its instructions over a block's outputs, token by
+  // token: far fewer than MeshGEMM's here (blocks of 22-43 outputs, rounds of 4 tokens).
+  const auto mesh = per_tile("meshgemm", "0"), gemv = per_tile("chunked_gemv", "0");
+  uint64_t mesh_instructions = 0, gemv_instructions = 0;
+  for (const auto& tile : mesh) mesh_instructions += tile.second;
+  for (const auto& tile : gemv) gemv_instructions += tile.second;
+  CHECK(gemv_instructions * 4 < mesh_instructions);
 }
