@@ -55,6 +55,10 @@ void write_csv_tables(const std::string& folder, const nlohmann::json& document)
     for (const nlohmann::json& layer : metrics["prefill"].at("per_layer"))
       rows.push_back({layer["region"], layer["cycles_per_chunk"]});
     files.emplace_back("prefill_per_layer.csv", csv({"region", "cycles_per_chunk"}, rows));
+    rows.clear();
+    for (const nlohmann::json& step : metrics["prefill"].at("steps_per_region"))
+      rows.push_back({step["region"], step["step"], step["cycles"]});
+    files.emplace_back("prefill_steps.csv", csv({"region", "step", "cycles"}, rows));
   }
   if (metrics.contains("steps_per_region")) {
     rows.clear();

@@ -35,6 +35,13 @@ struct PrefillMetrics {
   double tokens_per_second = 0;  // prompt tokens of every sequence over `seconds`
   std::array<double, size_t(Category::kCount)> breakdown{};
   std::vector<LayerCycles> per_layer;  // cycles_per_token here: per chunk
+  // Every region's steps of the first chunk in closed form, whichever backend
+  // timed the prefill (the same account as DecodeMetrics' steps_per_region).
+  struct Step {
+    std::string region, step;
+    uint64_t cycles = 0;
+  };
+  std::vector<Step> steps;
   // Per sequence: the prefill of the whole batch, then its first decoded token.
   LatencySummary time_to_first_token_us;
   double end_to_end_tokens_per_second = 0;  // decoded tokens over prefill + decode

@@ -284,6 +284,15 @@ std::vector<Metric> build_table() {
           layers.push_back({{"region", layer.name}, {"cycles_per_chunk", layer.cycles_per_token}});
         return layers;
       }));
+  add("metrics.prefill.steps_per_region", "cycles",
+      "every prefill region's steps of the first chunk in closed form, whichever backend timed the prefill: "
+      "[{region, step, cycles}]",
+      0, std::nullopt, prefill([](const PrefillMetrics& p) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const PrefillMetrics::Step& step : p.steps)
+          steps.push_back({{"region", step.region}, {"step", step.step}, {"cycles", step.cycles}});
+        return steps;
+      }));
   add("metrics.end_to_end_tokens_per_second", "tokens/s",
       "decoded tokens over prefill + decode time (decode starts when the prefill has ended)", kSweepDefault,
       TableRow{"end-to-end throughput", "tokens/s", 1, 1},

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -54,6 +55,23 @@ TEST_CASE("the prefill leaves the decode figures as they are without it", "[cli]
   REQUIRE(with["metrics"].contains("prefill"));
   for (const char* key : {"total_cycles", "cycles_per_token", "per_token_latency_us", "per_layer", "breakdown"})
     CHECK(with["metrics"][key] == without["metrics"][key]);
+}
+
+TEST_CASE("the prefill's steps are the closed form's whichever backend ran and grow with the chunk", "[cli][prefill]") {
+  auto steps = [](const std::string& command, const std::string& chunk) {
+    const json result = run_json({command, kTinyDense, "--quiet", "--set", "workload.prompt_tokens=96", "--set",
+                                  "workload.prefill_chunk_tokens=" + chunk, "--set", "sim.contention=true"});
+    std::map<std::string, uint64_t> cycles;  // "region/step" -> cycles
+    for (const json& step : result["metrics"]["prefill"]["steps_per_region"])
+      cycles[step["region"].get<std::string>() + "/" + step["step"].get<std::string>()] = step["cycles"];
+    return cycles;
+  };
+  const auto analytic = steps("analytic", "16");
+  REQUIRE(analytic.count("layer 0/qkv_proj"));
+  CHECK(steps("run", "16") == analytic);
+  const auto longer = steps("analytic", "48");
+  CHECK(longer.at("layer 0/qkv_proj") > analytic.at("layer 0/qkv_proj"));
+  CHECK(longer.at("layer 1/down_proj") > analytic.at("layer 1/down_proj"));
 }
 
 TEST_CASE("larger prefill chunks mean fewer chunks and more cycles per chunk", "[cli][prefill]") {

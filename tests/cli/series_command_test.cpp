@@ -86,6 +86,22 @@ void check_csv(const Series& series) {
   }
   const auto prefill = read_csv(series.csv / "prefill_per_layer.csv");
   CHECK(prefill.size() == metrics["prefill"]["per_layer"].size() + 1);
+  // The prefill's steps, from either backend: every prefill region's, in order.
+  const json& prefill_steps = metrics["prefill"]["steps_per_region"];
+  std::vector<std::string> regions;
+  for (const json& step : prefill_steps) {
+    CHECK(step["cycles"].get<uint64_t>() < metrics["prefill"]["cycles"].get<uint64_t>());
+    if (regions.empty() || regions.back() != step["region"]) regions.push_back(step["region"]);
+  }
+  REQUIRE(regions.size() == metrics["prefill"]["per_layer"].size());
+  for (size_t r = 0; r < regions.size(); ++r) CHECK(regions[r] == metrics["prefill"]["per_layer"][r]["region"]);
+  const auto prefill_rows = read_csv(series.csv / "prefill_steps.csv");
+  REQUIRE(prefill_rows.size() == prefill_steps.size() + 1);
+  CHECK(prefill_rows[0] == std::vector<std::string>{"region", "step", "cycles"});
+  for (size_t s = 1; s < prefill_rows.size(); ++s) {
+    CHECK(prefill_rows[s][1] == prefill_steps[s - 1]["step"].get<std::string>());
+    CHECK(std::stoull(prefill_rows[s][2]) == prefill_steps[s - 1]["cycles"].get<uint64_t>());
+  }
   for (const auto& entry : std::filesystem::directory_iterator(series.csv))
     CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
 }
