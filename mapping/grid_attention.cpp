@@ -204,12 +204,19 @@ class GridAttention final : public GridAttentionStep {
     // q.k over the column's dimensions; the softmax (max; subtract, exp, sum;
     // divide) is repeated by every column of the group, as in the kernel; p.v
     // over the column's dimensions.
-    c.score_fixed = Work{0, slice_bytes_, 0};
+    // The two products issue their vector instructions as the kernel's
+    // vecmat_computation does (Decode/WSE-2/src/decode.csl): one @fmach per
+    // element of the left vector over the whole right-hand run: for the
+    // scores one per dimension over the tile's positions, for the output one
+    // per position over its dimensions, for each query head. The softmax's
+    // instructions are not counted.
+    const uint64_t score_instructions = d == 0 ? 0 : q_per_kv_ * d, out_instructions = d == 0 ? 0 : q_per_kv_;
+    c.score_fixed = Work{0, slice_bytes_, 0, score_instructions};
     c.score = Work{dot, dtype_bytes(shape_.kv, d), scores};
     c.max = Work{query_heads_, scores, 0};
     c.exp_sum = Work{3 * query_heads_, scores, scores};
     c.out_fixed = Work{0, 0, dtype_bytes(env_.partial_sum, q_per_kv_ * d)};
-    c.out = Work{query_heads_ + dot, dtype_bytes(shape_.kv, d) + scores, 0};
+    c.out = Work{query_heads_ + dot, dtype_bytes(shape_.kv, d) + scores, 0, out_instructions};
     return c;
   }
   uint64_t attended(uint64_t context) const {

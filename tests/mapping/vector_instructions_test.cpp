@@ -98,3 +98,41 @@ TEST_CASE("the instructions' cycles are on the decode's critical path, and only 
   CHECK(cycles({"hardware.tile.vector_instruction_cycles=0", "mapping.vector_instruction_elements=1"}) ==
         cycles({"hardware.tile.vector_instruction_cycles=0"}));
 }
+
+TEST_CASE("grid attention issues one instruction per dimension and one per position, per query head",
+          "[mapping][vector][grid]") {
+  // tiny-dense: 4 query heads on 2 KV heads of 64 dimensions; one copy of each
+  // KV head, so each group of 4 columns holds a head's 64 dimensions.
+  const mapping::Plan plan =
+      compile(load_experiment(experiment_path("tiny-dense"),
+                              {"mapping.dataflow=distributed", "mapping.attention=grid", "mapping.kv_head_copies=1",
+                               "mapping.layer_grid.columns=8", "mapping.layer_grid.rows=8"}));
+  const uint64_t q_per_kv = 2, kv_heads = 2, head_dim = 64;
+  size_t checked = 0;
+  for (const mapping::Region& region : plan.regions) {
+    if (region.name != "layer 0") continue;
+    const mapping::Block& block = region.blocks[0];
+    for (const auto& step : block.steps) {
+      if (std::string(step->label()) != "attention") continue;
+      for (uint32_t i = 0; i < block.geo.rows; ++i) {
+        uint64_t per_token = 0, per_position = 0;
+        for (uint32_t j = 0; j < block.geo.cols; ++j) {
+          std::vector<Task> tasks;
+          step->emit_tokens(i, j, tasks);
+          for (const Task& task : tasks) {
+            if (task.op != TaskOp::Compute) continue;
+            per_token += task.work.vector_instructions;
+            per_position += task.work_per_position.vector_instructions;
+          }
+        }
+        INFO("row " << i);
+        // Scores: one per dimension of every column (over its positions);
+        // output: one per position held, on each of the 8 columns.
+        CHECK(per_token == q_per_kv * kv_heads * head_dim);
+        CHECK(per_position == q_per_kv * block.geo.cols);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 8);
+}
