@@ -20,7 +20,12 @@ binary offers, and prints the table as Markdown.
                                    line-long passes cost per unit of P, with
                                    middle roots (mapping.line_root: middle, the
                                    kernel's allreduce), more than 25 % from
-                                   WaferLLM's (vector instructions left out)
+                                   WaferLLM's (vector instructions left out),
+                                   or if a row timing WaferLLM's prefill kernel
+                                   (waferllm-prefill-kernel-*) is more than
+                                   30 % from the measured throughput, or its
+                                   speed-up from 480^2 to 720^2 more than 15
+                                   points from WaferLLM's
   scripts/validation.py --trend    the straight lines through the per-layer
                                    cycles at 420^2, 540^2 and 660^2 (fixed
                                    cycles, cycles per unit of P, growth), for
@@ -156,6 +161,8 @@ SENSITIVITY = [
     ("16-bit FMAC/cycle 2.92 -> 3 (measured on WSE-3 silicon, rounded up)", ["hardware.tile.fmac_per_cycle_16bit=3"]),
     ("vector instructions 16 cycles each (a DSD operation's set-up on WSE-3 silicon; the preset has the "
      "simulator's 7)", ["hardware.tile.vector_instruction_cycles=16"]),
+    ("vector instructions 8 cycles each (WaferLLM's MeshGEMM loop in Cerebras' simulator, 7.8)",
+     ["hardware.tile.vector_instruction_cycles=8"]),
     ("vector instructions free (the cost model before they were costed)", ["hardware.tile.vector_instruction_cycles=0"]),
     ("16-element instructions, as WaferLLM's kernels issue them (a kernel's choice)",
      ["mapping.vector_instruction_elements=16"]),
@@ -246,9 +253,12 @@ def main():
         check_trend()
         check_kernel_band()
         check_kernel_slope()
+        check_prefill_kernel()
         print("docs/VALIDATION.md matches this build, the per-layer cycles grow with P as WaferLLM's do, "
-              f"every row timing WaferLLM's kernel is within {KERNEL_BAND:.0%} of the measured cycles, and with "
-              f"middle roots their passes' cost per unit of P is within {KERNEL_BAND:.0%} of WaferLLM's")
+              f"every row timing WaferLLM's decode kernel is within {KERNEL_BAND:.0%} of the measured cycles, "
+              f"with middle roots their passes' cost per unit of P is within {KERNEL_BAND:.0%} of WaferLLM's, "
+              f"and every row timing its prefill kernel is within {PREFILL_BAND:.0%} of the measured throughput, "
+              f"its speed-up from the smallest block to the largest within {PREFILL_SPEEDUP_POINTS} points")
         return
     text = table(args.run)
     if args.write:
@@ -348,6 +358,42 @@ def check_kernel_slope():
         if abs(simulated / measured - 1) > KERNEL_BAND:
             sys.exit(f"{model}: {simulated:.2f} cycles per unit of P with middle roots against WaferLLM's "
                      f"{measured:.2f}, outside the {KERNEL_BAND:.0%} band")
+
+
+PREFILL_BAND = 0.30
+PREFILL_SPEEDUP_POINTS = 15
+
+
+def check_prefill_kernel():
+    """The rows that time WaferLLM's prefill kernel on its own set-up
+    (waferllm-prefill-kernel-*: its shapes, MeshGEMM projections with its
+    loop, grid attention, fp16 partial sums) hold the measured throughput
+    within PREFILL_BAND, and each model's speed-up from the smallest block to
+    the largest (the drop in a layer's time) within PREFILL_SPEEDUP_POINTS
+    points of WaferLLM's. Requirements on the simulator, not fits."""
+    series = {}
+    for row in read_reference():
+        if not row["experiment"].startswith("waferllm-prefill-kernel-"):
+            continue
+        result, refused = evaluate("analytic", row["experiment"], [])
+        if refused:
+            sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+        value = figure(result, row["figure"], int(row["layers"]))
+        measured = float(row["measured"])
+        off = ratio(row["figure"], value, measured)
+        if abs(off - 1) > PREFILL_BAND:
+            sys.exit(f"{row['experiment']}: {value:,.0f} prefill tokens/s against {measured:,.0f} measured "
+                     f"({off:.2f}x the time), outside the {PREFILL_BAND:.0%} band")
+        model, side = row["experiment"].removesuffix(".yaml").rsplit("-", 1)
+        series.setdefault(model, []).append((int(side), value, measured))
+    for model, points in series.items():
+        points.sort()
+        # A layer's time is inverse to the throughput: the drop is 1 - smallest block's rate / largest's.
+        simulated = 1 - points[0][1] / points[-1][1]
+        measured = 1 - points[0][2] / points[-1][2]
+        if abs(simulated - measured) * 100 > PREFILL_SPEEDUP_POINTS:
+            sys.exit(f"{model}: a layer's time drops {simulated:.1%} from {points[0][0]}² to {points[-1][0]}² "
+                     f"against WaferLLM's {measured:.1%}, more than {PREFILL_SPEEDUP_POINTS} points apart")
 
 
 def trend_table():
