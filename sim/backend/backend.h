@@ -16,6 +16,7 @@
 #include "models/tile_program.h"
 #include "sim/engine/parallelism_profile.h"
 #include "sim/experiment/sim_options.h"
+#include "sim/experiment/step_cycles.h"
 
 namespace wafersim::backend {
 
@@ -30,12 +31,7 @@ struct Progress {
 };
 using ProgressFn = std::function<void(const Progress&)>;
 
-// Cycles of one step of a region's chain, from its input being complete to its output being complete.
-struct StepCycles {
-  std::string region;
-  std::string step;
-  uint64_t cycles = 0;
-};
+using StepCycles = wafersim::StepCycles;
 
 // Busy cycles of every tile and directed link over a simulated run, in tile id
 // order ((wafer * height + y) * width + x); a link is indexed by its source router.

@@ -11,6 +11,7 @@
 #include "models/tile_program.h"
 #include "sim/experiment/energy_metrics.h"
 #include "sim/experiment/speculative_figures.h"
+#include "sim/experiment/step_cycles.h"
 #include "workloads/expert_load.h"
 
 namespace wafersim {
@@ -36,12 +37,8 @@ struct PrefillMetrics {
   std::array<double, size_t(Category::kCount)> breakdown{};
   std::vector<LayerCycles> per_layer;  // cycles_per_token here: per chunk
   // Every region's steps of the first chunk in closed form, whichever backend
-  // timed the prefill (the same account as DecodeMetrics' steps_per_region).
-  struct Step {
-    std::string region, step;
-    uint64_t cycles = 0;
-  };
-  std::vector<Step> steps;
+  // timed the prefill (the account analytic gives of decode's first token).
+  std::vector<StepCycles> steps;
   // Per sequence: the prefill of the whole batch, then its first decoded token.
   LatencySummary time_to_first_token_us;
   double end_to_end_tokens_per_second = 0;  // decoded tokens over prefill + decode

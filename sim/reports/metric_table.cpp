@@ -289,7 +289,7 @@ std::vector<Metric> build_table() {
       "[{region, step, cycles}]",
       0, std::nullopt, prefill([](const PrefillMetrics& p) {
         nlohmann::json steps = nlohmann::json::array();
-        for (const PrefillMetrics::Step& step : p.steps)
+        for (const StepCycles& step : p.steps)
           steps.push_back({{"region", step.region}, {"step", step.step}, {"cycles", step.cycles}});
         return steps;
       }));
