@@ -66,6 +66,31 @@ TEST_CASE("report draws a decode and a serve result on one page that loads nothi
   CHECK_THAT(page, Catch::Contains("Content-Security-Policy"));
 }
 
+TEST_CASE("report draws the steps of the prefill's slowest region, from run as from analytic", "[cli][report]") {
+  Scratch scratch;
+  const nlohmann::json run = run_json({"run", kTinyDense, "--quiet"});
+  REQUIRE_FALSE(run["metrics"].contains("steps"));  // run has no account of decode's steps
+  const std::string page = report_of(scratch, {scratch.write("run.json", run.dump())});
+  CHECK_THAT(page, Catch::Contains("<h2>Per step</h2>"));
+  // The region that takes a chunk longest, and one bar per step of it with its cycles.
+  std::string slowest;
+  double longest = -1;
+  for (const nlohmann::json& region : run["metrics"]["prefill"]["per_layer"])
+    if (region["cycles_per_chunk"].get<double>() > longest) {
+      longest = region["cycles_per_chunk"];
+      slowest = region["region"];
+    }
+  CHECK_THAT(page, Catch::Contains(": prefill, " + slowest + " (the slowest region), first chunk</h3>"));
+  size_t bars = 0;
+  for (const nlohmann::json& step : run["metrics"]["prefill"]["steps_per_region"])
+    if (step["region"] == slowest) {
+      ++bars;
+      CHECK_THAT(page, Catch::Contains("<title>" + step["step"].get<std::string>() + ": " + fixed(step["cycles"], 0) +
+                                       " cycles</title>"));
+    }
+  CHECK(bars > 3);
+}
+
 TEST_CASE("report shows a result's explain object and a search's Pareto front", "[cli][report]") {
   Scratch scratch;
   nlohmann::json decode = run_json({"analytic", kTinyDense});

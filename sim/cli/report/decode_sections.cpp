@@ -112,26 +112,59 @@ std::string per_layer(const std::vector<const ReportInput*>& results) {
   return "<p class=\"note\">Each region's mean time from taking an iteration to sending it on.</p>\n" + body;
 }
 
-// metrics.steps: each kind of region's steps for the first token (analytic only).
+// metrics.prefill.steps_per_region: the steps of the prefill region that
+// takes a chunk longest, the one that paces the prefill's pipeline.
+std::string prefill_steps(const ReportInput& input, const std::string& label) {
+  const nlohmann::json* layers = find_path(input.document, "metrics.prefill.per_layer");
+  const nlohmann::json* steps = find_path(input.document, "metrics.prefill.steps_per_region");
+  if (!layers || !layers->is_array() || !steps || !steps->is_array()) return "";
+  std::string slowest;
+  double longest = -1;
+  for (size_t i = 0; i < layers->size(); ++i) {
+    const nlohmann::json* region = find_path(input.document, fmt::format("metrics.prefill.per_layer.{}.region", i));
+    const double cycles = number_at(input, fmt::format("metrics.prefill.per_layer.{}.cycles_per_chunk", i));
+    if (region && region->is_string() && cycles > longest) {
+      slowest = region->get<std::string>();
+      longest = cycles;
+    }
+  }
+  std::vector<Bar> bars;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const std::string path = fmt::format("metrics.prefill.steps_per_region.{}", i);
+    const nlohmann::json* region = find_path(input.document, path + ".region");
+    const nlohmann::json* step = find_path(input.document, path + ".step");
+    if (region && region->is_string() && region->get<std::string>() == slowest && step && step->is_string())
+      bars.push_back({step->get<std::string>(), number_at(input, path + ".cycles")});
+  }
+  if (bars.empty()) return "";
+  return "<h3>" + escape_html(label + ": prefill, " + slowest + " (the slowest region), first chunk") + "</h3>\n" +
+         svg_hbars(bars, "cycles", 0);
+}
+
+// metrics.steps: each kind of region's steps for the first token (analytic
+// only); then the prefill's slowest region's steps, from either backend.
 std::string per_step(const std::vector<const ReportInput*>& results) {
   std::string body;
   for (size_t r = 0; r < results.size(); ++r) {
+    const std::string label = fmt::format("[{}] {}", r + 1, result_label(*results[r]));
     const nlohmann::json* steps = find_path(results[r]->document, "metrics.steps");
-    if (!steps || !steps->is_object()) continue;
-    for (const auto& [region, list] : steps->items()) {
-      std::vector<Bar> bars;
-      const std::string path = "metrics.steps." + region;
-      for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
-        const nlohmann::json* step = find_path(results[r]->document, fmt::format("{}.{}.step", path, i));
-        bars.push_back({step && step->is_string() ? step->get<std::string>() : std::to_string(i),
-                        number_at(*results[r], fmt::format("{}.{}.cycles", path, i))});
+    if (steps && steps->is_object())
+      for (const auto& [region, list] : steps->items()) {
+        std::vector<Bar> bars;
+        const std::string path = "metrics.steps." + region;
+        for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
+          const nlohmann::json* step = find_path(results[r]->document, fmt::format("{}.{}.step", path, i));
+          bars.push_back({step && step->is_string() ? step->get<std::string>() : std::to_string(i),
+                          number_at(*results[r], fmt::format("{}.{}.cycles", path, i))});
+        }
+        body += "<h3>" + escape_html(label + ": " + region) + "</h3>\n" + svg_hbars(bars, "cycles", 0);
       }
-      body += "<h3>" + escape_html(fmt::format("[{}] {}: {}", r + 1, result_label(*results[r]), region)) + "</h3>\n" +
-              svg_hbars(bars, "cycles", 0);
-    }
+    body += prefill_steps(*results[r], label);
   }
   if (body.empty()) return "";
-  return "<p class=\"note\">Each step of one region of each kind, for the first token (analytic results).</p>\n" + body;
+  return "<p class=\"note\">Each step of one region of each kind, for the first token (analytic results), and of "
+         "the prefill region that takes a chunk longest, for the first chunk (the closed form's account).</p>\n" +
+         body;
 }
 
 }  // namespace
