@@ -97,11 +97,12 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                          "mapping.dataflow: root)"),
                &MappingOptions::moe_experts_per_row)
           .add(int_param("mapping.vector_instruction_elements", "elements", "0", 0, 1 << 20,
-                         "Elements of one multiply-add (DSD) instruction of a weight product (GEMV, GEMM): a "
-                         "tile's block issues one instruction per input element and this many outputs, each "
-                         "costing hardware.tile.vector_instruction_cycles beyond its multiply-adds; 0 = a whole "
-                         "row of the block in one instruction (one DSD covers thousands of elements); WaferLLM's "
-                         "kernels tile their operands to 16"),
+                         "Elements of one multiply-add (DSD) instruction of a weight product: a GEMV's block "
+                         "issues one instruction per input element and this many outputs, a MeshGEMM round one "
+                         "per weight element and this many of the round's tokens, each costing "
+                         "hardware.tile.vector_instruction_cycles beyond its multiply-adds; 0 = the whole run in "
+                         "one instruction (one DSD covers thousands of elements); WaferLLM's decode kernels tile "
+                         "their operands to 16"),
                &MappingOptions::vector_instruction_elements)
           .add(int_param(kLayerColumns, "tiles", "0", 0, 65536,
                          "Tiles along x of every layer region (with layer_grid.rows; the regions are then not grown "

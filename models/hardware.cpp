@@ -52,8 +52,9 @@ config::ParamTable<TileParams> tile_table() {
                      "Fixed cost of starting any compute task on a tile"),
            &TileParams::task_overhead_cycles)
       .add(int_param("hardware.tile.vector_instruction_cycles", "cycles", "7", 0, 1e6,
-                     "What each multiply-add (DSD) instruction of a weight product (GEMV, GEMM) costs beyond its "
-                     "elements' multiply-adds (mapping.vector_instruction_elements says how many it covers)"),
+                     "What each multiply-add (DSD) instruction of a weight product (GEMV, GEMM) or of grid "
+                     "attention costs beyond its elements' multiply-adds (mapping.vector_instruction_elements says "
+                     "how many a weight product's covers)"),
            &TileParams::vector_instruction_cycles);
 }
 
