@@ -156,6 +156,33 @@ nlohmann::json throughput_binding(const nlohmann::json& metrics, double clock_gh
           {"slowest_region_cycles", slowest_cycles}};
 }
 
+// The prefill region that takes a chunk longest (it paces the prefill's
+// pipeline: a chunk enters a region once the one before has left it) and its
+// step that takes the most of that region's step cycles; null without a prefill.
+nlohmann::json prefill_binding(const nlohmann::json& metrics) {
+  if (!metrics.contains("prefill")) return nullptr;
+  const nlohmann::json& prefill = metrics.at("prefill");
+  std::string slowest;
+  double slowest_cycles = -1;
+  for (const nlohmann::json& row : prefill.at("per_layer"))
+    if (row.at("cycles_per_chunk").get<double>() > slowest_cycles)
+      slowest_cycles = row.at("cycles_per_chunk").get<double>(), slowest = row.at("region").get<std::string>();
+  nlohmann::json out = {{"slowest_region", slowest},
+                        {"slowest_region_cycles", slowest_cycles},
+                        {"chunk_tokens", prefill.at("chunk_tokens")},
+                        {"chunks", prefill.at("chunks")}};
+  std::string step;
+  double step_cycles = -1, total = 0;
+  for (const nlohmann::json& row : prefill.at("steps_per_region")) {
+    if (row.at("region") != slowest) continue;
+    const double cycles = row.at("cycles").get<double>();
+    total += cycles;
+    if (cycles > step_cycles) step_cycles = cycles, step = row.at("step").get<std::string>();
+  }
+  if (total > 0) out["step"] = {{"name", step}, {"share", step_cycles / total}};
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json explain_decode(const Experiment& experiment, const mapping::Plan& plan, const nlohmann::json& document,
@@ -178,6 +205,8 @@ nlohmann::json explain_decode(const Experiment& experiment, const mapping::Plan&
                         {"closed_form_value", base.value},
                         {"latency", latency_binding(metrics, base.metrics)},
                         {"throughput", throughput_binding(metrics, plan.hw.clock_ghz, experiment.workload.batch)}};
+  const nlohmann::json prefill = prefill_binding(metrics);
+  if (!prefill.is_null()) out["prefill"] = prefill;
 
   nlohmann::json tried = nlohmann::json::array();
   for (const Knob& knob : knobs) {
@@ -240,6 +269,18 @@ std::string explain_table(const nlohmann::json& explain) {
         "it busy (the pipeline holds about {:.0f} tokens)\n",
         throughput.at("slowest_region").get<std::string>(), throughput.at("slowest_region_cycles").get<double>(),
         throughput.at("batch").get<uint32_t>(), in_flight);
+  if (explain.contains("prefill")) {
+    const nlohmann::json& prefill = explain.at("prefill");
+    text +=
+        fmt::format("  prefill      its slowest region, {}, is busy {:.0f} cycles per chunk of {} tokens ({} chunks)",
+                    prefill.at("slowest_region").get<std::string>(), prefill.at("slowest_region_cycles").get<double>(),
+                    prefill.at("chunk_tokens").get<uint64_t>(), prefill.at("chunks").get<uint64_t>());
+    if (prefill.contains("step"))
+      text += fmt::format("; its {} step takes {:.0f} % of that region's step cycles",
+                          prefill.at("step").at("name").get<std::string>(),
+                          100 * prefill.at("step").at("share").get<double>());
+    text += "\n";
+  }
   const nlohmann::json& knobs = explain.at("knobs");
   if (!knobs.empty() && knobs.front().value("effect", -HUGE_VAL) < kNoEffect)
     text += fmt::format("  knobs        none of the {} tried raises {}; the nearest:\n", knobs.size(), unit);

@@ -72,6 +72,38 @@ TEST_CASE("explain tells a latency-bound batch from one that fills the pipeline"
   CHECK(batch_tried);
 }
 
+TEST_CASE("explain names the prefill's slowest region and its heaviest step, from the result's figures",
+          "[cli][explain]") {
+  for (const std::string command : {"analytic", "run"}) {
+    INFO(command);
+    const json document = result(command, {"--explain"}, {"workload.prompt_tokens=64"});
+    const json& prefill = document["metrics"]["prefill"];
+    const json& explained = document["explain"]["prefill"];
+    std::string slowest;
+    double longest = -1;
+    for (const json& region : prefill["per_layer"])
+      if (region["cycles_per_chunk"].get<double>() > longest) {
+        longest = region["cycles_per_chunk"];
+        slowest = region["region"];
+      }
+    CHECK(explained["slowest_region"] == slowest);
+    CHECK(explained["slowest_region_cycles"].get<double>() == longest);
+    CHECK(explained["chunk_tokens"] == prefill["chunk_tokens"]);
+    double heaviest = 0, total = 0;
+    std::string step;
+    for (const json& row : prefill["steps_per_region"])
+      if (row["region"] == slowest) {
+        total += row["cycles"].get<double>();
+        if (row["cycles"].get<double>() > heaviest) heaviest = row["cycles"], step = row["step"];
+      }
+    CHECK(explained["step"]["name"] == step);
+    CHECK(explained["step"]["share"].get<double>() == Approx(heaviest / total));
+  }
+  const Outcome outcome = run_wafersim({"analytic", kTinyDense, "--explain"});
+  CHECK(outcome.out.find("  prefill      its slowest region, ") != std::string::npos);
+  CHECK_FALSE(result("analytic", {"--explain"}, {"workload.prefill=false"})["explain"].contains("prefill"));
+}
+
 TEST_CASE("run --explain prints a why section from the closed form", "[cli][explain]") {
   const Outcome outcome = run_wafersim({"run", kTinyDense, "--explain"});
   INFO(outcome.err);
