@@ -210,8 +210,8 @@ class GridAttention final : public GridAttentionStep {
     // scores one per dimension over the tile's positions, for the output one
     // per position over its dimensions, for each query head. The softmax's
     // instructions are not counted.
-    const uint64_t score_instructions = d == 0 ? 0 : q_per_kv_ * d, out_instructions = d == 0 ? 0 : q_per_kv_;
-    c.score_fixed = Work{0, slice_bytes_, 0, score_instructions};
+    const uint64_t out_instructions = d == 0 ? 0 : q_per_kv_;  // a column without dimensions has no output
+    c.score_fixed = Work{0, slice_bytes_, 0, q_per_kv_ * d};
     c.score = Work{dot, dtype_bytes(shape_.kv, d), scores};
     c.max = Work{query_heads_, scores, 0};
     c.exp_sum = Work{3 * query_heads_, scores, scores};

@@ -22,14 +22,6 @@ std::vector<StepCycles> first_token_steps(const mapping::Plan& plan, const Itera
   return steps;
 }
 
-// Every region's steps for the first token: the per-step table of --csv and metrics.steps_per_region.
-std::vector<StepCycles> region_steps(const mapping::Plan& plan, const IterationInputs& inputs) {
-  std::vector<StepCycles> steps;
-  for (const mapping::Region& region : plan.regions)
-    for (const auto& [label, cycles] : region.step_cycles(inputs, 0)) steps.push_back({region.name, label, cycles});
-  return steps;
-}
-
 class AnalyticBackend : public Backend {
  public:
   const char* name() const override { return kName; }
@@ -40,7 +32,7 @@ class AnalyticBackend : public Backend {
     evaluation.timeline = mapping::analytic_timeline(plan, inputs);
     evaluation.figures.backend = name();
     evaluation.figures.first_token_steps = first_token_steps(plan, inputs);
-    evaluation.figures.region_steps = region_steps(plan, inputs);
+    evaluation.figures.region_steps = wafersim::region_steps(plan, inputs);  // --csv and metrics.steps_per_region
     return evaluation;
   }
 };

@@ -100,9 +100,7 @@ PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping:
   if (metrics.seconds > 0) metrics.tokens_per_second = double(workload.prompt_tokens_total()) / metrics.seconds;
   metrics.breakdown = fractions(prefill.critical_path);
   metrics.per_layer = per_region(prefill_plan, prefill);
-  for (const mapping::Region& region : prefill_plan.regions)
-    for (const auto& [label, cycles] : region.step_cycles(inputs, 0))
-      metrics.steps.push_back({region.name, label, cycles});
+  metrics.steps = region_steps(prefill_plan, inputs);
   // Decode iteration s < batch is sequence s's first token.
   const std::vector<uint64_t>& head = decode_timeline.finish.back();
   std::vector<double> first_token_us;

@@ -4,6 +4,10 @@
 // (a token's or a prefill chunk's) time goes.
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "mapping/plan.h"
+#include "models/tile_program.h"
 
 namespace wafersim {
 
@@ -12,5 +16,8 @@ struct StepCycles {
   std::string step;
   uint64_t cycles = 0;
 };
+
+// Every region's steps of the plan's first iteration, region by region.
+std::vector<StepCycles> region_steps(const mapping::Plan& plan, const IterationInputs& inputs);
 
 }  // namespace wafersim
