@@ -73,6 +73,18 @@ def evaluate(command, experiment, sets):
             return json.load(result), None
 
 
+def analytic_rows(keep, sets=()):
+    """(row, analytic result) of every reference row `keep(row)` accepts, in
+    the table's order; a refusal ends the check that asked."""
+    for row in read_reference():
+        if not keep(row):
+            continue
+        result, refused = evaluate("analytic", row["experiment"], list(sets))
+        if refused:
+            sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+        yield row, result
+
+
 def dataflows():
     """[(label, --set list)]: both dataflows of dense layers, the default last.
     The root dataflow has one attention layout (the kernel rows ask for grid)."""
@@ -275,13 +287,9 @@ def check_trend():
     """WaferLLM's per-layer cycles grow from 420^2 to 660^2 (communication grows
     faster than compute shrinks); the default dataflow must show the same direction."""
     by_model = {}
-    for row in read_reference():
-        if row["figure"] == "layer_cycles":
-            result, refused = evaluate("analytic", row["experiment"], [])
-            if refused:
-                sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
-            model, side = row["experiment"].removesuffix(".yaml").rsplit("-", 1)  # waferllm-MODEL-P
-            by_model.setdefault(model, []).append((int(side), figure(result, "layer_cycles")))
+    for row, result in analytic_rows(lambda row: row["figure"] == "layer_cycles"):
+        model, side = row["experiment"].removesuffix(".yaml").rsplit("-", 1)  # waferllm-MODEL-P
+        by_model.setdefault(model, []).append((int(side), figure(result, "layer_cycles")))
     for model, points in by_model.items():
         cycles = [c for _, c in sorted(points)]
         if cycles != sorted(cycles):
@@ -298,12 +306,7 @@ def check_kernel_band():
     hold the measured per-layer cycles within KERNEL_BAND, with the default
     presets. The band is a requirement on the simulator, not a fit: no preset
     value is taken from these measurements."""
-    for row in read_reference():
-        if not row["experiment"].startswith("waferllm-kernel-"):
-            continue
-        result, refused = evaluate("analytic", row["experiment"], [])
-        if refused:
-            sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+    for row, result in analytic_rows(lambda row: row["experiment"].startswith("waferllm-kernel-")):
         value = figure(result, row["figure"])
         off = ratio(row["figure"], value, float(row["measured"]))
         if abs(off - 1) > KERNEL_BAND:
@@ -317,12 +320,7 @@ MIDDLE_ROOTS = ["mapping.line_root=middle"]
 def layer_series(sets):
     """{model: [(P, simulated cycles, measured cycles)]} of the per-layer rows, P ascending."""
     series = {}
-    for row in read_reference():
-        if row["figure"] != "layer_cycles":
-            continue
-        result, refused = evaluate("analytic", row["experiment"], sets)
-        if refused:
-            sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+    for row, result in analytic_rows(lambda row: row["figure"] == "layer_cycles", sets):
         model, side = row["experiment"].removesuffix(".yaml").rsplit("-", 1)  # waferllm-MODEL-P
         series.setdefault(model, []).append((int(side), figure(result, "layer_cycles"), float(row["measured"])))
     return {model: sorted(points) for model, points in series.items()}
@@ -372,12 +370,7 @@ def check_prefill_kernel():
     the largest (the drop in a layer's time) within PREFILL_SPEEDUP_POINTS
     points of WaferLLM's. Requirements on the simulator, not fits."""
     series = {}
-    for row in read_reference():
-        if not row["experiment"].startswith("waferllm-prefill-kernel-"):
-            continue
-        result, refused = evaluate("analytic", row["experiment"], [])
-        if refused:
-            sys.exit(f"{row['experiment']}: exit {refused[0]}: {refused[1]}")
+    for row, result in analytic_rows(lambda row: row["experiment"].startswith("waferllm-prefill-kernel-")):
         value = figure(result, row["figure"], int(row["layers"]))
         measured = float(row["measured"])
         off = ratio(row["figure"], value, measured)
