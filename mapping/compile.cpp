@@ -14,6 +14,7 @@
 #include "mapping/context_steps.h"
 #include "mapping/kv_groups.h"
 #include "mapping/layout.h"
+#include "mapping/measure_region.h"
 #include "mapping/plan.h"
 #include "mapping/programs.h"
 #include "mapping/tile_sram.h"
@@ -70,101 +71,6 @@ std::string bytes_text(uint64_t bytes) {
   if (bytes >= 1000000000) return fmt::format("{:.2f} GB", double(bytes) / 1e9);
   if (bytes >= 1000000) return fmt::format("{:.2f} MB", double(bytes) / 1e6);
   return fmt::format("{} bytes", bytes);
-}
-
-// Weight bytes of a region, each step's weights and biases in their formats.
-uint64_t region_weight_bytes_placed(const Region& region) {
-  uint64_t bytes = 0;
-  for (const Block& block : region.blocks)
-    for (const auto& step : block.steps) bytes += step->total_weight_bytes();
-  return bytes;
-}
-
-// The fullest tile of a region.
-struct FullestTile {
-  uint32_t wafer = 0, x = 0, y = 0;
-  TileSram sram;  // its activation bytes do not shrink when the region grows
-};
-
-// What placing the fullest tile's items in order says when they do not fit.
-std::string overflow_report(const FullestTile& tile, const HardwareSpec& hw) {
-  SramLedger ledger({tile.wafer, tile.x, tile.y}, hw.tile.sram_bytes);
-  try {
-    ledger.place("runtime", hw.tile.runtime_reserved_bytes);
-    ledger.place("weights", tile.sram.weights);
-    ledger.place("activation buffers", tile.sram.activations);
-    ledger.place("KV cache", tile.sram.kv);
-  } catch (const SramOverflow& overflow) {
-    return overflow.what();
-  }
-  return "fits";
-}
-
-// Activation bytes of column j's tiles below row 1. Down a column they never
-// grow (attention tiles past the positions of the largest context keep none)
-// and take at most two values, so a bisection finds where they change.
-uint64_t interior_activations(const Block& block, uint32_t j, uint64_t max_context, uint64_t stream_buffer) {
-  const uint32_t rows = block.geo.rows;
-  auto at = [&](uint32_t i) { return tile_sram(block, i, j, max_context, stream_buffer).activations; };
-  const uint64_t top = at(2), bottom = at(rows - 1);
-  if (top == bottom) return uint64_t(rows - 2) * top;
-  uint32_t lo = 2, hi = rows - 1;  // at(lo) == top, at(hi) == bottom
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    (at(mid) == top ? lo : hi) = mid;
-  }
-  return uint64_t(hi - 2) * top + uint64_t(rows - hi) * bottom;
-}
-
-// Every tile's SRAM is checked without visiting every tile: block splits give
-// rows from 1 on non-increasing shares (row 0 and the columns may be relieved,
-// block.h), KV shares and attention buffers shrink with the offset down a
-// column, and gather trees run on row 0 and column 0 only, so the fullest tile
-// and the tightest context are on rows 0 and 1 or column 0; below row 1 a tile
-// holds what the tile of row 1 in its column holds or less. Totals come from the steps.
-RegionStats measure_region(const Region& region, const HardwareSpec& hw, uint64_t max_context, uint64_t stream_buffer,
-                           uint32_t colors_available, FullestTile* fullest) {
-  RegionStats stats;
-  stats.max_context_tokens = UINT64_MAX;
-  uint64_t activation_sum = 0;
-  for (const Block& block : region.blocks) {
-    const BlockGeometry& g = block.geo;
-    auto visit = [&](uint32_t i, uint32_t j) {
-      const TileSram sram = tile_sram(block, i, j, max_context, stream_buffer);
-      const uint64_t used = hw.tile.runtime_reserved_bytes + sram.weights + sram.kv + sram.activations;
-      activation_sum += sram.activations;
-      if (used > stats.sram_peak_bytes) {
-        stats.sram_peak_bytes = used;
-        fullest->wafer = g.wafer;
-        fullest->x = g.x(i, j);
-        fullest->y = g.y(i, j);
-        fullest->sram = sram;
-      }
-      const uint64_t fixed = hw.tile.runtime_reserved_bytes + sram.weights + sram.activations;
-      const uint64_t free_bytes = fixed < hw.tile.sram_bytes ? hw.tile.sram_bytes - fixed : 0;
-      for (const auto& step : block.steps)
-        stats.max_context_tokens = std::min(stats.max_context_tokens, step->max_context(i, j, free_bytes));
-    };
-    const uint32_t edge_rows = std::min<uint32_t>(g.rows, 2);
-    for (uint32_t i = 0; i < edge_rows; ++i)
-      for (uint32_t j = 0; j < g.cols; ++j) visit(i, j);
-    for (uint32_t i = edge_rows; i < g.rows; ++i) visit(i, 0);
-    for (uint32_t j = 1; j < g.cols && g.rows > 2; ++j)
-      activation_sum += interior_activations(block, j, max_context, stream_buffer);
-
-    for (const auto& step : block.steps) {
-      stats.weight_elements += step->total_weight_elements();
-      stats.kv_bytes += step->total_kv_bytes(max_context);
-      stats.patterns_peak = std::max(stats.patterns_peak, std::min(step->patterns(), colors_available));
-      stats.relayed_patterns += step->relayed_patterns();
-    }
-    stats.tiles += g.tiles();
-  }
-  stats.weight_bytes = region_weight_bytes_placed(region);
-  const uint64_t sum =
-      stats.tiles * hw.tile.runtime_reserved_bytes + stats.weight_bytes + stats.kv_bytes + activation_sum;
-  stats.sram_mean_bytes = stats.tiles ? sum / stats.tiles : 0;
-  return stats;
 }
 
 // Totals for the report.
@@ -399,12 +305,15 @@ class PlanCompiler {
       region_context.slices_in = r > 0 && slices_handoff(plan_.options, needs_[r - 1].kind, needs_[r].kind);
       region_context.slices_out =
           r + 1 < needs_.size() && slices_handoff(plan_.options, needs_[r].kind, needs_[r + 1].kind);
-      // A region like one built before, in a box of the same shape, builds and measures alike.
-      const std::vector<uint64_t> key = region_timing_class(plan_.model, needs_[r].kind, needs_[r].layer, box,
-                                                            region_context.slices_in, region_context.slices_out);
+      // A region like one built before, in a box of the same shape, builds and
+      // measures alike (the last layer's prefill ends apart from the others').
+      const bool last_layer = r + 2 == needs_.size();
+      std::vector<uint64_t> key = region_timing_class(plan_.model, needs_[r].kind, needs_[r].layer, box,
+                                                      region_context.slices_in, region_context.slices_out);
+      key.push_back(plan_.workload.prefill && last_layer);
       if (const auto known = outcomes_.find(key); known != outcomes_.end()) {
         const BuildOutcome& outcome = known->second;
-        const FullestTile fullest = moved(outcome.fullest, outcome.box, box);
+        const FullestTile fullest = mapping::moved(outcome.fullest, outcome.box, box);
         if (outcome.fits) {
           region_context.experts_per_row = outcome.experts_per_row;
           fitting[r] = Fitting{std::nullopt, region_context, moved(outcome.box, box), outcome.stats, fullest};
@@ -435,7 +344,9 @@ class PlanCompiler {
       if (needs_[r].kind == RegionKind::Moe && region_context.experts_per_row == 0 &&
           plan_.options.dataflow == Dataflow::Distributed)
         choose_experts_per_row(region_context, needs_[r], region, stats, fullest);
-      const bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
+      bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
+      if (fits && plan_.workload.prefill && plan_.options.prefill_chunk_fits_sram)
+        fits = fits_one_token_prefill(region_context, needs_[r], last_layer, region, stats, fullest);
       outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits, region.experts_per_row};
       if (!fits) {
         grow(r, layout.strip_width, region.name, box, stats, fullest);
@@ -505,13 +416,6 @@ class PlanCompiler {
     shape.y0 = to.y0;
     return shape;
   }
-  static FullestTile moved(FullestTile tile, const BlockGeometry& from, const BlockGeometry& to) {
-    tile.wafer = to.wafer;
-    tile.x = tile.x - from.x0 + to.x0;
-    tile.y = tile.y - from.y0 + to.y0;
-    return tile;
-  }
-
   // Region r overflowed: the next layout gives it the tiles it needs.
   void grow(size_t r, uint32_t strip_width, const std::string& name, const BlockGeometry& box, const RegionStats& stats,
             const FullestTile& fullest) {
@@ -572,6 +476,25 @@ class PlanCompiler {
       fullest = relieved_fullest;
       if (stats.sram_peak_bytes <= hw().tile.sram_bytes) return;
     }
+  }
+
+  // A prefill's buffers grow with its chunk (prefill_sram_fit), but a one-token
+  // chunk must fit wherever decode does, or a plan that decodes could not take
+  // its prompt: the region rebuilt for it in the same box is measured too. If
+  // it overflows, `stats` and `fullest` take the prefill's peak and fullest
+  // tile, which the region then grows to fit.
+  bool fits_one_token_prefill(const RegionContext& context, const RegionNeed& need, bool last_layer,
+                              const Region& region, RegionStats& stats, FullestTile& fullest) const {
+    RegionContext one_token = prefill_region_context(context, last_layer, need.kind == RegionKind::Moe ? 1 : 0);
+    one_token.experts_per_row = region.experts_per_row;
+    FullestTile prefill_fullest;
+    const RegionStats prefill =
+        measure_region(build_region(one_token, need.kind, need.layer, region.box), hw(), max_context_,
+                       plan_.options.stream_buffer_bytes, colors_available_, &prefill_fullest);
+    if (prefill.sram_peak_bytes <= hw().tile.sram_bytes) return true;
+    stats.sram_peak_bytes = prefill.sram_peak_bytes;
+    fullest = prefill_fullest;
+    return false;
   }
 
   // Tiles an overflowing region needs: weights and KV shrink with the region's

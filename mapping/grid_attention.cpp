@@ -170,8 +170,9 @@ class GridAttention final : public GridAttentionStep {
            dtype_bytes(shape_.kv, 2ull * groups().heads_per_group * shape_.head_dim);
   }
   uint64_t activation_bytes(uint32_t, uint32_t j) const override {
-    // The q/k/v slice, the partial and the summed scores, the output partial.
-    return slice_bytes_ + 2 * score_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j));
+    // The chunk's q/k/v slices and output partials; the partial and the summed
+    // scores of the token in hand.
+    return for_tokens(slice_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j))) + 2 * score_bytes_;
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     // A group wider than its head dimensions leaves its last columns without any: they keep no KV entries.

@@ -83,6 +83,11 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                    "mapping.use_all_tiles", true,
                    "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"),
                &MappingOptions::use_all_tiles)
+          .add(bool_param("mapping.prefill_chunk_fits_sram", false,
+                          "Cut the prefill chunk to the largest whose buffers fit every tile (true), or take "
+                          "workload.prefill_chunk_tokens as asked (false; `wafersim map` then says whether it "
+                          "fits and the largest chunk that would)"),
+               &MappingOptions::prefill_chunk_fits_sram)
           .add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
                          "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"),
                &MappingOptions::stream_buffer_bytes)

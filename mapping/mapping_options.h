@@ -86,9 +86,10 @@ struct MappingOptions {
   // mapping.multicast_axis: auto: the compiler sets multicast_along_x (false
   // when some region hands slices on to the next, docs/MAPPING.md).
   bool multicast_axis_auto = false;
-  bool use_all_tiles = true;            // spread regions over every tile; false = fewest tiles that fit
-  uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
-  double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes
+  bool use_all_tiles = true;             // spread regions over every tile; false = fewest tiles that fit
+  bool prefill_chunk_fits_sram = false;  // cut the prefill chunk to what the tiles hold (prefill_sram_fit)
+  uint64_t stream_buffer_bytes = 2048;   // buffer of a region root for vectors streamed through it
+  double moe_attention_share = 0;        // share of an MoE region's rows for attention and router; 0 = by bytes
   // Expert blocks side by side in a row of an MoE region; 0 = auto (with the
   // distributed dataflow the compiler times near-square blocks and wider and
   // narrower ones by closed form and keeps the fastest that fits; the root

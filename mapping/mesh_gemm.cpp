@@ -204,8 +204,14 @@ class MeshGemm final : public MeshGemmStep {
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
-  uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return dtype_bytes(env_.activation, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
+  uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
+    // A tile's token block of the input and of the partial sums, each with the
+    // one its ring brings; on the output line the chunk's gathered sums.
+    const uint32_t l = from_column() ? i : j;
+    const uint64_t input_block = ceil_div(tokens_, spread_) * block_in_;
+    const uint64_t partial_block = ceil_div(tokens_, lines_) * block_out_;
+    const uint64_t sums = l == env_.geo.line_root(lines_) ? uint64_t(tokens_) * block_out_ : 0;
+    return 2 * dtype_bytes(env_.activation, input_block) + dtype_bytes(env_.partial_sum, 2 * partial_block + sums);
   }
   uint32_t patterns() const override { return kTreePattern + tree_patterns(lines_); }
   uint16_t tags_used() const override { return uint16_t(3 + tree_levels(lines_, env_.fanin)); }

@@ -73,10 +73,31 @@ struct Plan {
 Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, const workloads::WorkloadSpec& workload,
                   const MappingOptions& options);
 
+// The prefill's chunk against every tile's SRAM: a step holds its inputs and
+// outputs for each token of a chunk (StepSram::activation_bytes), beside the
+// weights and the KV cache decode keeps.
+//
+// The largest chunk of at most workload.prefill_chunk_tokens whose buffers
+// fit every tile (0: not even one token's).
+uint64_t largest_fitting_chunk(const Plan& decode);
+// The chunk the prefill plan carries: workload.prefill_chunk_tokens, or with
+// mapping.prefill_chunk_fits_sram the largest that fits (DoesNotFitError when
+// not even one token does).
+uint64_t prefill_chunk_tokens(const Plan& decode);
+// The prefill regions' fullest tiles with chunks of at most `chunk_tokens`
+// (`built`: those regions, already built for that chunk, measured as they are).
+struct PrefillSram {
+  std::vector<uint64_t> region_peak_bytes;  // per region but the LM head, the runtime reserve included
+  uint64_t peak_bytes = 0;                  // possibly over capacity
+  uint32_t peak_wafer = 0, peak_x = 0, peak_y = 0;
+};
+PrefillSram prefill_sram(const Plan& decode, uint64_t chunk_tokens, const std::vector<Region>* built = nullptr);
 // The prefill of a decode plan: the same regions on the same tiles (weights
 // and KV cache stay where decode reads them, so nothing is reshuffled), without
 // the LM head, each step carrying a chunk of workload.prefill_chunk_size()
-// tokens (in an MoE layer every routed expert takes the busiest expert's load, its tokens routed one by one).
+// tokens, with workload.prefill_chunk_tokens as prefill_chunk_tokens chose it (in
+// an MoE layer every routed expert takes the busiest expert's load, its tokens
+// routed one by one).
 Plan compile_prefill_plan(const Plan& decode);
 
 // The context region `r` of `decode` was built with, for the plans that
@@ -84,5 +105,9 @@ Plan compile_prefill_plan(const Plan& decode);
 // speculative verification): the same colours, largest context and hand-off,
 // so the rebuilt region times and lays out its messages as decode's does.
 RegionContext decoded_region_context(const Plan& decode, size_t r, uint32_t tokens);
+// A region's context for the prefill, from decode's (with the chunk's tokens):
+// in the model's `last_layer` the chunk's last position is gathered to the
+// root; `expert_tokens` as RegionContext::expert_tokens.
+RegionContext prefill_region_context(RegionContext context, bool last_layer, uint32_t expert_tokens);
 
 }  // namespace wafersim::mapping

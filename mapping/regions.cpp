@@ -291,7 +291,9 @@ void add_slice_norm(ChainBuilder& chain, const ModelSpec& m, bool residual, cons
       workloads::norm_statistics_flops_per_element(m.norm) + (residual ? ElementwiseFlops::kAdd : 0);
   const Work stats{slice * stats_flops, dtype_bytes(act, (residual ? 2 : 1) * slice),
                    statistics_bytes + (residual ? dtype_bytes(act, slice) : 0)};
-  chain.add(stats_label, [&](const StepEnv& env) { return column_compute_step(env, stats, act); });
+  // The stream's slice, whose statistics these are, stays on the column.
+  chain.add(stats_label,
+            [&](const StepEnv& env) { return stream_compute_step(env, stats, act, dtype_bytes(act, slice)); });
   chain.add(reduce_label,
             [&](const StepEnv& env) { return gather_column_step(env, statistics_bytes, /*reduce=*/true); });
   chain.add(broadcast_label,
@@ -458,8 +460,9 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
   });
   if (m.parallel_residual) {  // the MLP takes the input norm's slices the tiles kept
     chain.add("attn_residual_slices", [&](const StepEnv& env) {
-      return column_compute_step(
-          env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
+      return stream_compute_step(
+          env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act,
+          dtype_bytes(act, d_slice));
     });
     return;
   }
@@ -473,8 +476,9 @@ void add_slice_residual(ChainBuilder& chain, const ModelSpec& m, bool slices_out
   const Dtype act = m.activation_dtype;
   const uint64_t d_slice = chain.geo().largest_row_share(m.d_model);
   chain.add("residual_slices", [&](const StepEnv& env) {
-    return column_compute_step(
-        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act);
+    return stream_compute_step(
+        env, Work{d_slice * ElementwiseFlops::kAdd, dtype_bytes(act, 2 * d_slice), dtype_bytes(act, d_slice)}, act,
+        dtype_bytes(act, d_slice));
   });
   if (slices_out) return;
   chain.add("gather_residual", [&](const StepEnv& env) {

@@ -204,8 +204,11 @@ class GemvToColumn final : public GemvToColumnStep {
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
-  uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return act_bytes(env_, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
+  uint64_t activation_bytes(uint32_t, uint32_t j) const override {
+    // The chunk's input slices, a partial sum and one from the tree in flight,
+    // and on the root column the chunk's sums (one token's is the partial).
+    const uint64_t out = j == env_.geo.root_j() ? (env_.tokens - 1) * act_bytes(env_, block_out_) : 0;
+    return for_tokens(act_bytes(env_, block_in_)) + 2 * dtype_bytes(env_.partial_sum, block_out_) + out;
   }
   uint32_t patterns() const override { return down_ + 1 + tree_patterns(env_.geo.cols); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
@@ -272,8 +275,10 @@ class GemvToRow final : public GemvToRowStep {
   Dtype bias_dtype() const override { return shape_.bias_dtype; }
   uint64_t total_weight_elements() const override { return shape_.elements(); }
   uint64_t total_weight_bytes() const override { return shape_.bytes(); }
-  uint64_t activation_bytes(uint32_t, uint32_t) const override {
-    return act_bytes(env_, block_in_) + 2 * dtype_bytes(env_.partial_sum, block_out_);
+  uint64_t activation_bytes(uint32_t i, uint32_t) const override {
+    // As GemvToColumn's, the chunk's sums on the root row.
+    const uint64_t out = i == env_.geo.root_i() ? (env_.tokens - 1) * act_bytes(env_, block_out_) : 0;
+    return for_tokens(act_bytes(env_, block_in_)) + 2 * dtype_bytes(env_.partial_sum, block_out_) + out;
   }
   uint32_t patterns() const override { return 1 + tree_patterns(env_.geo.rows); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
@@ -288,8 +293,15 @@ class GemvToRow final : public GemvToRowStep {
 // Element-wise work on the root column's slices, or (along_row) the root row's.
 class ColumnCompute final : public LineComputeStep {
  public:
-  ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype, bool along_row, uint64_t line_weights, Dtype weight)
-      : LineComputeStep(env, along_row), work_(work), dtype_(dtype), line_weights_(line_weights), weight_(weight) {}
+  // kept_bytes: per token, what each line tile keeps for later steps (the residual stream's slice).
+  ColumnCompute(const StepEnv& env, const Work& work, Dtype dtype, bool along_row, uint64_t line_weights, Dtype weight,
+                uint64_t kept_bytes = 0)
+      : LineComputeStep(env, along_row),
+        work_(work),
+        dtype_(dtype),
+        line_weights_(line_weights),
+        weight_(weight),
+        kept_bytes_(kept_bytes) {}
   FrontKind input() const override { return along_row() ? FrontKind::Row : FrontKind::Column; }
   FrontKind output() const override { return input(); }
   bool on_line(uint32_t i, uint32_t j) const { return along_row() ? i == env_.geo.root_i() : j == env_.geo.root_j(); }
@@ -307,6 +319,7 @@ class ColumnCompute final : public LineComputeStep {
   uint64_t total_weight_elements() const override { return line_weights_; }
   uint64_t total_weight_bytes() const override { return dtype_bytes(weight_, line_weights_); }
   Dtype weight_dtype() const override { return weight_; }
+  uint64_t kept_bytes(uint32_t i, uint32_t j) const override { return on_line(i, j) ? for_tokens(kept_bytes_) : 0; }
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     Front out = in;
     const uint64_t c = cycles(dtype_, work_);
@@ -321,6 +334,7 @@ class ColumnCompute final : public LineComputeStep {
   Dtype dtype_;
   uint64_t line_weights_;
   Dtype weight_;
+  uint64_t kept_bytes_;
 };
 
 // The root multicasts a payload down the root column, or (along_row) along the root row.
@@ -351,8 +365,9 @@ class ColumnBroadcast final : public BroadcastStep {
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     // The payload streams past: a tile keeps its part and a stream buffer.
     const uint32_t across = along_row() ? i : j, along = along_row() ? j : i;
-    return across == line_place() && along != line_root() ? std::min(bytes_, keep_bytes_ + env_.stream_buffer_bytes)
-                                                          : 0;
+    return across == line_place() && along != line_root()
+               ? std::min(for_tokens(bytes_), for_tokens(keep_bytes_) + env_.stream_buffer_bytes)
+               : 0;
   }
   uint32_t patterns() const override { return line_tiles() > 1 ? 1 : 0; }
   uint16_t tags_used() const override { return 1; }
@@ -406,7 +421,7 @@ class GatherToRoot final : public GatherStep {
     if (!on_line(i, j) || position == env_.geo.line_root(tree_.n)) return 0;
     const LineRole& role = tree_role_at(tree_, position);
     const uint64_t subtree = tree_payload(tree_, role.first, role.size);
-    return std::min(subtree, tree_payload(tree_, position, 1) + env_.stream_buffer_bytes);
+    return std::min(for_tokens(subtree), for_tokens(tree_payload(tree_, position, 1)) + env_.stream_buffer_bytes);
   }
   uint32_t patterns() const override { return tree_patterns(tree_.n); }
   uint16_t tags_used() const override { return uint16_t(patterns()); }
@@ -592,11 +607,12 @@ class Attention final : public AttentionStep {
     const uint32_t root = env_.geo.root_i();
     return i == root || shape_.max_positions == 0 || kv_offset(i < root ? 0 : i, j) < shape_.max_positions;
   }
-  uint64_t attention_buffers() const { return column_bytes_ + 2 * partial_bytes_; }
+  // The chunk's queries and keys and their partials, and one partial from the tree in flight.
+  uint64_t attention_buffers() const { return for_tokens(column_bytes_ + partial_bytes_) + partial_bytes_; }
   uint64_t activation_bytes(uint32_t i, uint32_t j) const override {
     if (!scores(i, j)) return 0;
     // Row input and output: root-row tiles also receive their group's output.
-    return attention_buffers() + (row_io() && i == env_.geo.root_i() ? out_bytes_ : 0);
+    return attention_buffers() + (row_io() && i == env_.geo.root_i() ? for_tokens(out_bytes_) : 0);
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) == 0)
@@ -779,6 +795,9 @@ std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shap
 std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype, bool along_row,
                                           uint64_t line_weight_elements, Dtype weight) {
   return std::make_unique<ColumnCompute>(env, work, dtype, along_row, line_weight_elements, weight);
+}
+std::unique_ptr<Step> stream_compute_step(const StepEnv& env, const Work& work, Dtype dtype, uint64_t slice_bytes) {
+  return std::make_unique<ColumnCompute>(env, work, dtype, false, 0, Dtype::BF16, slice_bytes);
 }
 std::unique_ptr<Step> column_broadcast_step(const StepEnv& env, uint64_t bytes, uint64_t keep_bytes) {
   return std::make_unique<ColumnBroadcast>(env, bytes, keep_bytes, false);

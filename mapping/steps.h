@@ -124,6 +124,8 @@ class Step : public StepSram {
   uint64_t line_message_cycles(uint32_t hops, uint64_t bytes, uint32_t pattern) const;
   uint64_t message_cycles_for_tokens(uint32_t hops, uint32_t turns, uint32_t relays, uint64_t bytes) const;
   uint64_t cycles(Dtype dtype, const Work& work) const;
+  // SRAM for data held once per token of the iteration (StepSram::activation_bytes).
+  uint64_t for_tokens(uint64_t bytes_per_token) const { return bytes_per_token * env_.tokens; }
 
   // Task builders with the step's layer set; a message also gets the relays
   // its routing pattern needs, and a local send the offset to the tile di rows
@@ -389,6 +391,11 @@ std::unique_ptr<Step> gemv_to_row_step(const StepEnv& env, const GemvShape& shap
 // weights) may be stored as slices along that line.
 std::unique_ptr<Step> column_compute_step(const StepEnv& env, const Work& work, Dtype dtype, bool along_row = false,
                                           uint64_t line_weight_elements = 0, Dtype weight = Dtype::BF16);
+
+// column_compute_step on the root column that writes the residual stream,
+// whose slice (`slice_bytes` per token) each root-column tile keeps for the
+// rest of the chain (StepSram::kept_bytes).
+std::unique_ptr<Step> stream_compute_step(const StepEnv& env, const Work& work, Dtype dtype, uint64_t slice_bytes);
 
 // The root multicasts `bytes` down the root column (Front::Root to
 // Front::Column): an input vector each tile keeps its slice of

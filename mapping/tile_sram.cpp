@@ -8,13 +8,16 @@ namespace wafersim::mapping {
 
 TileSram tile_sram(const Block& block, uint32_t i, uint32_t j, uint64_t max_context, uint64_t stream_buffer) {
   TileSram sram;
+  uint64_t kept = 0;  // one residual stream, whichever steps write it
   for (const auto& step : block.steps) {
     const uint64_t elements = step->weight_elements(i, j), biases = step->bias_elements(i, j);
     sram.weight_elements += elements + biases;
     sram.weights += dtype_bytes(step->weight_dtype(), elements) + dtype_bytes(step->bias_dtype(), biases);
     sram.kv += step->kv_bytes(i, j, max_context);
     sram.activations = std::max(sram.activations, step->activation_bytes(i, j));
+    kept = std::max(kept, step->kept_bytes(i, j));
   }
+  sram.activations += kept;
   if (i == 0 && j == 0) sram.activations += stream_buffer;
   return sram;
 }

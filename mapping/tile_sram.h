@@ -14,7 +14,8 @@ struct TileSram {
   uint64_t weight_elements = 0;
   uint64_t weights = 0;      // bytes, weights and biases in their formats
   uint64_t kv = 0;           // bytes of KV cache at the workload's largest context
-  uint64_t activations = 0;  // bytes of activation buffers (the largest step's), stream buffer of a root included
+  uint64_t activations = 0;  // bytes of activation buffers (the largest step's and the kept residual stream), stream
+                             // buffer of a root included
 };
 
 // Tile (i, j) of `block`, with the KV cache at `max_context` tokens and a block

@@ -110,7 +110,7 @@ void bench_parallelism(const ParallelismOptions& options) {
   if (options.prefill) plan = mapping::compile_prefill_plan(plan);
   mapping::release_program_sources(plan);
   const workloads::DecodeInputs decode_inputs(experiment.model, experiment.workload);
-  const workloads::PrefillInputs prefill_inputs(experiment.workload);
+  const workloads::PrefillInputs prefill_inputs(plan.workload);  // the prefill plan's chunks
   const IterationInputs& inputs = options.prefill ? static_cast<const IterationInputs&>(prefill_inputs) : decode_inputs;
 
   SimOptions sim = experiment.sim;

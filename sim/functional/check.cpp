@@ -147,8 +147,10 @@ FunctionalReport check_functional(const mapping::Plan& plan, std::vector<Dropped
   bool halted = false;
   if (prefill) {
     // Chunks in the plan's order (round k: chunk k of every sequence), every token's outputs kept per chunk.
-    const uint64_t size = workload.prefill_chunk_size();
-    for (const auto& [sequence, chunk] : workload.prefill_order()) {
+    // In the prefill plan's chunks, which the compiler may have made smaller than the workload's to fit.
+    const workloads::WorkloadSpec& chunked = prefill->workload;
+    const uint64_t size = chunked.prefill_chunk_size();
+    for (const auto& [sequence, chunk] : chunked.prefill_order()) {
       const uint64_t first = chunk * size, end = std::min(first + size, workload.prompt(sequence));
       std::vector<uint32_t> tokens;
       for (uint64_t position = first; position < end; ++position)

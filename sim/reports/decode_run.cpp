@@ -30,7 +30,7 @@ std::optional<StartedPrefill> start_prefill(const Experiment& experiment, const 
   StartedPrefill started{mapping::compile_prefill_plan(plan), nullptr, std::chrono::steady_clock::now()};
   // Its programs are built: their sources would stay beside both simulations (the child's and this process's).
   mapping::release_program_sources(started.plan);
-  const workloads::PrefillInputs inputs(experiment.workload);
+  const workloads::PrefillInputs inputs(started.plan.workload);  // its chunks, as the plan fitted them
   started.evaluation = backend.start_in_child(started.plan, inputs, experiment.sim);
   return started;
 }
@@ -87,7 +87,7 @@ DecodeRun run_decode(const Experiment& experiment, const mapping::Plan& plan, co
   if (out.prefill) {
     const auto& [prefill_plan, prefill_evaluation] = *out.prefill;
     backend::RunFigures& figures = out.evaluation.figures;
-    const workloads::PrefillInputs inputs(experiment.workload);
+    const workloads::PrefillInputs inputs(prefill_plan.workload);
     out.metrics.prefill =
         prefill_metrics(prefill_plan, prefill_evaluation.timeline, inputs, whole_system(experiment, plan), out.metrics,
                         out.speculative ? out.speculative->first_step : out.evaluation.timeline);

@@ -1,5 +1,6 @@
 // What `wafersim map` reports: the plan's regions, tiles, SRAM and options, as JSON and as a table.
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -115,7 +116,14 @@ std::string repair_text(const HardwareSpec& hw) {
                      summary.route_extra_hops_max);
 }
 
-nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+// What `map` says of the prefill: the chunk it carries, the largest that fits, and its SRAM.
+struct PrefillFigures {
+  uint64_t chunk_tokens = 0, fitting_chunk_tokens = 0;
+  mapping::PrefillSram sram;
+};
+
+nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds,
+                         const PrefillFigures* prefill) {
   nlohmann::json regions = nlohmann::json::array();
   for (size_t r = 0; r < plan.regions.size(); ++r) {
     const mapping::Region& region = plan.regions[r];
@@ -180,10 +188,24 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                              {"config", config_json(experiment.config)},
                              {"version", version()}};
   if (plan.hw.repairs) document["defects"] = repair_json(plan.hw);
+  if (prefill) {
+    const mapping::PrefillSram& sram = prefill->sram;
+    document["prefill"] = {{"chunk_tokens", prefill->chunk_tokens},
+                           {"chunk_tokens_asked", plan.workload.prefill_chunk_tokens},
+                           {"fitting_chunk_tokens", prefill->fitting_chunk_tokens},
+                           {"fits_sram", sram.peak_bytes <= plan.hw.tile.sram_bytes},
+                           {"sram_peak_bytes", sram.peak_bytes},
+                           {"sram_peak_wafer", sram.peak_wafer},
+                           {"sram_peak_x", sram.peak_x},
+                           {"sram_peak_y", sram.peak_y}};
+    for (size_t r = 0; r < sram.region_peak_bytes.size(); ++r)
+      document["regions"][r]["prefill_sram_peak_bytes"] = sram.region_peak_bytes[r];
+  }
   return document;
 }
 
-std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
+std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds,
+                       const PrefillFigures* prefill) {
   std::ostringstream out;
   const HardwareSpec& hw = plan.hw;
   out << fmt::format("{} on {}: {} wafer(s) of {} x {} tiles, {} strip(s) of {} tiles per wafer\n",
@@ -247,6 +269,25 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"SRAM per tile, mean", std::to_string(plan.sram_mean_bytes), "bytes"});
   summary.add_row({"max context", context_text(plan.max_context_tokens),
                    fmt::format("tokens (workload asks {})", plan.workload.max_context())});
+  if (prefill) {
+    const std::string chunk_text =
+        plan.options.prefill_chunk_fits_sram
+            ? fmt::format(
+                  "tokens, the largest of at most {} (workload.prefill_chunk_tokens) whose buffers fit "
+                  "every tile",
+                  plan.workload.prefill_chunk_tokens)
+        : prefill->fitting_chunk_tokens == prefill->chunk_tokens
+            ? std::string("tokens (workload.prefill_chunk_tokens); its buffers fit every tile")
+            : fmt::format(
+                  "tokens (workload.prefill_chunk_tokens), as asked; the tiles hold the buffers of {} "
+                  "(mapping.prefill_chunk_fits_sram: true takes that)",
+                  prefill->fitting_chunk_tokens);
+    summary.add_row({"prefill chunk", std::to_string(prefill->chunk_tokens), chunk_text});
+    const mapping::PrefillSram& sram = prefill->sram;
+    summary.add_row({"prefill SRAM, peak", std::to_string(sram.peak_bytes),
+                     fmt::format("bytes of {} at that chunk (wafer {}, x {}, y {})", hw.tile.sram_bytes,
+                                 sram.peak_wafer, sram.peak_x, sram.peak_y)});
+  }
   summary.add_row({"colours, peak", std::to_string(plan.colors_peak),
                    fmt::format("of {} routable", hw.fabric.colors - hw.fabric.colors_reserved)});
   summary.add_row({"relays", std::to_string(plan.relays), "routing patterns"});
@@ -291,7 +332,15 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
 }  // namespace
 
 Report map_report(const Experiment& experiment, const mapping::Plan& plan, double compile_seconds) {
-  Report report{plan_json(experiment, plan, compile_seconds), plan_table(experiment, plan, compile_seconds)};
+  // The prefill's chunk and buffers, when the workload has a prefill: what the prefill plan would take.
+  std::optional<PrefillFigures> prefill;
+  if (plan.workload.prefill) {
+    const uint64_t chunk = mapping::prefill_chunk_tokens(plan);
+    prefill = PrefillFigures{chunk, mapping::largest_fitting_chunk(plan), mapping::prefill_sram(plan, chunk)};
+  }
+  const PrefillFigures* figures = prefill ? &*prefill : nullptr;
+  Report report{plan_json(experiment, plan, compile_seconds, figures),
+                plan_table(experiment, plan, compile_seconds, figures)};
   if (experiment.speculative) {
     const SpeculativeMap speculative = speculative_map(experiment, plan);
     report.document["speculative"] = speculative.document;

@@ -39,7 +39,7 @@ inline BothTimings prefill_both_ways(const std::string& experiment_name, const s
       load_experiment(std::string(WAFERSIM_TEST_DATA) + "/experiments/" + experiment_name + ".yaml", overrides);
   BothTimings out;
   out.plan = mapping::compile_prefill_plan(compile_plan(experiment));
-  const workloads::PrefillInputs inputs(experiment.workload);
+  const workloads::PrefillInputs inputs(out.plan.workload);  // the chunks the plan carries
   out.analytic = backend::make_backend("analytic")->evaluate(out.plan, inputs, experiment.sim, {}).timeline;
   out.simulated = backend::make_backend("sim")->evaluate(out.plan, inputs, experiment.sim, {});
   return out;

@@ -36,14 +36,16 @@ BruteForce visit_every_tile(const mapping::Plan& plan) {
     for (const mapping::Block& block : region.blocks)
       for (uint32_t i = 0; i < block.geo.rows; ++i)
         for (uint32_t j = 0; j < block.geo.cols; ++j) {
-          uint64_t bytes = plan.hw.tile.runtime_reserved_bytes, activations = 0;
+          uint64_t bytes = plan.hw.tile.runtime_reserved_bytes, activations = 0, kept = 0;
           for (const auto& step : block.steps) {
             const uint64_t weights = step->weight_elements(i, j), biases = step->bias_elements(i, j);
             out.weight_elements += weights + biases;
             bytes += dtype_bytes(step->weight_dtype(), weights) + dtype_bytes(step->bias_dtype(), biases) +
                      step->kv_bytes(i, j, context);
             activations = std::max(activations, step->activation_bytes(i, j));
+            kept = std::max(kept, step->kept_bytes(i, j));  // the residual stream, beside every step's buffers
           }
+          activations += kept;
           if (i == 0 && j == 0) activations += plan.options.stream_buffer_bytes;
           out.sram_peak_bytes = std::max(out.sram_peak_bytes, bytes + activations);
         }

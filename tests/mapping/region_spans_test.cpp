@@ -65,7 +65,7 @@ TEST_CASE("a region's span table equals its chain at every iteration", "[mapping
     const mapping::Plan plan = compile(experiment);
     require_table_matches_chain(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
     const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
-    require_table_matches_chain(prefill, workloads::PrefillInputs(experiment.workload));
+    require_table_matches_chain(prefill, workloads::PrefillInputs(prefill.workload));
   }
 }
 

@@ -75,7 +75,7 @@ TEST_CASE("released program sources change neither the programs nor the closed f
     const mapping::Plan prefill_kept = mapping::compile_prefill_plan(kept);
     const mapping::Plan prefill_released = mapping::compile_prefill_plan(released);
     require_same_programs(prefill_kept.programs, prefill_released.programs);
-    const workloads::PrefillInputs prefill_inputs(experiment.workload);
+    const workloads::PrefillInputs prefill_inputs(prefill_kept.workload);
     require_same_timeline(mapping::analytic_timeline(prefill_kept, prefill_inputs),
                           mapping::analytic_timeline(prefill_released, prefill_inputs));
   }

@@ -61,7 +61,8 @@ TEST_CASE("the closed form's shortcuts equal a pass of every iteration", "[mappi
         load_experiment_text(zoo_experiment("tiny-dense", "tiny", 20, 120), "walk.yaml", overrides);
     const mapping::Plan plan = compile(experiment);
     require_walks_agree(plan, workloads::DecodeInputs(experiment.model, experiment.workload));
-    require_walks_agree(mapping::compile_prefill_plan(plan), workloads::PrefillInputs(experiment.workload));
+    const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
+    require_walks_agree(prefill, workloads::PrefillInputs(prefill.workload));
   }
 }
 
@@ -132,16 +133,15 @@ TEST_CASE("a small batch decoding in rounds passes few of its rounds", "[mapping
 }
 
 TEST_CASE("a prefill of a batch passes few of its chunks", "[mapping][closed form]") {
-  // Llama 3.1 8B on a full WSE-3, 800 prompts of 2,900 tokens in 23 chunks
-  // each: every chunk is there at cycle 0, so the regions run at their own
-  // paces, and each time the chunks' context moves on, regions that had work
-  // queued drain it at a pace of their own before the pipeline repeats (a
-  // walk that took a repeat past the drain differs here; with 400 prompts
-  // none does).
+  // Llama 3.1 8B on a full WSE-3, 800 prompts of 2,900 tokens in chunks of
+  // at most 128 tokens (the tiles hold 42, 70 chunks a prompt): every chunk is there at cycle 0, so the regions run at
+  // their own paces, and each time the chunks' context moves on, regions that had work queued drain it at a pace of
+  // their own before the pipeline repeats (a walk that took a repeat past the drain differs here; with 400 prompts none
+  // does).
   const Experiment experiment = load_experiment_text(zoo_experiment("llama3.1-8b", "wse3", 2900, 2), "walk.yaml",
                                                      {"workload.batch=800", "workload.prefill_chunk_tokens=128"});
   const mapping::Plan prefill = mapping::compile_prefill_plan(compile(experiment));
-  const uint64_t full_passes = require_walks_agree(prefill, workloads::PrefillInputs(experiment.workload));
+  const uint64_t full_passes = require_walks_agree(prefill, workloads::PrefillInputs(prefill.workload));
   INFO(full_passes << " full passes of " << prefill.programs.iterations << " chunks");
   REQUIRE(full_passes * 3 < prefill.programs.iterations);
 }

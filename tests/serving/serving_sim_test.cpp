@@ -45,7 +45,7 @@ TEST_CASE("one request alone is timed as the closed form times its prefill and d
   REQUIRE(s.plan->workload.prompt_tokens == 64);
   const mapping::Plan prefill = mapping::compile_prefill_plan(*s.plan);
   REQUIRE(prefill.programs.iterations == 2);
-  const mapping::DecodeTimeline p = mapping::analytic_timeline(prefill, workloads::PrefillInputs(s.plan->workload));
+  const mapping::DecodeTimeline p = mapping::analytic_timeline(prefill, workloads::PrefillInputs(prefill.workload));
   const mapping::DecodeTimeline d =
       mapping::analytic_timeline(*s.plan, workloads::DecodeInputs(s.plan->model, s.plan->workload));
   const double hz = s.plan->hw.clock_ghz * 1e9;
