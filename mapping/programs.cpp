@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "models/cost.h"
 #include "models/field_list.h"
 #include "models/task_builders.h"
 #include "workloads/op_costs.h"
@@ -114,6 +115,52 @@ std::vector<uint64_t> row_starts(const BlockGeometry& geo, uint64_t total) {
   return start;
 }
 
+// How many parallel lanes `n` pieces of `piece_cycles` serialisation each take
+// when a lane k tiles off their line costs 2 k hops and two turns more: the
+// count that brings the last piece in earliest, with no other traffic.
+uint32_t handoff_lanes(const FabricParams& fabric, size_t n, uint64_t piece_cycles, uint32_t room) {
+  uint32_t best = 1;
+  uint64_t best_cycles = UINT64_MAX;
+  for (uint32_t lanes = 1; lanes <= std::min<uint64_t>(n, room); ++lanes) {
+    const uint64_t detour =
+        lanes == 1 ? 0 : 2 * (lanes - 1) * fabric.hop_latency_cycles + 2 * fabric.turn_latency_cycles;
+    const uint64_t cycles = detour + (n + lanes - 1) / lanes * piece_cycles;
+    if (cycles < best_cycles) best = lanes, best_cycles = cycles;
+  }
+  return best;
+}
+
+// When two regions' lines lie on one row (or one column) and the hand-off
+// moves along it, every piece would cross the same links one after another
+// (the top turn of a strip of regions: a whole chunk's residual through one
+// row). Each piece instead steps off the line by its lane, moves parallel to
+// it, and steps back (models/route.h).
+void spread_collinear(const HardwareSpec& hw, const BlockGeometry& from, std::vector<Plan::HandoffPiece>& pieces) {
+  if (pieces.size() < 2) return;
+  // The line runs along x when the block's rows do (BlockGeometry::x).
+  bool along_rows = !from.across_is_x, along_columns = from.across_is_x;
+  uint32_t largest_bytes = 0;
+  for (const Plan::HandoffPiece& piece : pieces) {
+    along_rows = along_rows && piece.send.dy == 0 && piece.send.dx != 0;
+    along_columns = along_columns && piece.send.dx == 0 && piece.send.dy != 0;
+    largest_bytes = std::max(largest_bytes, piece.send.bytes);
+  }
+  if (!along_rows && !along_columns) return;
+  // The lanes go the way the sending block grows from its line (east or
+  // south) unless the grid's edge is nearer that way than the lanes need.
+  const uint32_t line = along_rows ? from.root_y() : from.root_x();
+  const uint32_t extent = along_rows ? hw.grid_height : hw.grid_width;
+  const uint32_t room_forward = extent - line, room_back = line + 1;
+  const uint32_t lanes = handoff_lanes(hw.fabric, pieces.size(), serialization_cycles(hw.fabric, largest_bytes),
+                                       std::max(room_forward, room_back));
+  const int32_t sign = lanes <= room_forward ? 1 : -1;
+  for (size_t n = 0; n < pieces.size(); ++n) {
+    Task& send = pieces[n].send;
+    send.y_first = along_columns;  // the sidestep runs across the first leg's axis
+    send.sidestep = sign * int32_t(n % lanes);
+  }
+}
+
 // The slices hand-off: every root-column tile of `from` sends each piece of its
 // slice that a root-column tile of `to` holds straight to that tile.
 std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& from, const Region& to) {
@@ -145,6 +192,7 @@ std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& f
       pieces.push_back({i, k, send});
     }
   }
+  if (dwafer == 0) spread_collinear(plan.hw, a, pieces);
   return pieces;
 }
 

@@ -11,6 +11,7 @@
 #include "mapping/moe_dispatch.h"
 #include "mapping/region.h"
 #include "models/cost.h"
+#include "models/route.h"
 #include "models/task_builders.h"
 #include "workloads/lowering.h"
 #include "workloads/op_costs.h"
@@ -1187,8 +1188,8 @@ bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind t
 
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
   if (send.dwafer != 0) return offwafer_message_cycles(hw, send.bytes);
-  const uint32_t hops = uint32_t(std::abs(send.dx) + std::abs(send.dy));
-  return message_cycles(hw.fabric, hops, send.dx != 0 && send.dy != 0 ? 1 : 0, send.relays, send.bytes);
+  const SendRoute route = send_route(send);
+  return message_cycles(hw.fabric, route.hops(), route.turns(), send.relays, send.bytes);
 }
 
 std::vector<Task> Block::program(uint32_t i, uint32_t j) const {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "models/dtype.h"
+#include "models/route.h"
 
 namespace wafersim {
 
@@ -75,8 +76,7 @@ std::vector<ProgramEvents::ProgramTerm> ProgramEvents::program_terms(const Progr
         if (task.dwafer != 0)
           term.events.offwafer_bytes = task.bytes;
         else
-          term.events.link_byte_hops =
-              uint64_t(task.bytes) * links_crossed(detours, uint32_t(std::abs(task.dx) + std::abs(task.dy)));
+          term.events.link_byte_hops = uint64_t(task.bytes) * links_crossed(detours, send_route(task).hops());
         if (task.stream) term.events += work_events(task.work, task.dtype);  // it combines on the way
         add(term);
         break;

@@ -213,9 +213,23 @@ uint32_t RouteDetours::down_column(uint32_t x, uint32_t y0, uint32_t y1) const {
 }
 
 uint32_t RouteDetours::route(uint32_t x, uint32_t y, int32_t dx, int32_t dy, bool y_first) const {
-  const uint32_t to_x = uint32_t(int64_t(x) + dx), to_y = uint32_t(int64_t(y) + dy);
-  return y_first ? down_column(x, y, to_y) + along_row(to_y, x, to_x)
-                 : along_row(y, x, to_x) + down_column(to_x, y, to_y);
+  return route(x, y, send_route(dx, dy, y_first, 0));
+}
+
+uint32_t RouteDetours::route(uint32_t x, uint32_t y, const SendRoute& path) const {
+  uint32_t extra = 0;
+  for (const RouteLeg& leg : path.legs) {
+    if (leg.along_x) {
+      const uint32_t to_x = uint32_t(int64_t(x) + leg.length);
+      extra += along_row(y, x, to_x);
+      x = to_x;
+    } else {
+      const uint32_t to_y = uint32_t(int64_t(y) + leg.length);
+      extra += down_column(x, y, to_y);
+      y = to_y;
+    }
+  }
+  return extra;
 }
 
 }  // namespace wafersim

@@ -9,6 +9,7 @@
 
 #include "models/detours.h"
 #include "models/repair.h"
+#include "models/route.h"
 
 namespace wafersim {
 
@@ -35,6 +36,8 @@ class RouteDetours {
   uint32_t down_column(uint32_t x, uint32_t y0, uint32_t y1) const;
   // From logical (x, y) by (dx, dy): x first, or y first.
   uint32_t route(uint32_t x, uint32_t y, int32_t dx, int32_t dy, bool y_first) const;
+  // From logical (x, y) along a route's legs (models/route.h).
+  uint32_t route(uint32_t x, uint32_t y, const SendRoute& path) const;
 
  private:
   uint32_t width_, height_;

@@ -69,6 +69,7 @@ class SendTask : public MessageBuilder<SendTask> {
   SendTask& iteration_delta(uint32_t delta) { return set(task_.iteration_delta, delta); }
   // The y leg of the route before its x leg.
   SendTask& y_first(bool first = true) { return set(task_.y_first, first); }
+  SendTask& sidestep(int32_t tiles) { return set(task_.sidestep, tiles); }
   // A stream that combines `work` (in `dtype`) with the streams the tile's
   // streamed Waits took in, as their wavelets pass (models/cost.h,
   // stream_tail_departure).

@@ -86,6 +86,9 @@ struct Task {
   // Send: the route takes its y leg before its x leg (routes are x first
   // otherwise; the path is the router's configuration, so either is free).
   bool y_first = false;
+  // Send: the route first steps this many tiles across its first leg's axis
+  // and steps back after that leg (models/route.h); 0: the plain route.
+  int32_t sidestep = 0;
 
   // Every field, once: equality and the compiler's program deduplication
   // (hash_fields) read this list, and the static_assert below rejects a field
@@ -93,7 +96,7 @@ struct Task {
   auto fields() const {
     return std::tie(op, dir, category, dtype, tag, layer, count, count_back, dx, dy, dwafer, relays, bytes, expert,
                     moe_layer, experts, expert_offset, mark, work, work_per_position, kv_stride, kv_offset, kv_window,
-                    iteration_delta, stream, y_first);
+                    iteration_delta, stream, y_first, sidestep);
   }
   bool operator==(const Task& other) const { return equal_fields(*this, other); }
 };

@@ -392,12 +392,10 @@ uint64_t Band<kProfiled>::send(uint32_t tile, const Task& task, const CompiledTa
       w.link_hops += 1;
     }
   } else if (w.options.contention) {
-    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
-                            /*stream=*/false, task.y_first);
+    transit = reserve_route(w, tile, destination, task, compiled.serialization, cycle, /*stream=*/false);
   } else {
     transit.arrival = cycle + w.free_latency(tile, task, compiled);
-    w.link_hops +=
-        uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
+    w.link_hops += route_hops(task);
   }
   Message message;
   message.tile = destination;
@@ -424,12 +422,10 @@ uint64_t Band<kProfiled>::send_stream(uint32_t tile, const Task& task, const Com
   const uint64_t latency = compiled.cycles - compiled.serialization;
   Transit transit;
   if (w.options.contention) {
-    transit = reserve_route(w, tile, destination, task.dx, task.dy, task.relays, compiled.serialization, cycle,
-                            /*stream=*/true, task.y_first);
+    transit = reserve_route(w, tile, destination, task, compiled.serialization, cycle, /*stream=*/true);
   } else {
     transit.arrival = cycle + w.free_latency(tile, task, compiled);
-    w.link_hops +=
-        uint64_t(task.dx < 0 ? -int64_t(task.dx) : task.dx) + uint64_t(task.dy < 0 ? -int64_t(task.dy) : task.dy);
+    w.link_hops += route_hops(task);
   }
   const uint64_t head = transit.arrival - compiled.serialization;
   Message message;

@@ -1,6 +1,7 @@
 #include "sim/engine/fabric_timing.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "models/cost.h"
 
@@ -48,41 +49,50 @@ inline uint64_t walk_leg(std::vector<LinkState>& links, int64_t first, int64_t s
 
 }  // namespace
 
-Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
-                      uint64_t serialization, uint64_t sent, bool stream, bool y_first) {
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, const Task& send, uint64_t serialization,
+                      uint64_t sent, bool stream) {
   const FabricParams& fabric = world.hw.fabric;
   Transit transit;
   uint64_t& injection = world.injection[source];
   const uint64_t injected = stream ? (injection = std::max(injection, sent) + serialization, sent)
                                    : cross_ramp(injection, sent, serialization, &transit.wait);
-  uint64_t head = injected + fabric.ramp_on_cycles + uint64_t(relays) * fabric.relay_cycles;
-  const uint64_t x = world.place.x(source), row = world.place.row(source);
-  const uint32_t xhops = uint32_t(dx < 0 ? -int64_t(dx) : dx);
-  const uint32_t yhops = uint32_t(dy < 0 ? -int64_t(dy) : dy);
-  // The x leg along `at_row`, the y leg along `at_column`; the second leg's first hop pays the turn.
-  auto x_leg = [&](uint64_t at_row, uint64_t turn) {
-    if (dx != 0)
-      head = walk_leg(dx > 0 ? world.east : world.west, int64_t(at_row * world.width + x), dx > 0 ? 1 : -1, xhops, head,
-                      serialization, fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  uint64_t head = injected + fabric.ramp_on_cycles + uint64_t(send.relays) * fabric.relay_cycles;
+  uint64_t x = world.place.x(source), row = world.place.row(source);
+  // A leg of `length` links along x (or y) from where the route stands; its
+  // first hop pays `turn`.
+  auto x_leg = [&](int32_t length, uint64_t turn) {
+    if (length == 0) return;
+    head = walk_leg(length > 0 ? world.east : world.west, int64_t(row * world.width + x), length > 0 ? 1 : -1,
+                    uint32_t(std::abs(length)), head, serialization, fabric.hop_latency_cycles, turn, stream,
+                    &transit.wait);
+    x = uint64_t(int64_t(x) + length);
   };
-  auto y_leg = [&](uint64_t at_column, uint64_t turn) {
-    if (dy != 0)
-      head = walk_leg(dy > 0 ? world.south : world.north, int64_t(at_column * world.rows + row), dy > 0 ? 1 : -1, yhops,
-                      head, serialization, fabric.hop_latency_cycles, turn, stream, &transit.wait);
+  auto y_leg = [&](int32_t length, uint64_t turn) {
+    if (length == 0) return;
+    head = walk_leg(length > 0 ? world.south : world.north, int64_t(x * world.rows + row), length > 0 ? 1 : -1,
+                    uint32_t(std::abs(length)), head, serialization, fabric.hop_latency_cycles, turn, stream,
+                    &transit.wait);
+    row = uint64_t(int64_t(row) + length);
   };
-  if (y_first) {
-    y_leg(x, 0);
-    x_leg(uint64_t(int64_t(row) + dy), dy != 0 ? fabric.turn_latency_cycles : 0);
+  // The plain route's first leg, then its second, which pays the turn; a
+  // sidestep (models/route.h) walks before them and after, each change of axis a turn.
+  const int32_t side = send.sidestep;
+  if (send.y_first) {
+    x_leg(side, 0);
+    y_leg(send.dy, side != 0 ? fabric.turn_latency_cycles : 0);
+    x_leg(send.dx - side, send.dy != 0 ? fabric.turn_latency_cycles : 0);
   } else {
-    x_leg(row, 0);
-    y_leg(uint64_t(int64_t(x) + dx), dx != 0 ? fabric.turn_latency_cycles : 0);
+    y_leg(side, 0);
+    x_leg(send.dx, side != 0 ? fabric.turn_latency_cycles : 0);
+    y_leg(send.dy - side, send.dx != 0 ? fabric.turn_latency_cycles : 0);
   }
+  const uint32_t hops = route_hops(send);
   // The detour around repaired rows and columns lengthens the head's path, not the links it reserves.
-  head += world.route_detour_cycles(source, dx, dy, y_first);
+  head += world.exact_detours ? world.exact_route_detour_cycles(source, send_route(send)) : detour_cycles(fabric, hops);
   const uint64_t delivered =
       stream ? head : cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
   transit.arrival = delivered + serialization + fabric.ramp_off_cycles;
-  world.link_hops += xhops + yhops;
+  world.link_hops += hops;
   return transit;
 }
 

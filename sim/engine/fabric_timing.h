@@ -14,14 +14,13 @@ struct Transit {
   uint64_t wait = 0;     // cycles the head spent waiting for busy links and ramps
 };
 
-// A message from `source` to `destination` on the same wafer, (dx, dy) apart,
-// sent at cycle `sent`. With no other traffic, arrival = sent + message_cycles.
-// A stream (Task::stream) waits for nothing: its wavelets interleave with the
-// links' other traffic, which waits for them, and the receiving core counts its
-// input ramp in its own ingest (models/cost.h). The route goes along x first,
-// or along y first with `y_first` (Task::y_first).
-Transit reserve_route(World& world, uint32_t source, uint32_t destination, int32_t dx, int32_t dy, uint32_t relays,
-                      uint64_t serialization, uint64_t sent, bool stream = false, bool y_first = false);
+// A message from `source` to `destination` on the same wafer along the route
+// of `send` (models/route.h), sent at cycle `sent`. With no other traffic,
+// arrival = sent + message_cycles. A stream (Task::stream) waits for nothing:
+// its wavelets interleave with the links' other traffic, which waits for them,
+// and the receiving core counts its input ramp in its own ingest (models/cost.h).
+Transit reserve_route(World& world, uint32_t source, uint32_t destination, const Task& send, uint64_t serialization,
+                      uint64_t sent, bool stream = false);
 
 // A message between wafers over the one channel from `from_wafer` to `to_wafer`.
 Transit reserve_offwafer(World& world, uint32_t from_wafer, uint32_t to_wafer, uint64_t bytes, uint64_t sent);

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "models/fabric.h"
+#include "models/route.h"
 #include "sim/engine/engine.h"
 
 namespace wafersim::sim {
@@ -18,12 +21,28 @@ struct Reach {
   int64_t min_dx = 0, max_dx = 0, min_dy = 0, max_dy = 0, min_dwafer = 0, max_dwafer = 0;
 };
 
+// Where a send's route turns, relative to its tile: a sidestep's corners may
+// lie beyond both ends.
+std::vector<std::pair<int64_t, int64_t>> route_corners(const Task& send) {
+  std::vector<std::pair<int64_t, int64_t>> corners;
+  int64_t x = 0, y = 0;
+  for (const RouteLeg& leg : send_route(send).legs) {
+    (leg.along_x ? x : y) += leg.length;
+    corners.emplace_back(x, y);
+  }
+  return corners;
+}
+
 Reach reach_of(const Program& program) {
   Reach reach;
   for (const Task& task : program.tasks) {
     int64_t dx = 0, dy = 0, dwafer = 0;
     if (task.op == TaskOp::Send) {
       dx = task.dx, dy = task.dy, dwafer = task.dwafer;
+      for (const auto& [corner_x, corner_y] : route_corners(task)) {
+        reach.min_dx = std::min(reach.min_dx, corner_x), reach.max_dx = std::max(reach.max_dx, corner_x);
+        reach.min_dy = std::min(reach.min_dy, corner_y), reach.max_dy = std::max(reach.max_dy, corner_y);
+      }
     } else if (task.op == TaskOp::Multicast) {
       dx = int64_t(dir_dx(task.dir)) * task.count, dy = int64_t(dir_dy(task.dir)) * task.count;
       // The other way: as far back.
@@ -69,6 +88,11 @@ void explain_failure(const ProgramSet& set, uint64_t tile) {
         throw EngineError(
             fmt::format("{}: task {} sends to (x {}, y {}) on wafer {}, outside the {} wafer(s) of {}x{} tiles",
                         where(set, tile), i, to_x, to_y, to_wafer, set.wafers, set.grid_width, set.grid_height));
+      for (const auto& [corner_x, corner_y] : route_corners(task))
+        if (x + corner_x < 0 || y + corner_y < 0 || x + corner_x >= set.grid_width || y + corner_y >= set.grid_height)
+          throw EngineError(fmt::format("{}: task {} routes through (x {}, y {}), outside the {}x{} grid",
+                                        where(set, tile), i, x + corner_x, y + corner_y, set.grid_width,
+                                        set.grid_height));
     }
   }
 }
@@ -107,6 +131,9 @@ void validate_programs(const HardwareSpec& hw, const ProgramSet& set) {
         throw EngineError(fmt::format("program {} task {} reads a per-tile parameter but the set has none", p, i));
       if (task.stream && task.op == TaskOp::Send && task.dwafer != 0)
         throw EngineError(fmt::format("program {} task {} streams to another wafer: streams stay on one wafer", p, i));
+      if (task.sidestep != 0 && (task.op != TaskOp::Send || task.dwafer != 0))
+        throw EngineError(
+            fmt::format("program {} task {} sidesteps but is no send on one wafer: only those have routes", p, i));
     }
   }
   const uint64_t per_wafer = uint64_t(set.grid_width) * set.grid_height;

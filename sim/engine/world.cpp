@@ -22,11 +22,10 @@ CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
       break;
     }
     case TaskOp::Send: {
-      const uint32_t hops =
-          uint32_t((task.dx < 0 ? -int64_t(task.dx) : task.dx) + (task.dy < 0 ? -int64_t(task.dy) : task.dy));
-      compiled.cycles = task.dwafer != 0 ? offwafer_message_cycles(hw, task.bytes)
-                                         : message_cycles(hw.fabric, hops, task.dx != 0 && task.dy != 0 ? 1 : 0,
-                                                          task.relays, task.bytes);
+      const SendRoute route = send_route(task);
+      compiled.cycles = task.dwafer != 0
+                            ? offwafer_message_cycles(hw, task.bytes)
+                            : message_cycles(hw.fabric, route.hops(), route.turns(), task.relays, task.bytes);
       if (task.stream && !(task.work == Work{}))
         compiled.combine_cycles = compute_cycles(hw.tile, task.dtype, task.work);
       break;
@@ -79,15 +78,15 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
   exact_detours = !route_detours.empty();
 }
 
-uint64_t World::exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
+uint64_t World::exact_route_detour_cycles(uint32_t source, const SendRoute& route) const {
   const uint32_t row = place.row(source);
   const RouteDetours& detours = route_detours[row / height];
-  return uint64_t(detours.route(place.x(source), row % height, dx, dy, y_first)) * hw.fabric.hop_latency_cycles;
+  return uint64_t(detours.route(place.x(source), row % height, route)) * hw.fabric.hop_latency_cycles;
 }
 
 uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
-  const uint32_t hops = uint32_t(std::abs(task.dx) + std::abs(task.dy));
-  return compiled.cycles - detour_cycles(hw.fabric, hops) + route_detour_cycles(source, task.dx, task.dy, task.y_first);
+  const SendRoute route = send_route(task);
+  return compiled.cycles - detour_cycles(hw.fabric, route.hops()) + route_detour_cycles(source, route);
 }
 
 uint64_t World::exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {

@@ -11,6 +11,7 @@
 #include "models/cost.h"
 #include "models/hardware.h"
 #include "models/repair_detours.h"
+#include "models/route.h"
 #include "models/tile_program.h"
 #include "models/wafer_repairs.h"
 #include "sim/engine/engine.h"
@@ -153,12 +154,11 @@ struct World {
   void release_tile_state();
 
   uint32_t band_of(uint32_t tile) const { return band_of_row[place.row(tile)]; }
-  // Cycles a route from `source` by (dx, dy) pays around what the repair
-  // skipped: its own path's with exact detours, else the table's charge for
-  // its length (the one message_cycles includes).
-  uint64_t route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const {
-    return exact_detours ? exact_route_detour_cycles(source, dx, dy, y_first)
-                         : detour_cycles(hw.fabric, uint32_t(std::abs(dx) + std::abs(dy)));
+  // Cycles a route from `source` pays around what the repair skipped: its own
+  // path's with exact detours, else the table's charge for its length (the one
+  // message_cycles includes).
+  uint64_t route_detour_cycles(uint32_t source, const SendRoute& route) const {
+    return exact_detours ? exact_route_detour_cycles(source, route) : detour_cycles(hw.fabric, route.hops());
   }
   // The same for the k-th tile of a multicast from `source` towards `dir`.
   uint64_t multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
@@ -170,7 +170,7 @@ struct World {
     return exact_detours ? exact_latency(source, task, compiled) : compiled.cycles;
   }
   uint64_t exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const;
-  uint64_t exact_route_detour_cycles(uint32_t source, int32_t dx, int32_t dy, bool y_first) const;
+  uint64_t exact_route_detour_cycles(uint32_t source, const SendRoute& route) const;
   uint64_t exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const;
   const Program& program_of(uint32_t tile) const { return set.programs[set.tile_program[tile]]; }
 };

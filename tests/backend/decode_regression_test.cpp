@@ -213,6 +213,15 @@ TEST_CASE("contention off: slices hand-off along x, re-cut between regions, agre
           "[regression][exact][handoff]") {
   require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "workload.batch=3"});
 }
+// Lines along rows, and a context for which the two strips' layers are of one
+// height: the turn between the strips hands on along the row both lines lie
+// on, each piece on a row of its own (a sidestep).
+const std::vector<std::string> kHandoffAlongOneRow = {kDistributed, kSlices, "mapping.multicast_axis=y",
+                                                      "workload.batch=2", "workload.prompt_tokens=3000"};
+TEST_CASE("contention off: slices hand-off along the row of both lines with sidesteps agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", kHandoffAlongOneRow);
+}
 TEST_CASE("contention off: slices hand-off across two wafers along x, uneven GQA groups, agrees to the cycle",
           "[regression][exact][handoff]") {
   require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "hardware.wafers=2",
@@ -362,6 +371,10 @@ TEST_CASE("contention on: K-trees with relayed routes within 10 percent", "[regr
 TEST_CASE("contention on: slices hand-off along x (shared root columns) within 10 percent",
           "[regression][contention][handoff]") {
   require_within_ten_percent("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "workload.batch=2"});
+}
+TEST_CASE("contention on: slices hand-off along the row of both lines with sidesteps within 10 percent",
+          "[regression][contention][handoff]") {
+  require_within_ten_percent("tiny-dense", kHandoffAlongOneRow);
 }
 TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
           "[regression][contention][distributed]") {

@@ -41,6 +41,14 @@ TEST_CASE("prefill, contention off: distributed dataflow, chunks of two layers a
 TEST_CASE("prefill, contention off: slices hand-off along x agrees to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.multicast_axis=x", "workload.batch=2"}));
 }
+// Lines along rows, and a context (the decode's tokens) for which the two
+// strips' layers are of one height: the turn between the strips hands a chunk
+// on along the row both lines lie on, each piece sidestepping.
+TEST_CASE("prefill, contention off: slices hand-off along the row of both lines agrees to the cycle",
+          "[regression][exact][prefill]") {
+  require_same_cycles("tiny-dense",
+                      with(kChunks, {kDistributed, "mapping.multicast_axis=y", "workload.decode_tokens=2900"}));
+}
 TEST_CASE("prefill, contention off: root hand-off agrees to the cycle", "[regression][exact][prefill]") {
   require_same_cycles("tiny-dense", with(kChunks, {kDistributed, "mapping.handoff=root"}));
 }

@@ -49,11 +49,12 @@ TEST_CASE("serve --capacity finds a real-time rate that meets the SLO and 30 % m
   reported << "largest rate meeting the SLO: " << std::setprecision(4) << rate << " sessions/s";
   CHECK_THAT(outcome.out, Catch::Contains(reported.str()));
   CHECK(meets_slo(rate));
-  CHECK(meets_slo(rate * 0.9));
   // One seed's p99 is not monotonic in the rate near the boundary (the
   // coding assistant's TPOT p99 measured 2.32 ms at 4.0 sessions/s, 1.88 at
-  // 4.26 and 1.61 at 4.5, against a 2 ms SLO), so the check above the rate
-  // found keeps a margin past that noise.
+  // 4.26 and 1.61 at 4.5, against a 2 ms SLO; later 3.97 violated where 4.41
+  // met), so the checks on either side of the rate found keep a margin past
+  // that noise.
+  CHECK(meets_slo(rate * 0.7));
   CHECK(!meets_slo(rate * 1.3));
 }
 

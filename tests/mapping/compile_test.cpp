@@ -1,11 +1,15 @@
 // The layer-partitioning compiler: every weight placed once, no tile over its
 // SRAM, deterministic plans, wafer counts and "does not fit" errors.
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 
 #include <catch2/catch.hpp>
 
 #include "mapping/plan.h"
+#include "mapping/region.h"
 #include "models/config/error.h"
+#include "models/cost.h"
 #include "sim/experiment/experiment.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/model_spec.h"
@@ -288,17 +292,65 @@ TEST_CASE("mapping.kv_head_copies: auto takes the most copies that cost no wafer
 }
 
 TEST_CASE("the slices hand-off sends every other sender's pieces along the receiving line", "[mapping]") {
-  // Two wafers, so that some pieces also cross between wafers (those keep the default route).
-  const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"hardware.wafers=2", "mapping.strips=2"});
+  // Two wafers, so that some pieces also cross between wafers (those keep the
+  // default route); lines along y, so that no hand-off runs along its lines.
+  const mapping::Plan plan =
+      plan_for("tiny-dense", "tiny", {"hardware.wafers=2", "mapping.strips=2", "mapping.multicast_axis=x"});
   size_t pieces = 0, along_receiving = 0;
-  for (const auto& handoff : plan.handoffs)
+  for (const auto& handoff : plan.handoffs) {
+    // A hand-off along its lines spreads its pieces instead (the next test).
+    if (std::any_of(handoff.begin(), handoff.end(), [](const auto& piece) { return piece.send.sidestep != 0; }))
+      continue;
     for (const mapping::Plan::HandoffPiece& piece : handoff) {
       ++pieces;
       const bool same_wafer = piece.send.dwafer == 0;
       CHECK(piece.send.y_first == (same_wafer && piece.from % 2 == 1));
       along_receiving += piece.send.y_first;
     }
+  }
   REQUIRE(pieces > 0);
   CHECK(along_receiving > 0);
   CHECK(along_receiving < pieces);
+}
+
+TEST_CASE("a hand-off along the row its two lines share spreads its pieces over rows of their own", "[mapping]") {
+  // Two strips on each of two wafers: the regions of a wafer sit side by side,
+  // their lines on its row 0 (and the hand-off between wafers keeps its route).
+  const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"hardware.wafers=2", "mapping.strips=2"});
+  size_t spread = 0;
+  for (size_t r = 0; r < plan.handoffs.size(); ++r) {
+    const auto& handoff = plan.handoffs[r];
+    if (handoff.size() < 2) continue;
+    const bool on_one_row = std::all_of(handoff.begin(), handoff.end(), [](const auto& piece) {
+      return piece.send.dwafer == 0 && piece.send.dy == 0 && piece.send.dx != 0;
+    });
+    const bool line_along_x = !plan.regions[r].blocks[0].geo.across_is_x;
+    std::map<int32_t, size_t> per_lane;
+    for (const mapping::Plan::HandoffPiece& piece : handoff) ++per_lane[piece.send.sidestep];
+    if (!(on_one_row && line_along_x)) {
+      CHECK(per_lane.size() == 1);  // a hand-off whose pieces cross no common row keeps the plain routes
+      continue;
+    }
+    INFO("hand-off after region " << r);
+    ++spread;
+    // Lanes 0, 1, ... k - 1 rows off the line, all on one side of it, and no
+    // lane carrying more pieces than another by more than one.
+    REQUIRE(per_lane.size() > 1);
+    const int32_t sign = per_lane.rbegin()->first > 0 ? 1 : -1;
+    size_t fewest = handoff.size(), most = 0;
+    for (int32_t lane = 0; lane < int32_t(per_lane.size()); ++lane) {
+      REQUIRE(per_lane.count(sign * lane) == 1);
+      fewest = std::min(fewest, per_lane[sign * lane]);
+      most = std::max(most, per_lane[sign * lane]);
+    }
+    CHECK(most - fewest <= 1);
+    // Each piece's own closed form pays its detour: two hops a row and two turns.
+    for (const mapping::Plan::HandoffPiece& piece : handoff) {
+      const Task& send = piece.send;
+      CHECK(mapping::send_cycles(plan.hw, send) ==
+            message_cycles(plan.hw.fabric, uint32_t(std::abs(send.dx) + 2 * std::abs(send.sidestep)),
+                           send.sidestep != 0 ? 2 : 0, send.relays, send.bytes));
+    }
+  }
+  CHECK(spread > 0);
 }

@@ -57,7 +57,11 @@ EventCounts walked_events(const ProgramSet& set, const IterationInputs& inputs, 
             if (task.dwafer != 0)
               out.offwafer_bytes += task.bytes;
             else
-              out.link_byte_hops += uint64_t(task.bytes) * uint64_t(std::abs(task.dx) + std::abs(task.dy));
+              // A sidestep leaves the first leg's axis and comes back after it.
+              out.link_byte_hops += uint64_t(task.bytes) *
+                                    uint64_t(std::abs(task.sidestep) +
+                                             (task.y_first ? std::abs(task.dy) + std::abs(task.dx - task.sidestep)
+                                                           : std::abs(task.dx) + std::abs(task.dy - task.sidestep)));
             if (task.stream) add_work(task.work, task.dtype);
             break;
           case TaskOp::Multicast:

@@ -6,6 +6,7 @@
 
 #include "models/cost.h"
 #include "models/repair_detours.h"
+#include "models/route.h"
 #include "tests/sim/test_hardware.h"
 
 using namespace wafersim;
@@ -230,6 +231,10 @@ TEST_CASE("exact route detours charge the steps a route takes where it runs", "[
   CHECK(shift.down_column(4, 2, 5) == 1);
   CHECK(shift.route(0, 2, 4, 3, false) == 2 + 1);  // along row 2 from 0 to 4, then down column 4 from row 2
   CHECK(shift.route(0, 2, 4, 3, true) == 0 + 0);   // down column 0, then along row 5
+  // A sidestep's legs where they run: from (0, 1) one row down onto row 2 (column 0: 0), along it to 4 (2), back
+  // up column 4 from row 2 to row 1 (1); with the step up instead, row 0 meets nothing.
+  CHECK(shift.route(0, 1, send_route(4, 0, false, 1)) == 0 + 2 + 1);
+  CHECK(shift.route(0, 1, send_route(4, 0, false, -1)) == 0);
   // The table's worst charge bounds every straight route of the length, not a turned one: 0 -> 4 along row 2,
   // then down column 4, meets 3 extra hops; the table charges 7 hops 2.
   for (uint32_t x = 0; x < 8; ++x)

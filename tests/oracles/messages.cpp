@@ -12,6 +12,11 @@ uint64_t point_to_point_cycles(const FabricParams& fabric, int32_t dx, int32_t d
   return message_cycles(fabric, hops, turns, relays, bytes);
 }
 
+uint64_t sidestep_cycles(const FabricParams& fabric, int32_t dx, int32_t side, uint64_t bytes) {
+  const uint32_t hops = uint32_t(std::abs(int64_t(dx)) + 2 * std::abs(int64_t(side)));
+  return message_cycles(fabric, hops, side != 0 ? 2 : 0, 0, bytes);
+}
+
 uint64_t multicast_arrival_cycles(const FabricParams& fabric, uint32_t k, uint32_t relays, uint64_t bytes) {
   return message_cycles(fabric, k, 0, relays, bytes);
 }

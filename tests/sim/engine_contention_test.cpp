@@ -84,6 +84,59 @@ TEST_CASE("routes along x first from one row to one column wait for each other",
   CHECK(pieces.arrival[0] + pieces.arrival[1] > pieces.alone[0] + pieces.alone[1]);
 }
 
+// Four pieces from a row's tiles 0-3 to its tiles 4-7 (a hand-off between two
+// lines on one row), once on row 0 by the plain routes, which all cross the
+// links between tiles 3 and 4, and once on row 8 with piece k stepping k rows
+// off the row (Task::sidestep), a row to itself. One run: marks 0-3 the plain
+// pieces, 4-7 the spread ones.
+std::vector<uint64_t> pieces_along_a_row(bool contention) {
+  const HardwareSpec hw = wse3_like(16, 16);
+  ProgramSet set = empty_set(16, 16);
+  for (uint32_t row : {0u, 8u})
+    for (int32_t k = 0; k < 4; ++k) {
+      Task piece = send(4, 0, 64);
+      piece.sidestep = row == 8 ? k : 0;
+      place(set, uint32_t(k), row, {piece});
+      place(set, uint32_t(k + 4), row, {wait(1), mark(uint32_t(k + (row == 8 ? 4 : 0)))});
+    }
+  set.marks = 8;
+  sim::EngineOptions options;
+  options.contention = contention;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), options);
+  std::vector<uint64_t> arrivals;
+  for (uint32_t k = 0; k < 8; ++k) arrivals.push_back(result.marks[k][0].cycle);
+  return arrivals;
+}
+TEST_CASE("pieces moving along one row wait for each other unless each steps to its own row", "[engine][contention]") {
+  const FabricParams fabric = wse3_like(16, 16).fabric;
+  const std::vector<uint64_t> arrivals = pieces_along_a_row(true);
+  // Spread, each takes exactly its own route's closed form.
+  for (int32_t k = 0; k < 4; ++k) CHECK(arrivals[size_t(4 + k)] == oracles::sidestep_cycles(fabric, 4, k, 64));
+  // On one row the last piece waits for the bodies before it.
+  CHECK(arrivals[3] >= oracles::point_to_point_cycles(fabric, 4, 0, 0, 64) + 3 * 16);
+  CHECK(arrivals[7] < arrivals[3]);
+}
+TEST_CASE("contention off: pieces with and without sidesteps take their routes' closed forms", "[engine]") {
+  const FabricParams fabric = wse3_like(16, 16).fabric;
+  const std::vector<uint64_t> arrivals = pieces_along_a_row(false);
+  for (int32_t k = 0; k < 4; ++k) {
+    CHECK(arrivals[size_t(k)] == oracles::point_to_point_cycles(fabric, 4, 0, 0, 64));
+    CHECK(arrivals[size_t(4 + k)] == oracles::sidestep_cycles(fabric, 4, k, 64));
+  }
+}
+
+TEST_CASE("a sidestep past the grid's edge is refused before the run", "[engine][contention]") {
+  const HardwareSpec hw = wse3_like(8, 8);
+  ProgramSet set = empty_set(8, 8);
+  Task piece = send(4, 0, 64);
+  piece.sidestep = -1;  // row -1 does not exist
+  place(set, 0, 0, {piece});
+  place(set, 4, 0, {wait(1), mark(0)});
+  set.marks = 1;
+  CHECK_THROWS_WITH(sim::run_programs(hw, set, sim::SteadyInputs(), {}),
+                    Catch::Contains("routes through (x 0, y -1), outside the 8x8 grid"));
+}
+
 TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine][contention][offwafer]") {
   const HardwareSpec hw = wse3_like(8, 8, 2);
   ProgramSet set = empty_set(8, 8, 2);
