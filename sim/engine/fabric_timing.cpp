@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "models/cost.h"
 
@@ -59,32 +60,32 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, const
   uint64_t head = injected + fabric.ramp_on_cycles + uint64_t(send.relays) * fabric.relay_cycles;
   uint64_t x = world.place.x(source), row = world.place.row(source);
   // A leg of `length` links along x (or y) from where the route stands; its
-  // first hop pays `turn`.
-  auto x_leg = [&](int32_t length, uint64_t turn) {
+  // first hop pays `turn`. The axis is a type (the engine's hottest path).
+  auto leg = [&](auto along_x, int32_t length, uint64_t turn) {
     if (length == 0) return;
-    head = walk_leg(length > 0 ? world.east : world.west, int64_t(row * world.width + x), length > 0 ? 1 : -1,
-                    uint32_t(std::abs(length)), head, serialization, fabric.hop_latency_cycles, turn, stream,
-                    &transit.wait);
-    x = uint64_t(int64_t(x) + length);
+    constexpr bool kAlongX = decltype(along_x)::value;
+    std::vector<LinkState>& links =
+        kAlongX ? (length > 0 ? world.east : world.west) : (length > 0 ? world.south : world.north);
+    const int64_t first = kAlongX ? int64_t(row * world.width + x) : int64_t(x * world.rows + row);
+    head = walk_leg(links, first, length > 0 ? 1 : -1, uint32_t(std::abs(length)), head, serialization,
+                    fabric.hop_latency_cycles, turn, stream, &transit.wait);
+    uint64_t& position = kAlongX ? x : row;
+    position = uint64_t(int64_t(position) + length);
   };
-  auto y_leg = [&](int32_t length, uint64_t turn) {
-    if (length == 0) return;
-    head = walk_leg(length > 0 ? world.south : world.north, int64_t(x * world.rows + row), length > 0 ? 1 : -1,
-                    uint32_t(std::abs(length)), head, serialization, fabric.hop_latency_cycles, turn, stream,
-                    &transit.wait);
-    row = uint64_t(int64_t(row) + length);
-  };
+  const std::true_type along_x;
+  const std::false_type along_y;
   // The plain route's first leg, then its second, which pays the turn; a
   // sidestep (models/route.h) walks before them and after, each change of axis a turn.
   const int32_t side = send.sidestep;
+  const uint64_t turn = fabric.turn_latency_cycles;
   if (send.y_first) {
-    x_leg(side, 0);
-    y_leg(send.dy, side != 0 ? fabric.turn_latency_cycles : 0);
-    x_leg(send.dx - side, send.dy != 0 ? fabric.turn_latency_cycles : 0);
+    leg(along_x, side, 0);
+    leg(along_y, send.dy, side != 0 ? turn : 0);
+    leg(along_x, send.dx - side, send.dy != 0 ? turn : 0);
   } else {
-    y_leg(side, 0);
-    x_leg(send.dx, side != 0 ? fabric.turn_latency_cycles : 0);
-    y_leg(send.dy - side, send.dx != 0 ? fabric.turn_latency_cycles : 0);
+    leg(along_y, side, 0);
+    leg(along_x, send.dx, side != 0 ? turn : 0);
+    leg(along_y, send.dy - side, send.dx != 0 ? turn : 0);
   }
   const uint32_t hops = route_hops(send);
   // The detour around repaired rows and columns lengthens the head's path, not the links it reserves.
