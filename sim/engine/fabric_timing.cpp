@@ -27,6 +27,26 @@ inline uint64_t cross_ramp(uint64_t& busy_until, uint64_t head, uint64_t seriali
   return start;
 }
 
+// The ejection ramp: a message that fits in the idle gap before the latest
+// reservation takes it (earliest first in send order); else it follows that
+// reservation, and the idle time between the two becomes the gap.
+inline uint64_t cross_ejection(RampState& ramp, uint64_t head, uint64_t serialization, uint64_t* wait) {
+  const uint64_t held_from = ramp.until - ramp.held, gap_from = held_from - ramp.gap;
+  const uint64_t fit = std::max(head, gap_from);
+  if (fit + serialization <= held_from) {
+    *wait += fit - head;
+    ramp.gap = uint32_t(held_from - (fit + serialization));
+    return fit;
+  }
+  const uint64_t start = std::max(head, ramp.until);
+  *wait += start - head;
+  const uint64_t idle = start - ramp.until;
+  ramp.gap = idle > UINT32_MAX ? UINT32_MAX : uint32_t(idle);
+  ramp.held = serialization > UINT32_MAX ? UINT32_MAX : uint32_t(serialization);
+  ramp.until = start + serialization;
+  return start;
+}
+
 // A stream's wavelets interleave with the link's other traffic: the stream is
 // not delayed, but it adds its serialisation to what later messages wait for.
 inline uint64_t interleave(LinkState& link, uint64_t head, uint64_t serialization) {
@@ -91,7 +111,7 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, const
   // The detour around repaired rows and columns lengthens the head's path, not the links it reserves.
   head += world.exact_detours ? world.exact_route_detour_cycles(source, send_route(send)) : detour_cycles(fabric, hops);
   const uint64_t delivered =
-      stream ? head : cross_ramp(world.ejection[destination], head, serialization, &transit.wait);
+      stream ? head : cross_ejection(world.ejection[destination], head, serialization, &transit.wait);
   transit.arrival = delivered + serialization + fabric.ramp_off_cycles;
   world.link_hops += hops;
   return transit;
@@ -144,7 +164,7 @@ void reserve_multicast(World& world, uint32_t source, Dir dir, uint32_t relays, 
     const uint64_t detoured = head + world.multicast_detour_cycles(source, dir, k);
     uint64_t eject_wait = 0;
     const uint32_t tile = uint32_t(int64_t(source) + tile_step * k);
-    const uint64_t eject = cross_ramp(world.ejection[tile], detoured, serialization, &eject_wait);
+    const uint64_t eject = cross_ejection(world.ejection[tile], detoured, serialization, &eject_wait);
     multicast.pass[k - 1] = detoured + serialization + fabric.ramp_off_cycles;
     multicast.arrival[k - 1] = eject + serialization + fabric.ramp_off_cycles;
     multicast.wait[k - 1] = wait + eject_wait;

@@ -69,7 +69,7 @@ World::World(const HardwareSpec& hardware, const ProgramSet& program_set, const 
     south.assign(tiles, LinkState{});
     north.assign(tiles, LinkState{});
     injection.assign(tiles, 0);
-    ejection.assign(tiles, 0);
+    ejection.assign(tiles, RampState{});
     offwafer.assign(size_t(set.wafers) * set.wafers, 0);
   }
   marks.assign(set.marks, std::vector<MarkRecord>(iterations));
@@ -110,7 +110,7 @@ void World::release_tile_state() {
   std::vector<StreamInputs>().swap(stream_inputs);
   for (std::vector<LinkState>* links : {&east, &west, &south, &north}) std::vector<LinkState>().swap(*links);
   std::vector<uint64_t>().swap(injection);
-  std::vector<uint64_t>().swap(ejection);
+  std::vector<RampState>().swap(ejection);
   std::vector<MulticastState>().swap(multicasts);
 }
 

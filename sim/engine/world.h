@@ -97,6 +97,17 @@ struct LinkState {
   uint64_t busy_cycles = 0;
 };
 
+// A core's ejection ramp. Messages reserve it when they are sent, at their
+// arrival, so one held long at its source reserves it far ahead; a message
+// arriving before that reservation may still use the idle gap in front of
+// it. The gap is [until - held - gap, until - held): the ramp is idle there
+// but for what was already put in it (gap shrinks from the left).
+struct RampState {
+  uint64_t until = 0;  // the latest reservation ends here
+  uint32_t held = 0;   // ... and starts held cycles before
+  uint32_t gap = 0;    // idle cycles before that start
+};
+
 struct World {
   World(const HardwareSpec& hardware, const ProgramSet& program_set, const IterationInputs& iteration_inputs,
         const EngineOptions& engine_options);
@@ -124,8 +135,9 @@ struct World {
   // (row * width + x of the link's source router); south/north links
   // column-major (x * rows + row), so both legs of a route walk memory in order.
   std::vector<LinkState> east, west, south, north;
-  std::vector<uint64_t> injection, ejection;  // busy_until of each core's ramps
-  std::vector<uint64_t> offwafer;             // busy_until of channel [from wafer * wafers + to wafer]
+  std::vector<uint64_t> injection;  // busy_until of each core's injection ramp
+  std::vector<RampState> ejection;
+  std::vector<uint64_t> offwafer;  // busy_until of channel [from wafer * wafers + to wafer]
 
   // On repaired wafers with EngineOptions::exact_detours: each route's own
   // detour, per wafer; empty otherwise.
