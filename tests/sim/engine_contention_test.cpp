@@ -137,6 +137,28 @@ TEST_CASE("a sidestep past the grid's edge is refused before the run", "[engine]
                     Catch::Contains("routes through (x 0, y -1), outside the 8x8 grid"));
 }
 
+// A message held at its source reserves its destination's ejection ramp far
+// ahead when it is finally sent; messages arriving earlier still use the
+// ramp's idle gap in front of that reservation if they fit in it.
+TEST_CASE("a message arriving before a far-ahead reservation of an ejection ramp uses the gap before it",
+          "[engine][contention]") {
+  const HardwareSpec hw = wse3_like(16, 16);
+  ProgramSet set = empty_set(16, 16);
+  // (0, 2) sends 64 KiB to its neighbour, then P to (8, 2): P waits 16,384 cycles on the injection ramp.
+  place(set, 0, 2, {send(0, 1, 65536, 9), send(8, 0, 64, 1)});
+  place(set, 0, 3, {wait(1, 9)});
+  // Q (short) and R (too long for the gap) reach (8, 2) long before P does, but are sent after it.
+  place(set, 8, 5, {send(0, -3, 64, 2)});
+  place(set, 8, 6, {send(0, -4, 80000, 3)});
+  place(set, 8, 2, {wait(1, 2), mark(0), wait(1, 1), mark(1), wait(1, 3), mark(2)});
+  set.marks = 3;
+  const sim::EngineResult result = sim::run_programs(hw, set, sim::SteadyInputs(), {});
+  const uint64_t q = result.marks[0][0].cycle, p = result.marks[1][0].cycle, r = result.marks[2][0].cycle;
+  CHECK(p == 16384 + oracles::point_to_point_cycles(hw.fabric, 8, 0, 0, 64));
+  CHECK(q == oracles::point_to_point_cycles(hw.fabric, 0, -3, 0, 64));  // in the gap: as if alone
+  CHECK(r == p + 80000 / 4);                                            // after P's reservation
+}
+
 TEST_CASE("messages between wafers serialise on the off-wafer channel", "[engine][contention][offwafer]") {
   const HardwareSpec hw = wse3_like(8, 8, 2);
   ProgramSet set = empty_set(8, 8, 2);
