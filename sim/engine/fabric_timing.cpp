@@ -31,6 +31,14 @@ inline uint64_t cross_ramp(uint64_t& busy_until, uint64_t head, uint64_t seriali
 // reservation takes it (earliest first in send order); else it follows that
 // reservation, and the idle time between the two becomes the gap.
 inline uint64_t cross_ejection(RampState& ramp, uint64_t head, uint64_t serialization, uint64_t* wait) {
+  auto reserve = [&](uint64_t start) {
+    const uint64_t idle = start - ramp.until;
+    ramp.gap = idle > UINT32_MAX ? UINT32_MAX : uint32_t(idle);
+    ramp.held = serialization > UINT32_MAX ? UINT32_MAX : uint32_t(serialization);
+    ramp.until = start + serialization;
+    return start;
+  };
+  if (head >= ramp.until) return reserve(head);  // the ramp is free: the usual case
   const uint64_t held_from = ramp.until - ramp.held, gap_from = held_from - ramp.gap;
   const uint64_t fit = std::max(head, gap_from);
   if (fit + serialization <= held_from) {
@@ -38,13 +46,8 @@ inline uint64_t cross_ejection(RampState& ramp, uint64_t head, uint64_t serializ
     ramp.gap = uint32_t(held_from - (fit + serialization));
     return fit;
   }
-  const uint64_t start = std::max(head, ramp.until);
-  *wait += start - head;
-  const uint64_t idle = start - ramp.until;
-  ramp.gap = idle > UINT32_MAX ? UINT32_MAX : uint32_t(idle);
-  ramp.held = serialization > UINT32_MAX ? UINT32_MAX : uint32_t(serialization);
-  ramp.until = start + serialization;
-  return start;
+  *wait += ramp.until - head;
+  return reserve(ramp.until);
 }
 
 // A stream's wavelets interleave with the link's other traffic: the stream is
