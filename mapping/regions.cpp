@@ -1188,8 +1188,7 @@ bool slices_handoff(const MappingOptions& options, RegionKind from, RegionKind t
 
 uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
   if (send.dwafer != 0) return offwafer_message_cycles(hw, send.bytes);
-  const SendRoute route = send_route(send);
-  return message_cycles(hw.fabric, route.hops(), route.turns(), send.relays, send.bytes);
+  return route_message_cycles(hw.fabric, send);
 }
 
 std::vector<Task> Block::program(uint32_t i, uint32_t j) const {

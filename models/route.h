@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 
+#include "models/cost.h"
 #include "models/tile_program.h"
 
 namespace wafersim {
@@ -48,6 +49,13 @@ inline SendRoute send_route(const Task& send) { return send_route(send.dx, send.
 inline uint32_t route_hops(const Task& send) {
   if (send.sidestep != 0) return send_route(send).hops();
   return uint32_t((send.dx < 0 ? -int64_t(send.dx) : send.dx) + (send.dy < 0 ? -int64_t(send.dy) : send.dy));
+}
+
+// A send on one wafer alone on the fabric (message_cycles over its route):
+// the closed form's and the engine's contention-free cost alike.
+inline uint64_t route_message_cycles(const FabricParams& fabric, const Task& send) {
+  const SendRoute route = send_route(send);
+  return message_cycles(fabric, route.hops(), route.turns(), send.relays, send.bytes);
 }
 
 }  // namespace wafersim

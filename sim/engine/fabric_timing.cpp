@@ -110,13 +110,12 @@ Transit reserve_route(World& world, uint32_t source, uint32_t destination, const
     leg(along_x, send.dx, side != 0 ? turn : 0);
     leg(along_y, send.dy - side, send.dx != 0 ? turn : 0);
   }
-  const uint32_t hops = route_hops(send);
   // The detour around repaired rows and columns lengthens the head's path, not the links it reserves.
-  head += world.exact_detours ? world.exact_route_detour_cycles(source, send_route(send)) : detour_cycles(fabric, hops);
+  head += world.route_detour_cycles(source, send);
   const uint64_t delivered =
       stream ? head : cross_ejection(world.ejection[destination], head, serialization, &transit.wait);
   transit.arrival = delivered + serialization + fabric.ramp_off_cycles;
-  world.link_hops += hops;
+  world.link_hops += route_hops(send);
   return transit;
 }
 

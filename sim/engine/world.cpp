@@ -22,10 +22,8 @@ CompiledTask compile_task(const HardwareSpec& hw, const Task& task) {
       break;
     }
     case TaskOp::Send: {
-      const SendRoute route = send_route(task);
-      compiled.cycles = task.dwafer != 0
-                            ? offwafer_message_cycles(hw, task.bytes)
-                            : message_cycles(hw.fabric, route.hops(), route.turns(), task.relays, task.bytes);
+      compiled.cycles =
+          task.dwafer != 0 ? offwafer_message_cycles(hw, task.bytes) : route_message_cycles(hw.fabric, task);
       if (task.stream && !(task.work == Work{}))
         compiled.combine_cycles = compute_cycles(hw.tile, task.dtype, task.work);
       break;
@@ -85,8 +83,8 @@ uint64_t World::exact_route_detour_cycles(uint32_t source, const SendRoute& rout
 }
 
 uint64_t World::exact_latency(uint32_t source, const Task& task, const CompiledTask& compiled) const {
-  const SendRoute route = send_route(task);
-  return compiled.cycles - detour_cycles(hw.fabric, route.hops()) + route_detour_cycles(source, route);
+  return compiled.cycles - detour_cycles(hw.fabric, route_hops(task)) +
+         exact_route_detour_cycles(source, send_route(task));
 }
 
 uint64_t World::exact_multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {

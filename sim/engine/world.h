@@ -169,8 +169,9 @@ struct World {
   // Cycles a route from `source` pays around what the repair skipped: its own
   // path's with exact detours, else the table's charge for its length (the one
   // message_cycles includes).
-  uint64_t route_detour_cycles(uint32_t source, const SendRoute& route) const {
-    return exact_detours ? exact_route_detour_cycles(source, route) : detour_cycles(hw.fabric, route.hops());
+  uint64_t route_detour_cycles(uint32_t source, const Task& send) const {
+    return exact_detours ? exact_route_detour_cycles(source, send_route(send))
+                         : detour_cycles(hw.fabric, route_hops(send));
   }
   // The same for the k-th tile of a multicast from `source` towards `dir`.
   uint64_t multicast_detour_cycles(uint32_t source, Dir dir, uint32_t k) const {
