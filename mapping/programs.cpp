@@ -8,6 +8,7 @@
 
 #include "models/cost.h"
 #include "models/field_list.h"
+#include "models/route.h"
 #include "models/task_builders.h"
 #include "workloads/op_costs.h"
 
@@ -115,49 +116,80 @@ std::vector<uint64_t> row_starts(const BlockGeometry& geo, uint64_t total) {
   return start;
 }
 
-// How many parallel lanes `n` pieces of `piece_cycles` serialisation each take
-// when a lane k tiles off their line costs 2 k hops and two turns more: the
-// count that brings the last piece in earliest, with no other traffic.
-uint32_t handoff_lanes(const FabricParams& fabric, size_t n, uint64_t piece_cycles, uint32_t room) {
-  uint32_t best = 1;
+// A hand-off between two parallel lines (on one wafer) shifts its pieces along
+// them where the lines cut the stream differently or the regions sit side by
+// side. Sent plainly, every shift runs on one of the two lines (x first, or y
+// first on every other sender) and overlapping shifts cross the same links one
+// after another: at a strip's turn a whole chunk's residual through one row.
+// Each sender's shift may instead run on a lane of its own (a sidestep,
+// models/route.h): a row (column) between the lines costs a turn more, one
+// beyond them two hops a row and the turns of stepping off and back.
+struct HandoffLane {
+  int32_t off_sending = 0;  // across the lines, from the sending one
+  uint64_t extra_cycles = 0;
+};
+
+// The lanes a hand-off can use, cheapest first; the x-first route's own line
+// leads, then the y-first route's, so that two lanes are the plain alternation.
+std::vector<HandoffLane> handoff_lanes(const FabricParams& fabric, bool along_rows, int32_t shift, int32_t apart,
+                                       int32_t sending_line, int32_t extent) {
+  const auto route_of = [&](int32_t off) {
+    return along_rows ? send_route(shift, apart, false, off) : send_route(apart, shift, true, off);
+  };
+  const SendRoute plain = route_of(0);
+  const int32_t x_first_line = along_rows ? 0 : apart;
+  std::vector<HandoffLane> lanes;
+  for (int32_t off = -sending_line; off < extent - sending_line; ++off) {
+    const SendRoute route = route_of(off);
+    lanes.push_back({off, (route.hops() - plain.hops()) * uint64_t(fabric.hop_latency_cycles) +
+                              (route.turns() - plain.turns()) * uint64_t(fabric.turn_latency_cycles)});
+  }
+  std::stable_sort(lanes.begin(), lanes.end(), [&](const HandoffLane& a, const HandoffLane& b) {
+    if (a.extra_cycles != b.extra_cycles) return a.extra_cycles < b.extra_cycles;
+    return std::abs(a.off_sending - x_first_line) < std::abs(b.off_sending - x_first_line);
+  });
+  return lanes;
+}
+
+// How many of the cheapest lanes to use: the count that brings the last piece
+// in earliest when `overlap` shifts cross one link and no other traffic runs.
+size_t lane_count(const std::vector<HandoffLane>& lanes, uint32_t overlap, uint64_t piece_cycles, size_t fewest) {
+  size_t best = std::min(fewest, lanes.size());
   uint64_t best_cycles = UINT64_MAX;
-  for (uint32_t lanes = 1; lanes <= std::min<uint64_t>(n, room); ++lanes) {
-    const uint64_t detour =
-        lanes == 1 ? 0 : 2 * (lanes - 1) * fabric.hop_latency_cycles + 2 * fabric.turn_latency_cycles;
-    const uint64_t cycles = detour + (n + lanes - 1) / lanes * piece_cycles;
-    if (cycles < best_cycles) best = lanes, best_cycles = cycles;
+  for (size_t k = best; k <= std::min<size_t>(overlap, lanes.size()); ++k) {
+    const uint64_t cycles = lanes[k - 1].extra_cycles + (overlap + k - 1) / k * piece_cycles;
+    if (cycles < best_cycles) best = k, best_cycles = cycles;
   }
   return best;
 }
 
-// When two regions' lines lie on one row (or one column) and the hand-off
-// moves along it, every piece would cross the same links one after another
-// (the top turn of a strip of regions: a whole chunk's residual through one
-// row). Each piece instead steps off the line by its lane, moves parallel to
-// it, and steps back (models/route.h).
-void spread_collinear(const HardwareSpec& hw, const BlockGeometry& from, std::vector<Plan::HandoffPiece>& pieces) {
+void spread_handoff(const HardwareSpec& hw, const BlockGeometry& from, std::vector<Plan::HandoffPiece>& pieces) {
   if (pieces.size() < 2) return;
-  // The line runs along x when the block's rows do (BlockGeometry::x).
-  bool along_rows = !from.across_is_x, along_columns = from.across_is_x;
-  uint32_t largest_bytes = 0;
+  // The lines run along x when the blocks' rows do (BlockGeometry::x).
+  const bool along_rows = !from.across_is_x;
+  const int32_t apart = along_rows ? pieces[0].send.dy : pieces[0].send.dx;
+  uint32_t largest_bytes = 0, overlap = 1;
   for (const Plan::HandoffPiece& piece : pieces) {
-    along_rows = along_rows && piece.send.dy == 0 && piece.send.dx != 0;
-    along_columns = along_columns && piece.send.dx == 0 && piece.send.dy != 0;
+    if ((along_rows ? piece.send.dy : piece.send.dx) != apart) return;  // not between two parallel lines
+    // A shift of s tiles overlaps the shifts of the s senders behind it (a line's tiles are neighbours).
+    const int32_t shift = along_rows ? piece.send.dx : piece.send.dy;
+    overlap = std::max(overlap, std::min(uint32_t(std::abs(shift)) + 1, uint32_t(pieces.size())));
     largest_bytes = std::max(largest_bytes, piece.send.bytes);
   }
-  if (!along_rows && !along_columns) return;
-  // The lanes go the way the sending block grows from its line (east or
-  // south) unless the grid's edge is nearer that way than the lanes need.
-  const uint32_t line = along_rows ? from.root_y() : from.root_x();
-  const uint32_t extent = along_rows ? hw.grid_height : hw.grid_width;
-  const uint32_t room_forward = extent - line, room_back = line + 1;
-  const uint32_t lanes = handoff_lanes(hw.fabric, pieces.size(), serialization_cycles(hw.fabric, largest_bytes),
-                                       std::max(room_forward, room_back));
-  const int32_t sign = lanes <= room_forward ? 1 : -1;
-  for (size_t n = 0; n < pieces.size(); ++n) {
-    Task& send = pieces[n].send;
-    send.y_first = along_columns;  // the sidestep runs across the first leg's axis
-    send.sidestep = sign * int32_t(n % lanes);
+  const int32_t shift = along_rows ? pieces[0].send.dx : pieces[0].send.dy;
+  const std::vector<HandoffLane> lanes =
+      handoff_lanes(hw.fabric, along_rows, shift, apart, int32_t(along_rows ? from.root_y() : from.root_x()),
+                    int32_t(along_rows ? hw.grid_height : hw.grid_width));
+  // Lines apart keep at least the alternation of their two plain routes.
+  const size_t count = lane_count(lanes, overlap, serialization_cycles(hw.fabric, largest_bytes), apart == 0 ? 1 : 2);
+  if (count <= 2 && apart != 0) return;
+  for (Plan::HandoffPiece& piece : pieces) {
+    Task& send = piece.send;
+    const int32_t off = lanes[piece.from % count].off_sending;
+    // The lines' own lanes are the plain routes; any other steps off the sending line first.
+    const bool x_first_line = off == (along_rows ? 0 : apart), y_first_line = off == (along_rows ? apart : 0);
+    send.y_first = x_first_line ? false : y_first_line ? true : !along_rows;
+    send.sidestep = x_first_line || y_first_line ? 0 : off;
   }
 }
 
@@ -192,7 +224,7 @@ std::vector<Plan::HandoffPiece> handoff_pieces(const Plan& plan, const Region& f
       pieces.push_back({i, k, send});
     }
   }
-  if (dwafer == 0) spread_collinear(plan.hw, a, pieces);
+  if (dwafer == 0) spread_handoff(plan.hw, a, pieces);
   return pieces;
 }
 

@@ -191,11 +191,14 @@ TEST_CASE("serve --step-times scales the closed form to the cycles a run measure
   CHECK(measured["step_times"]["origin"] == "engine");
   CHECK(measured["step_times"]["file"] == engine);
   // The engine's link contention only adds cycles: the time to first token
-  // grows. The time per output token may not: slower prefill chunks change
-  // how the decode tokens interleave with them, and a light load's tokens
-  // leave at the stream writer's pace; it stays within the contention's few per cent.
+  // grows and the tokens per second fall, by the contention's few per cent.
+  // Not the time per output token: under this load it depends on how the
+  // decode tokens interleave with the prefill chunks, and a 0.1 % change in
+  // the chunks' cycles moves its mean by 10 %; a light load's tokens leave at
+  // the stream writer's pace.
   CHECK(measured["ttft_ms"]["mean"].get<double>() > closed["ttft_ms"]["mean"].get<double>());
-  CHECK(measured["tpot_ms"]["mean"].get<double>() == Approx(closed["tpot_ms"]["mean"].get<double>()).epsilon(0.1));
+  CHECK(measured["tokens_per_second"].get<double>() < closed["tokens_per_second"].get<double>());
+  CHECK(measured["tokens_per_second"].get<double>() == Approx(closed["tokens_per_second"].get<double>()).epsilon(0.1));
   // The closed form measured by `analytic` is the closed form, to the
   // interpolation error (on a light load: a saturated queue amplifies any difference).
   const std::vector<std::string> light = {"--set", "serving.realtime.rate_per_s=20", "--set",
@@ -274,13 +277,13 @@ TEST_CASE("serve --backend sim takes the engine's per-region cycles in process, 
   CHECK(in_process["step_times"]["file"].is_null());
   CHECK(figures(in_process) == figures(from_file));
   // Within the run-vs-closed-form gap: contention adds a few per cent here
-  // (under this load slower prefill chunks may interleave the decode tokens
-  // otherwise, so only the time to first token must grow).
-  for (const char* latency : {"ttft_ms", "tpot_ms"}) {
-    const double measured = in_process[latency]["mean"].get<double>(), form = closed[latency]["mean"].get<double>();
-    if (std::string(latency) == "ttft_ms") CHECK(measured > form);
-    CHECK(measured == Approx(form).epsilon(0.1));
-  }
+  // (not seen in the time per output token, which this load's interleaving of
+  // decode tokens and prefill chunks amplifies: the previous test).
+  CHECK(in_process["ttft_ms"]["mean"].get<double>() > closed["ttft_ms"]["mean"].get<double>());
+  CHECK(in_process["ttft_ms"]["mean"].get<double>() == Approx(closed["ttft_ms"]["mean"].get<double>()).epsilon(0.1));
+  CHECK(in_process["tokens_per_second"].get<double>() < closed["tokens_per_second"].get<double>());
+  CHECK(in_process["tokens_per_second"].get<double>() ==
+        Approx(closed["tokens_per_second"].get<double>()).epsilon(0.1));
   // Without contention the engine is the closed form to the cycle: what is left
   // is the interpolation (on a light load: a saturated queue amplifies any difference).
   const std::vector<std::string> light = {"--set", "serving.realtime.rate_per_s=20",

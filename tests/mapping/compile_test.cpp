@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include "mapping/region.h"
 #include "models/config/error.h"
 #include "models/cost.h"
+#include "models/route.h"
 #include "sim/experiment/experiment.h"
 #include "tests/mapping/mapping_fixture.h"
 #include "workloads/model_spec.h"
@@ -313,6 +315,57 @@ TEST_CASE("the slices hand-off sends every other sender's pieces along the recei
   CHECK(along_receiving < pieces);
 }
 
+namespace {
+
+// A hand-off piece's shift along two parallel lines, and the line it runs on
+// (`lane`: its offset across them from the sending line).
+struct PieceShift {
+  bool along_rows = true;
+  int32_t apart = 0, shift = 0, lane = 0, start = 0;  // start: the sender's place along the lines
+};
+
+PieceShift piece_shift(const mapping::Region& from, const mapping::Plan::HandoffPiece& piece) {
+  const mapping::BlockGeometry& geo = from.blocks[0].geo;
+  const Task& send = piece.send;
+  PieceShift out;
+  out.along_rows = !geo.across_is_x;
+  out.apart = out.along_rows ? send.dy : send.dx;
+  out.shift = out.along_rows ? send.dx : send.dy;
+  const bool shift_first = send.y_first != out.along_rows;  // x first along rows, y first along columns
+  out.lane = send.sidestep != 0 ? send.sidestep : shift_first ? 0 : out.apart;
+  out.start = int32_t(out.along_rows ? geo.x(piece.from, geo.root_j()) : geo.y(piece.from, geo.root_j()));
+  return out;
+}
+
+// Every link of a lane carries one sender's shift at most, and each piece's
+// closed form pays its lane: two hops a line beyond the two, a turn more off them.
+// Returns the lanes used.
+std::map<int32_t, size_t> check_lanes(const mapping::Plan& plan, size_t r) {
+  std::map<int32_t, size_t> senders_per_lane;
+  std::map<std::pair<int32_t, int32_t>, uint32_t> link_sender;  // (lane, link) -> sender
+  std::map<int32_t, std::set<uint32_t>> lane_senders;
+  for (const mapping::Plan::HandoffPiece& piece : plan.handoffs[r]) {
+    const PieceShift at = piece_shift(plan.regions[r], piece);
+    const int32_t beyond = std::max({0, std::min(0, at.apart) - at.lane, at.lane - std::max(0, at.apart)});
+    const bool off_lines = at.lane != 0 && at.lane != at.apart;
+    const uint32_t hops = uint32_t(std::abs(at.shift) + std::abs(at.apart) + 2 * beyond);
+    const uint32_t turns =
+        at.shift == 0 ? 0 : uint32_t(at.apart != 0) + uint32_t(off_lines) + uint32_t(off_lines && at.apart == 0);
+    CHECK(mapping::send_cycles(plan.hw, piece.send) ==
+          message_cycles(plan.hw.fabric, hops, turns, piece.send.relays, piece.send.bytes));
+    lane_senders[at.lane].insert(piece.from);
+    for (int32_t step = 0; step < std::abs(at.shift); ++step) {
+      const int32_t link = at.shift > 0 ? at.start + step : at.start - step - 1;
+      const auto [it, fresh] = link_sender.emplace(std::make_pair(at.lane, link), piece.from);
+      if (!fresh && it->second != piece.from) FAIL("two senders' shifts share lane " << at.lane << ", link " << link);
+    }
+  }
+  for (const auto& [lane, senders] : lane_senders) senders_per_lane[lane] = senders.size();
+  return senders_per_lane;
+}
+
+}  // namespace
+
 TEST_CASE("a hand-off along the row its two lines share spreads its pieces over rows of their own", "[mapping]") {
   // Two strips on each of two wafers: the regions of a wafer sit side by side,
   // their lines on its row 0 (and the hand-off between wafers keeps its route).
@@ -325,32 +378,48 @@ TEST_CASE("a hand-off along the row its two lines share spreads its pieces over 
       return piece.send.dwafer == 0 && piece.send.dy == 0 && piece.send.dx != 0;
     });
     const bool line_along_x = !plan.regions[r].blocks[0].geo.across_is_x;
-    std::map<int32_t, size_t> per_lane;
-    for (const mapping::Plan::HandoffPiece& piece : handoff) ++per_lane[piece.send.sidestep];
     if (!(on_one_row && line_along_x)) {
-      CHECK(per_lane.size() == 1);  // a hand-off whose pieces cross no common row keeps the plain routes
+      for (const auto& piece : handoff) CHECK(piece.send.sidestep == 0);  // no common row: the plain routes
       continue;
     }
     INFO("hand-off after region " << r);
     ++spread;
-    // Lanes 0, 1, ... k - 1 rows off the line, all on one side of it, and no
-    // lane carrying more pieces than another by more than one.
-    REQUIRE(per_lane.size() > 1);
-    const int32_t sign = per_lane.rbegin()->first > 0 ? 1 : -1;
+    const std::map<int32_t, size_t> lanes = check_lanes(plan, r);
+    // The nearest rows first, each holding as many senders as another give or take one.
+    REQUIRE(lanes.size() > 1);
+    const int32_t line = int32_t(plan.regions[r].blocks[0].geo.root_y());
     size_t fewest = handoff.size(), most = 0;
-    for (int32_t lane = 0; lane < int32_t(per_lane.size()); ++lane) {
-      REQUIRE(per_lane.count(sign * lane) == 1);
-      fewest = std::min(fewest, per_lane[sign * lane]);
-      most = std::max(most, per_lane[sign * lane]);
+    for (const auto& [lane, senders] : lanes) {
+      for (int32_t nearer = -std::abs(lane) + 1; nearer < std::abs(lane); ++nearer)
+        if (line + nearer >= 0 && line + nearer < int32_t(plan.hw.grid_height)) CHECK(lanes.count(nearer) == 1);
+      fewest = std::min(fewest, senders);
+      most = std::max(most, senders);
     }
     CHECK(most - fewest <= 1);
-    // Each piece's own closed form pays its detour: two hops a row and two turns.
-    for (const mapping::Plan::HandoffPiece& piece : handoff) {
-      const Task& send = piece.send;
-      CHECK(mapping::send_cycles(plan.hw, send) ==
-            message_cycles(plan.hw.fabric, uint32_t(std::abs(send.dx) + 2 * std::abs(send.sidestep)),
-                           send.sidestep != 0 ? 2 : 0, send.relays, send.bytes));
+  }
+  CHECK(spread > 0);
+}
+
+TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts between and beyond them",
+          "[mapping]") {
+  // Two strips of two layers on one wafer: the turn hands on between lines two
+  // rows apart, every piece shifting by the lines' length.
+  const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"model.n_layers=4", "mapping.strips=2"});
+  size_t spread = 0, between = 0, beyond = 0;
+  for (size_t r = 0; r < plan.handoffs.size(); ++r) {
+    const auto& handoff = plan.handoffs[r];
+    if (handoff.size() < 2) continue;
+    const PieceShift first = piece_shift(plan.regions[r], handoff[0]);
+    if (first.apart == 0 || first.shift == 0) continue;
+    INFO("hand-off after region " << r);
+    ++spread;
+    for (const auto& [lane, senders] : check_lanes(plan, r)) {
+      between +=
+          lane != 0 && lane != first.apart && (lane > 0) == (first.apart > 0) && std::abs(lane) < std::abs(first.apart);
+      beyond += (lane > 0) != (first.apart > 0) ? lane != 0 : std::abs(lane) > std::abs(first.apart);
     }
   }
   CHECK(spread > 0);
+  CHECK(between > 0);
+  CHECK(beyond > 0);
 }
