@@ -222,6 +222,14 @@ TEST_CASE("contention off: slices hand-off along the row of both lines with side
           "[regression][exact][handoff]") {
   require_same_cycles("tiny-dense", kHandoffAlongOneRow);
 }
+// Two strips of two layers: the turn hands on between lines two rows apart,
+// each sender's shift on a row of its own between or beyond them.
+const std::vector<std::string> kHandoffBetweenLines = {kDistributed, kSlices, "model.n_layers=4", "mapping.strips=2",
+                                                       "workload.batch=2"};
+TEST_CASE("contention off: slices hand-off with lanes between and beyond two lines agrees to the cycle",
+          "[regression][exact][handoff]") {
+  require_same_cycles("tiny-dense", kHandoffBetweenLines);
+}
 TEST_CASE("contention off: slices hand-off across two wafers along x, uneven GQA groups, agrees to the cycle",
           "[regression][exact][handoff]") {
   require_same_cycles("tiny-dense", {kDistributed, kSlices, "mapping.multicast_axis=x", "hardware.wafers=2",
@@ -375,6 +383,10 @@ TEST_CASE("contention on: slices hand-off along x (shared root columns) within 1
 TEST_CASE("contention on: slices hand-off along the row of both lines with sidesteps within 10 percent",
           "[regression][contention][handoff]") {
   require_within_ten_percent("tiny-dense", kHandoffAlongOneRow);
+}
+TEST_CASE("contention on: slices hand-off with lanes between and beyond two lines within 10 percent",
+          "[regression][contention][handoff]") {
+  require_within_ten_percent("tiny-dense", kHandoffBetweenLines);
 }
 TEST_CASE("contention on: distributed dataflow, batch of four within 10 percent",
           "[regression][contention][distributed]") {
