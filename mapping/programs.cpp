@@ -123,21 +123,23 @@ std::vector<uint64_t> row_starts(const BlockGeometry& geo, uint64_t total) {
 // after another: at a strip's turn a whole chunk's residual through one row.
 // Each sender's shift may instead run on a lane of its own (a sidestep,
 // models/route.h): a row (column) between the lines costs a turn more, one
-// beyond them two hops a row and the turns of stepping off and back.
+// beyond them two hops a row and a turn (two where the lines are one).
 struct HandoffLane {
   int32_t off_sending = 0;  // across the lines, from the sending one
   uint64_t extra_cycles = 0;
 };
 
-// The lanes a hand-off can use, cheapest first; the x-first route's own line
-// leads, then the y-first route's, so that two lanes are the plain alternation.
+// The lanes a hand-off whose pieces shift by up to `shift` can use, cheapest
+// first. The x-first route's own line leads, then the y-first route's, so
+// that two lanes are the plain alternation whatever the turns cost.
 std::vector<HandoffLane> handoff_lanes(const FabricParams& fabric, bool along_rows, int32_t shift, int32_t apart,
                                        int32_t sending_line, int32_t extent) {
   const auto route_of = [&](int32_t off) {
     return along_rows ? send_route(shift, apart, false, off) : send_route(apart, shift, true, off);
   };
   const SendRoute plain = route_of(0);
-  const int32_t x_first_line = along_rows ? 0 : apart;
+  const int32_t x_first_line = along_rows ? 0 : apart, y_first_line = along_rows ? apart : 0;
+  const auto rank = [&](int32_t off) { return off == x_first_line ? 0 : off == y_first_line ? 1 : 2; };
   std::vector<HandoffLane> lanes;
   for (int32_t off = -sending_line; off < extent - sending_line; ++off) {
     const SendRoute route = route_of(off);
@@ -146,6 +148,7 @@ std::vector<HandoffLane> handoff_lanes(const FabricParams& fabric, bool along_ro
   }
   std::stable_sort(lanes.begin(), lanes.end(), [&](const HandoffLane& a, const HandoffLane& b) {
     if (a.extra_cycles != b.extra_cycles) return a.extra_cycles < b.extra_cycles;
+    if (rank(a.off_sending) != rank(b.off_sending)) return rank(a.off_sending) < rank(b.off_sending);
     return std::abs(a.off_sending - x_first_line) < std::abs(b.off_sending - x_first_line);
   });
   return lanes;
@@ -167,24 +170,29 @@ void spread_handoff(const HardwareSpec& hw, const BlockGeometry& from, std::vect
   if (pieces.size() < 2) return;
   // The lines run along x when the blocks' rows do (BlockGeometry::x).
   const bool along_rows = !from.across_is_x;
+  const auto shift_of = [&](const Task& send) { return along_rows ? send.dx : send.dy; };
   const int32_t apart = along_rows ? pieces[0].send.dy : pieces[0].send.dx;
-  uint32_t largest_bytes = 0, overlap = 1;
+  int32_t widest = 0;
+  uint32_t largest_bytes = 0, senders = 0;
   for (const Plan::HandoffPiece& piece : pieces) {
     if ((along_rows ? piece.send.dy : piece.send.dx) != apart) return;  // not between two parallel lines
-    // A shift of s tiles overlaps the shifts of the s senders behind it (a line's tiles are neighbours).
-    const int32_t shift = along_rows ? piece.send.dx : piece.send.dy;
-    overlap = std::max(overlap, std::min(uint32_t(std::abs(shift)) + 1, uint32_t(pieces.size())));
+    if (std::abs(shift_of(piece.send)) > std::abs(widest)) widest = shift_of(piece.send);
     largest_bytes = std::max(largest_bytes, piece.send.bytes);
+    senders = std::max(senders, piece.from + 1);
   }
-  const int32_t shift = along_rows ? pieces[0].send.dx : pieces[0].send.dy;
+  if (widest == 0) return;  // nothing shifts along the lines
+  // A link of a line carries the shifts of the senders up to `widest` tiles
+  // before it (a line's tiles are neighbours).
+  const uint32_t overlap = std::min(uint32_t(std::abs(widest)), senders);
   const std::vector<HandoffLane> lanes =
-      handoff_lanes(hw.fabric, along_rows, shift, apart, int32_t(along_rows ? from.root_y() : from.root_x()),
+      handoff_lanes(hw.fabric, along_rows, widest, apart, int32_t(along_rows ? from.root_y() : from.root_x()),
                     int32_t(along_rows ? hw.grid_height : hw.grid_width));
   // Lines apart keep at least the alternation of their two plain routes.
   const size_t count = lane_count(lanes, overlap, serialization_cycles(hw.fabric, largest_bytes), apart == 0 ? 1 : 2);
   if (count <= 2 && apart != 0) return;
   for (Plan::HandoffPiece& piece : pieces) {
     Task& send = piece.send;
+    if (shift_of(send) == 0) continue;  // a lane would only lengthen its route
     const int32_t off = lanes[piece.from % count].off_sending;
     // The lines' own lanes are the plain routes; any other steps off the sending line first.
     const bool x_first_line = off == (along_rows ? 0 : apart), y_first_line = off == (along_rows ? apart : 0);

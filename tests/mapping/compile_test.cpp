@@ -337,9 +337,10 @@ PieceShift piece_shift(const mapping::Region& from, const mapping::Plan::Handoff
   return out;
 }
 
-// Every link of a lane carries one sender's shift at most, and each piece's
-// closed form pays its lane: two hops a line beyond the two, a turn more off them.
-// Returns the lanes used.
+// Each piece's closed form pays its lane (two hops a line beyond the two, a
+// turn more off them), and every link of a lane carries one sender's shift at
+// most: on the tiny fabric a lane costs so little against a piece that the
+// compiler takes as many lanes as shifts overlap. Returns the senders per lane.
 std::map<int32_t, size_t> check_lanes(const mapping::Plan& plan, size_t r) {
   std::map<int32_t, size_t> senders_per_lane;
   std::map<std::pair<int32_t, int32_t>, uint32_t> link_sender;  // (lane, link) -> sender
@@ -379,7 +380,8 @@ TEST_CASE("a hand-off along the row its two lines share spreads its pieces over 
     });
     const bool line_along_x = !plan.regions[r].blocks[0].geo.across_is_x;
     if (!(on_one_row && line_along_x)) {
-      for (const auto& piece : handoff) CHECK(piece.send.sidestep == 0);  // no common row: the plain routes
+      // Here the other hand-offs cross between wafers or do not shift along their lines: the plain routes.
+      for (const auto& piece : handoff) CHECK(piece.send.sidestep == 0);
       continue;
     }
     INFO("hand-off after region " << r);
@@ -400,26 +402,41 @@ TEST_CASE("a hand-off along the row its two lines share spreads its pieces over 
   CHECK(spread > 0);
 }
 
-TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts between and beyond them",
-          "[mapping]") {
-  // Two strips of two layers on one wafer: the turn hands on between lines two
-  // rows apart, every piece shifting by the lines' length.
-  const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"model.n_layers=4", "mapping.strips=2"});
-  size_t spread = 0, between = 0, beyond = 0;
-  for (size_t r = 0; r < plan.handoffs.size(); ++r) {
-    const auto& handoff = plan.handoffs[r];
-    if (handoff.size() < 2) continue;
-    const PieceShift first = piece_shift(plan.regions[r], handoff[0]);
-    if (first.apart == 0 || first.shift == 0) continue;
-    INFO("hand-off after region " << r);
-    ++spread;
-    for (const auto& [lane, senders] : check_lanes(plan, r)) {
-      between +=
-          lane != 0 && lane != first.apart && (lane > 0) == (first.apart > 0) && std::abs(lane) < std::abs(first.apart);
-      beyond += (lane > 0) != (first.apart > 0) ? lane != 0 : std::abs(lane) > std::abs(first.apart);
+TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts between and beyond them", "[mapping]") {
+  // Counts the hand-offs whose pieces shift between two lines apart, and their lanes between and beyond the lines.
+  struct Lanes {
+    size_t spread = 0, between = 0, beyond = 0;
+  };
+  auto lanes_of = [](const mapping::Plan& plan, bool along_rows) {
+    Lanes out;
+    for (size_t r = 0; r < plan.handoffs.size(); ++r) {
+      const auto& handoff = plan.handoffs[r];
+      if (handoff.size() < 2 || handoff[0].send.dwafer != 0) continue;
+      const PieceShift first = piece_shift(plan.regions[r], handoff[0]);
+      const bool shifts = std::any_of(handoff.begin(), handoff.end(), [&](const auto& piece) {
+        return piece_shift(plan.regions[r], piece).shift != 0;
+      });
+      if (first.apart == 0 || !shifts) continue;
+      INFO("hand-off after region " << r);
+      CHECK(first.along_rows == along_rows);
+      ++out.spread;
+      for (const auto& [lane, senders] : check_lanes(plan, r)) {
+        const bool same_side = lane != 0 && (lane > 0) == (first.apart > 0);
+        out.between += same_side && std::abs(lane) < std::abs(first.apart);
+        out.beyond += lane != 0 && (!same_side || std::abs(lane) > std::abs(first.apart));
+      }
     }
-  }
-  CHECK(spread > 0);
-  CHECK(between > 0);
-  CHECK(beyond > 0);
+    return out;
+  };
+  // Two strips of two layers on one wafer, lines along x: the turn hands on
+  // between lines two rows apart, every piece shifting by the lines' length.
+  const Lanes rows = lanes_of(plan_for("tiny-dense", "tiny", {"model.n_layers=4", "mapping.strips=2"}), true);
+  CHECK(rows.spread > 0);
+  CHECK(rows.between > 0);
+  CHECK(rows.beyond > 0);
+  // Lines along y, eight columns apart, the pieces shifting by up to six.
+  const Lanes columns = lanes_of(
+      plan_for("tiny-dense", "tiny", {"mapping.multicast_axis=x", "mapping.strips=2", "model.n_layers=6"}), false);
+  CHECK(columns.spread > 0);
+  CHECK(columns.between > 0);
 }
