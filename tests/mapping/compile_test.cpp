@@ -402,7 +402,8 @@ TEST_CASE("a hand-off along the row its two lines share spreads its pieces over 
   CHECK(spread > 0);
 }
 
-TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts between and beyond them", "[mapping]") {
+TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts between and beyond them",
+          "[mapping]") {
   // Counts the hand-offs whose pieces shift between two lines apart, and their lanes between and beyond the lines.
   struct Lanes {
     size_t spread = 0, between = 0, beyond = 0;
@@ -439,4 +440,22 @@ TEST_CASE("a hand-off between two lines a few rows apart runs overlapping shifts
       plan_for("tiny-dense", "tiny", {"mapping.multicast_axis=x", "mapping.strips=2", "model.n_layers=6"}), false);
   CHECK(columns.spread > 0);
   CHECK(columns.between > 0);
+}
+
+TEST_CASE("a hand-off's first two senders keep the two plain routes, even where turns are free", "[mapping]") {
+  for (const char* turn : {"hardware.fabric.turn_latency_cycles=1", "hardware.fabric.turn_latency_cycles=0"}) {
+    const mapping::Plan plan = plan_for("tiny-dense", "tiny", {"model.n_layers=4", "mapping.strips=2", turn});
+    size_t checked = 0;
+    for (size_t r = 0; r < plan.handoffs.size(); ++r)
+      for (const mapping::Plan::HandoffPiece& piece : plan.handoffs[r]) {
+        const PieceShift at = piece_shift(plan.regions[r], piece);
+        if (piece.send.dwafer != 0 || at.apart == 0 || at.shift == 0 || piece.from > 1) continue;
+        INFO(turn << ", hand-off after region " << r << ", sender " << piece.from);
+        // Sender 0 sends x first, sender 1 y first: along rows they shift on the sending and the receiving line.
+        CHECK(piece.send.sidestep == 0);
+        CHECK(piece.send.y_first == (piece.from == 1));
+        ++checked;
+      }
+    CHECK(checked > 0);
+  }
 }
