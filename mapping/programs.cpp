@@ -126,6 +126,8 @@ std::vector<uint64_t> row_starts(const BlockGeometry& geo, uint64_t total) {
 // beyond them two hops a row and a turn (two where the lines are one).
 struct HandoffLane {
   int32_t off_sending = 0;  // across the lines, from the sending one
+  bool y_first = false;     // the route that runs its shift there (Task::y_first, Task::sidestep)
+  int32_t sidestep = 0;
   uint64_t extra_cycles = 0;
 };
 
@@ -134,17 +136,26 @@ struct HandoffLane {
 // that two lanes are the plain alternation whatever the turns cost.
 std::vector<HandoffLane> handoff_lanes(const FabricParams& fabric, bool along_rows, int32_t shift, int32_t apart,
                                        int32_t sending_line, int32_t extent) {
-  const auto route_of = [&](int32_t off) {
-    return along_rows ? send_route(shift, apart, false, off) : send_route(apart, shift, true, off);
-  };
-  const SendRoute plain = route_of(0);
   const int32_t x_first_line = along_rows ? 0 : apart, y_first_line = along_rows ? apart : 0;
+  // The lines' own lanes are the plain routes; any other steps off the sending line first.
+  const auto lane = [&](int32_t off) {
+    if (off == x_first_line) return HandoffLane{off, false, 0, 0};
+    if (off == y_first_line) return HandoffLane{off, true, 0, 0};
+    return HandoffLane{off, !along_rows, off, 0};
+  };
+  const auto route_of = [&](const HandoffLane& l) {
+    return along_rows ? send_route(shift, apart, l.y_first, l.sidestep)
+                      : send_route(apart, shift, l.y_first, l.sidestep);
+  };
+  const SendRoute plain = route_of(lane(x_first_line));
   const auto rank = [&](int32_t off) { return off == x_first_line ? 0 : off == y_first_line ? 1 : 2; };
   std::vector<HandoffLane> lanes;
   for (int32_t off = -sending_line; off < extent - sending_line; ++off) {
-    const SendRoute route = route_of(off);
-    lanes.push_back({off, (route.hops() - plain.hops()) * uint64_t(fabric.hop_latency_cycles) +
-                              (route.turns() - plain.turns()) * uint64_t(fabric.turn_latency_cycles)});
+    HandoffLane l = lane(off);
+    const SendRoute route = route_of(l);
+    l.extra_cycles = (route.hops() - plain.hops()) * uint64_t(fabric.hop_latency_cycles) +
+                     (route.turns() - plain.turns()) * uint64_t(fabric.turn_latency_cycles);
+    lanes.push_back(l);
   }
   std::stable_sort(lanes.begin(), lanes.end(), [&](const HandoffLane& a, const HandoffLane& b) {
     if (a.extra_cycles != b.extra_cycles) return a.extra_cycles < b.extra_cycles;
@@ -171,11 +182,12 @@ void spread_handoff(const HardwareSpec& hw, const BlockGeometry& from, std::vect
   // The lines run along x when the blocks' rows do (BlockGeometry::x).
   const bool along_rows = !from.across_is_x;
   const auto shift_of = [&](const Task& send) { return along_rows ? send.dx : send.dy; };
-  const int32_t apart = along_rows ? pieces[0].send.dy : pieces[0].send.dx;
+  const auto across_of = [&](const Task& send) { return along_rows ? send.dy : send.dx; };
+  const int32_t apart = across_of(pieces[0].send);
   int32_t widest = 0;
   uint32_t largest_bytes = 0, senders = 0;
   for (const Plan::HandoffPiece& piece : pieces) {
-    if ((along_rows ? piece.send.dy : piece.send.dx) != apart) return;  // not between two parallel lines
+    if (across_of(piece.send) != apart) return;  // not between two parallel lines
     if (std::abs(shift_of(piece.send)) > std::abs(widest)) widest = shift_of(piece.send);
     largest_bytes = std::max(largest_bytes, piece.send.bytes);
     senders = std::max(senders, piece.from + 1);
@@ -193,11 +205,9 @@ void spread_handoff(const HardwareSpec& hw, const BlockGeometry& from, std::vect
   for (Plan::HandoffPiece& piece : pieces) {
     Task& send = piece.send;
     if (shift_of(send) == 0) continue;  // a lane would only lengthen its route
-    const int32_t off = lanes[piece.from % count].off_sending;
-    // The lines' own lanes are the plain routes; any other steps off the sending line first.
-    const bool x_first_line = off == (along_rows ? 0 : apart), y_first_line = off == (along_rows ? apart : 0);
-    send.y_first = x_first_line ? false : y_first_line ? true : !along_rows;
-    send.sidestep = x_first_line || y_first_line ? 0 : off;
+    const HandoffLane& lane = lanes[piece.from % count];
+    send.y_first = lane.y_first;
+    send.sidestep = lane.sidestep;
   }
 }
 
