@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "mapping/kv_groups.h"
 #include "models/cost.h"
@@ -16,12 +17,80 @@ namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// The KV move of a prefill's grid under decode's groups (grid_attention.h):
+// in every row, the columns of each KV head gather their parts of the entries
+// the row stores to the line's root, which multicasts the whole entries along
+// them. Its own environment carries the entries one row moves, not the
+// chunk, so its messages scale by those (Step::emit_tokens); it is a part of
+// GridAttention's programs and closed form, never a step of a chain.
+class RowKvMove final : public Step {
+ public:
+  // `lines`: the grid's groups; `part_bytes`: one entry's largest part on a
+  // column; `entry_bytes`: one entry of a line's KV heads; `tree_pattern` and
+  // `along_pattern`: the routes of the grid's score sums along its groups.
+  RowKvMove(const StepEnv& env, const KvGroups& lines, uint64_t part_bytes, uint64_t entry_bytes, uint32_t tree_pattern,
+            uint32_t along_pattern)
+      : Step(env), lines_(lines), entry_bytes_(entry_bytes), along_pattern_(along_pattern) {
+    gather_.along_row = true;
+    gather_.gather = true;
+    gather_.bytes_per_position = part_bytes;
+    gather_.pattern = tree_pattern;
+    gather_.tag = env.tag;
+    multicast_tag_ = uint16_t(env.tag + tree_levels_of_widest());
+  }
+
+  FrontKind input() const override { return FrontKind::Row; }
+  FrontKind output() const override { return FrontKind::Row; }
+  void emit(uint32_t, uint32_t j, std::vector<Task>& out) const override {
+    const uint32_t line = lines_.of[j], columns = lines_.columns(line), p = j - lines_.start[line];
+    if (columns < 2) return;  // one column holds its entries whole already
+    emit_tree(resized(gather_, columns), p, out);
+    emit_line_multicast(columns, env_.geo.line_root(columns), p, env_.geo.across(), along_pattern_, entry_bytes_,
+                        multicast_tag_, out);
+  }
+  void signature(bool, uint32_t, std::vector<uint64_t>&) const override {}  // GridAttention's covers it
+  Front latency(const Front&, const IterationInputs&, uint64_t) const override {
+    throw std::logic_error("the grid's KV move is timed by its grid attention step (arrivals)");
+  }
+  // When each column of a line of `columns`, ready at `ready`, has the row's whole entries.
+  std::vector<Timed> arrivals(std::vector<Timed> ready) const {
+    const uint32_t columns = uint32_t(ready.size());
+    if (columns < 2) return ready;
+    const Timed gathered = tree_time(resized(gather_, columns), ready);
+    const uint32_t root = env_.geo.line_root(columns);
+    for (uint32_t p = 0; p < columns; ++p)
+      ready[p] = line_multicast_arrival(gathered, root, p, entry_bytes_, along_pattern_);
+    return ready;
+  }
+  uint32_t patterns() const override { return 0; }  // the grid's routes
+  uint16_t tags_used() const override { return uint16_t(multicast_tag_ + 1 - env_.tag); }
+  void accept(StepVisitor&) const override {
+    throw std::logic_error("the grid's KV move is checked through its grid attention step");
+  }
+
+ private:
+  uint32_t tree_levels_of_widest() const {
+    uint32_t levels = 0;
+    for (uint32_t line = 0; line < lines_.count; ++line) levels = std::max(levels, tree_patterns(lines_.columns(line)));
+    return levels;
+  }
+
+  KvGroups lines_;
+  uint64_t entry_bytes_;
+  uint32_t along_pattern_;
+  Tree gather_;
+  uint16_t multicast_tag_ = 0;
+};
+
 class GridAttention final : public GridAttentionStep {
  public:
-  GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes)
-      : GridAttentionStep(env, shape.n_kv_heads, shape.n_heads, /*kv_copies=*/1, shape.window, shape.sinks.flops > 0),
+  GridAttention(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes, std::optional<KvGroups> move_to,
+                uint64_t prompt_positions)
+      : GridAttentionStep(env, shape.n_kv_heads, shape.n_heads, shape.window, shape.sinks.flops > 0,
+                          std::move(move_to)),
         shape_(shape),
-        slice_bytes_(slice_bytes) {
+        slice_bytes_(slice_bytes),
+        prompt_positions_(prompt_positions) {
     if (shape.max_positions == 0)
       throw std::logic_error("grid attention sizes its score messages by the workload's largest context");
     const BlockGeometry& g = env.geo;
@@ -70,6 +139,16 @@ class GridAttention final : public GridAttentionStep {
     sum_tree_.tag = take(column_patterns);
     sum_tag_ = take(1);
     out_tree_.tag = take(column_patterns);
+    if (kv_move()) {
+      StepEnv moved = env;
+      moved.tokens = uint32_t(ceil_div(env.tokens, g.rows));
+      moved.tag = next;
+      const uint64_t head_dims = uint64_t(groups().heads_per_group) * shape.head_dim;
+      move_ = std::make_unique<RowKvMove>(moved, groups(),
+                                          dtype_bytes(env.activation, 2 * ceil_div(head_dims, groups().widest)),
+                                          dtype_bytes(env.activation, 2 * head_dims), segment_tree_.pattern, along_);
+      take(move_->tags_used());
+    }
     tags_used_ = uint16_t(next - env.tag);
 
     if (shape.sinks.flops > 0) {
@@ -83,13 +162,32 @@ class GridAttention final : public GridAttentionStep {
   FrontKind output() const override { return FrontKind::Row; }
 
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    emit_slices(i, out);
+    if (move_) move_->emit(i, j, out);
+    emit_attention(i, j, out);
+  }
+  // The chunk's slices and attention scale by the chunk, the KV move by the entries a row moves.
+  void emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
+    if (!move_) return Step::emit_tokens(i, j, out);
+    size_t first = out.size();
+    emit_slices(i, out);
+    scale_to_tokens(out, first);
+    move_->emit_tokens(i, j, out);
+    first = out.size();
+    emit_attention(i, j, out);
+    scale_to_tokens(out, first);
+  }
+  void emit_slices(uint32_t i, std::vector<Task>& out) const {
+    const BlockGeometry& g = env_.geo;
+    emit_line_multicast(g.rows, g.root_i(), i, g.down(), down_, slice_bytes_, slices_tag_, out);
+  }
+  void emit_attention(uint32_t i, uint32_t j, std::vector<Task>& out) const {
     const BlockGeometry& g = env_.geo;
     const uint32_t group = groups().of[j], columns = groups().columns(group), p = j - groups().start[group];
     const Costs costs = costs_of(j);
     auto down = [&](uint16_t tag, uint64_t bytes) {
       emit_line_multicast(g.rows, g.root_i(), i, g.down(), down_, bytes, tag, out);
     };
-    down(slices_tag_, slice_bytes_);
     out.push_back(positions_task(costs.score_fixed, costs.score));
     emit_tree(resized(segment_tree_, columns), p, out);
     emit_line_multicast(columns, g.line_root(columns), p, g.across(), along_, score_bytes_, along_tag_, out);
@@ -129,11 +227,20 @@ class GridAttention final : public GridAttentionStep {
       const uint32_t start = groups().start[group], columns = groups().columns(group);
       // scored[p][i]: tile (i, start + p) holds the summed scores of its positions.
       std::vector<std::vector<Timed>> scored(columns, std::vector<Timed>(g.rows));
+      for (uint32_t p = 0; p < columns; ++p)
+        for (uint32_t i = 0; i < g.rows; ++i) scored[p][i] = down(in.at[start + p], i, slice_bytes_);
+      if (move_) {  // each row's KV move, once its slices are down
+        std::vector<Timed> row(columns);
+        for (uint32_t i = 0; i < g.rows; ++i) {
+          for (uint32_t p = 0; p < columns; ++p) row[p] = scored[p][i];
+          row = move_->arrivals(std::move(row));
+          for (uint32_t p = 0; p < columns; ++p) scored[p][i] = row[p];
+        }
+      }
       for (uint32_t p = 0; p < columns; ++p) {
         const Costs costs = costs_of(start + p);
         for (uint32_t i = 0; i < g.rows; ++i)
-          scored[p][i] =
-              down(in.at[start + p], i, slice_bytes_).after(work(costs.score_fixed, costs.score, i), Category::Compute);
+          scored[p][i] = scored[p][i].after(work(costs.score_fixed, costs.score, i), Category::Compute);
       }
       const Tree segment = resized(segment_tree_, columns);
       std::vector<Timed> row(columns);
@@ -162,12 +269,22 @@ class GridAttention final : public GridAttentionStep {
 
   bool has_kv_offset() const override { return true; }
   uint32_t kv_offset(uint32_t i, uint32_t) const override { return i; }
+  // With the KV move: the grid's entries of the longest prompt beside decode's cache at `context`.
   uint64_t kv_bytes(uint32_t i, uint32_t j, uint64_t context) const override {
-    return positions_held(attended(context), env_.geo.rows, i) * kv_bytes_per_position(j);
+    if (!kv_move()) return positions_held(attended(context), env_.geo.rows, i) * kv_bytes_per_position(j);
+    const KvGroups& decode = *kv_move();
+    const uint32_t group = decode.of[j];
+    const uint32_t offset = (j - decode.start[group]) * env_.geo.rows + i;
+    return positions_held(attended(prompt_positions_), env_.geo.rows, i) * kv_bytes_per_position(j) +
+           positions_held(attended(context), decode.columns(group) * env_.geo.rows, offset) *
+               dtype_bytes(shape_.kv, 2ull * decode.heads_per_group * shape_.head_dim);
   }
   uint64_t total_kv_bytes(uint64_t context) const override {
-    return uint64_t(groups().count) * attended(context) *
-           dtype_bytes(shape_.kv, 2ull * groups().heads_per_group * shape_.head_dim);
+    const uint64_t entry = dtype_bytes(shape_.kv, 2ull * groups().heads_per_group * shape_.head_dim);
+    if (!kv_move()) return uint64_t(groups().count) * attended(context) * entry;
+    return uint64_t(groups().count) * attended(prompt_positions_) * entry +
+           uint64_t(kv_move()->count) * attended(context) *
+               dtype_bytes(shape_.kv, 2ull * kv_move()->heads_per_group * shape_.head_dim);
   }
   uint64_t activation_bytes(uint32_t, uint32_t j) const override {
     // The chunk's q/k/v slices and output partials; the partial and the summed
@@ -234,6 +351,8 @@ class GridAttention final : public GridAttentionStep {
 
   AttentionShape shape_;
   uint64_t slice_bytes_ = 0, score_bytes_ = 0, statistic_bytes_ = 0;
+  uint64_t prompt_positions_ = 0;    // with the KV move: the longest prompt, whose grid entries the prefill keeps
+  std::unique_ptr<RowKvMove> move_;  // with the KV move
   uint64_t q_per_kv_ = 1, query_heads_ = 1;
   Work sinks_;
   uint32_t along_ = 0, down_ = 0, patterns_ = 0;
@@ -243,8 +362,9 @@ class GridAttention final : public GridAttentionStep {
 
 }  // namespace
 
-std::unique_ptr<Step> grid_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes) {
-  return std::make_unique<GridAttention>(env, shape, slice_bytes);
+std::unique_ptr<Step> grid_attention_step(const StepEnv& env, const AttentionShape& shape, uint64_t slice_bytes,
+                                          std::optional<KvGroups> kv_move, uint64_t prompt_positions) {
+  return std::make_unique<GridAttention>(env, shape, slice_bytes, std::move(kv_move), prompt_positions);
 }
 
 }  // namespace wafersim::mapping

@@ -42,6 +42,8 @@ struct KvGroups {
     }
   }
   uint32_t columns(uint32_t group) const { return start[group + 1] - start[group]; }
+  uint32_t kv_heads() const { return kv_heads_; }
+  uint32_t query_heads() const { return kv_heads_ * q_per_kv_; }
   // The KV heads [first, last) whose cache the group holds (empty past the last head).
   std::pair<uint32_t, uint32_t> kv_head_range(uint32_t group) const {
     const uint32_t first = std::min(kv_heads_, group / copies * heads_per_group);

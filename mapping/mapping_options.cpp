@@ -35,6 +35,7 @@ constexpr const char* kLayerColumns = "mapping.layer_grid.columns";
 constexpr const char* kLayerRows = "mapping.layer_grid.rows";
 constexpr const char* kHandoff = "mapping.handoff";
 constexpr const char* kAttention = "mapping.attention";
+constexpr const char* kPrefillAttention = "mapping.prefill_attention";
 constexpr const char* kMoeCombine = "mapping.moe_combine";
 
 // A choice of two values or auto: `root_word` gives `root`, the other word
@@ -166,6 +167,20 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "columns, positions along the rows, scores summed along the rows, then the softmax's max "
               "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)",
               &MappingOptions::attention)
+          .add_converted(
+              enum_param(kPrefillAttention, {"decode", "groups", "grid"}, "decode",
+                         "How a prefill lays attention out in distributed layers: decode = as mapping.attention; "
+                         "grid = WaferLLM's kernel, whatever decode uses: with mapping.attention: groups the "
+                         "chunk's q/k/v slices are re-cut into the grid's head dimensions along each KV head's "
+                         "columns and its output cut back (ring exchanges on the root row, charged), and every "
+                         "row moves the keys and values it stores to the tiles where decode's groups read them "
+                         "(charged); groups needs mapping.attention: groups"),
+              [](const config::Config& config, const std::string& path, MappingOptions& options) {
+                const std::string& word = config.get_string(path);
+                options.prefill_attention = word == "decode" ? options.attention
+                                            : word == "grid" ? AttentionLayout::Grid
+                                                             : AttentionLayout::Groups;
+              })
           .add(config::as_type(
                    config::ParamType::IntOrAuto,
                    int_param("mapping.kv_head_copies", "copies", "auto", 1, 1024,
@@ -237,6 +252,13 @@ MappingOptions mapping_options_from_config(const config::Config& config) {
   if (options.attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
     config.fail(kAttention,
                 "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");
+  if (options.prefill_attention == AttentionLayout::Grid && options.dataflow == Dataflow::Root)
+    config.fail(kPrefillAttention,
+                "grid needs mapping.dataflow: distributed (the root dataflow attends from the region root)");
+  if (options.prefill_attention == AttentionLayout::Groups && options.attention == AttentionLayout::Grid)
+    config.fail(kPrefillAttention,
+                "groups needs mapping.attention: groups (a move of the KV cache from groups to the grid is not "
+                "modelled)");
   return options;
 }
 

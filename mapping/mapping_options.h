@@ -114,7 +114,11 @@ struct MappingOptions {
   uint32_t vector_instruction_elements = 0;
   Handoff handoff = Handoff::Slices;                    // honoured with the distributed dataflow only
   AttentionLayout attention = AttentionLayout::Groups;  // of distributed dense layers
-  LineRoot line_root = LineRoot::First;                 // of every region but MoE layers
+  // Of a prefill's distributed layers (mapping.prefill_attention): grid with
+  // decode's groups re-cuts the slices around attention and moves the KV
+  // entries to where decode reads them (docs/MAPPING.md, "Prefill").
+  AttentionLayout prefill_attention = AttentionLayout::Groups;
+  LineRoot line_root = LineRoot::First;  // of every region but MoE layers
   // Copies of each KV head's cache with attention: groups, each attending with
   // a share of the head's query heads (kv_groups.h); 0 = auto (the compiler
   // takes the most that do not raise the lower bound on wafers).

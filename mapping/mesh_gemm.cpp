@@ -40,13 +40,6 @@ uint32_t message_bytes(uint64_t bytes) {
   return uint32_t(bytes);
 }
 
-// The step's own environment: its programs carry the whole chunk already, so
-// Step::emit_tokens must not scale them again.
-StepEnv whole_chunk(StepEnv env) {
-  env.tokens = 1;
-  return env;
-}
-
 // The gather tree's blocks of the chunk's tokens (tree_.bytes_per_position): one per position of the output line.
 uint32_t chunk_block_tokens(const StepEnv& env, bool from_column) {
   return uint32_t(ceil_div(env.tokens, from_column ? env.geo.rows : env.geo.cols));

@@ -52,9 +52,10 @@ uint32_t region_expert_tokens(const Plan& decode, const workloads::WorkloadSpec&
 // Region r of `decode` rebuilt for a prefill of `workload`'s chunks, its routed experts taking `expert_tokens`.
 Region prefill_region(const Plan& decode, const workloads::WorkloadSpec& workload, size_t r, uint32_t expert_tokens) {
   const Region& region = decode.regions[r];
-  const RegionContext context =
+  RegionContext context =
       prefill_region_context(decoded_region_context(decode, r, uint32_t(workload.prefill_chunk_size())),
                              r + 2 == decode.regions.size(), expert_tokens);
+  context.prompt_positions = workload.prompt_tokens;
   return build_region(context, region.kind, region.layer, region.box);
 }
 

@@ -126,6 +126,9 @@ struct RegionContext {
   bool slices_in = false, slices_out = false;
   // MoE: expert blocks per row of blocks (0: near-square blocks).
   uint32_t experts_per_row = 0;
+  // A prefill: the longest prompt, whose entries a prefill laid out unlike
+  // decode keeps in its own layout besides decode's cache (grid_attention.h).
+  uint64_t prompt_positions = 0;
   // The prefill's last layer: only the chunk's last position goes on (the LM
   // head takes that one), so its closing gather carries one token's slices.
   bool last_position_out = false;

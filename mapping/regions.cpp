@@ -10,6 +10,7 @@
 #include "mapping/mesh_gemm.h"
 #include "mapping/moe_dispatch.h"
 #include "mapping/region.h"
+#include "mapping/slice_exchange.h"
 #include "models/cost.h"
 #include "models/route.h"
 #include "models/task_builders.h"
@@ -323,19 +324,24 @@ struct LineGemvs {
 // The slices and layouts of a layer region on the distributed dataflow.
 struct SliceLayer {
   LineGemvs gemvs;
-  bool grid;  // attention laid out as WaferLLM's kernel (mapping.attention: grid)
+  bool grid;         // this plan's attention laid out as WaferLLM's kernel (mapping.attention, prefill_attention)
+  bool decode_grid;  // decode's, which the weights' order and the KV cache follow
   bool slices_in, slices_out;
-  uint32_t kv_head_copies;  // wanted (mapping.kv_head_copies, resolved by the compiler)
-  bool last_position_out;   // RegionContext::last_position_out
+  uint32_t kv_head_copies;    // wanted (mapping.kv_head_copies, resolved by the compiler)
+  bool last_position_out;     // RegionContext::last_position_out
+  uint64_t prompt_positions;  // RegionContext::prompt_positions
 };
 
 SliceLayer slice_layer(const RegionContext& context) {
-  return {{context.prefill && context.options->prefill_gemm == PrefillGemm::MeshGemm},
-          context.options->attention == AttentionLayout::Grid,
+  const MappingOptions& options = *context.options;
+  return {{context.prefill && options.prefill_gemm == PrefillGemm::MeshGemm},
+          (context.prefill ? options.prefill_attention : options.attention) == AttentionLayout::Grid,
+          options.attention == AttentionLayout::Grid,
           context.slices_in,
           context.slices_out,
-          std::max<uint32_t>(1, context.options->kv_head_copies),
-          context.last_position_out};
+          std::max<uint32_t>(1, options.kv_head_copies),
+          context.last_position_out,
+          context.prompt_positions};
 }
 
 // Multi-head latent attention (model.mla), absorbed, from the input norm's
@@ -447,14 +453,34 @@ void add_distributed_attention(ChainBuilder& chain, const ModelSpec& m, uint32_t
   chain.add("qkv_proj", [&](const StepEnv& env) {
     return how.gemvs.column_to_row(env, GemvShape::matrix(m.d_model, qkv_dim(m), w).with_bias(m.qkv_bias, w));
   });
-  const uint32_t copies = how.grid ? 1 : kv_head_copies(m.n_kv_heads, m.n_heads, chain.geo().cols, how.kv_head_copies);
-  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true, copies);
+  // The weights keep decode's order. A prefill laid out as the grid under
+  // decode's groups re-cuts the slices around attention and moves the KV
+  // entries it stores to decode's groups (slice_exchange.h, grid_attention.h).
+  const uint32_t decode_copies =
+      how.decode_grid ? 1 : kv_head_copies(m.n_kv_heads, m.n_heads, chain.geo().cols, how.kv_head_copies);
+  const bool regrid = how.grid && !how.decode_grid;
+  const uint64_t slice = add_qkv_slices(chain, m, /*along_row=*/true, decode_copies);
+  if (regrid)
+    chain.add("qkv_to_grid", [&](const StepEnv& env) {
+      return slice_exchange_step(env, /*to_grid=*/true, m.n_kv_heads, m.n_heads, decode_copies,
+                                 dtype_bytes(act, slice));
+    });
   chain.add("attention", [&](const StepEnv& env) {
     AttentionShape shape = attention_shape(m, layer, max_context);
-    shape.kv_copies = copies;
-    return how.grid ? grid_attention_step(env, shape, dtype_bytes(act, slice))
-                    : row_attention_step(env, shape, dtype_bytes(act, slice));
+    if (!how.grid) {
+      shape.kv_copies = decode_copies;
+      return row_attention_step(env, shape, dtype_bytes(act, slice));
+    }
+    if (!regrid) return grid_attention_step(env, shape, dtype_bytes(act, slice));
+    return grid_attention_step(env, shape, dtype_bytes(act, slice),
+                               KvGroups(m.n_kv_heads, m.n_heads, env.geo.cols, decode_copies), how.prompt_positions);
   });
+  if (regrid)
+    chain.add("attention_to_groups", [&](const StepEnv& env) {
+      const uint64_t out_slice = env.geo.largest_column_share(uint64_t(m.n_heads) * m.head_dim);
+      return slice_exchange_step(env, /*to_grid=*/false, m.n_kv_heads, m.n_heads, decode_copies,
+                                 dtype_bytes(act, out_slice));
+    });
   chain.add("o_proj", [&](const StepEnv& env) {
     return how.gemvs.row_to_column(
         env, GemvShape::matrix(uint64_t(m.n_heads) * m.head_dim, m.d_model, w).with_bias(m.o_bias, w));

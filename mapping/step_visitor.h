@@ -17,6 +17,7 @@ class GatherStep;
 class AttentionStep;
 class GridAttentionStep;
 class MeshGemmStep;
+class SliceExchangeStep;
 class DispatchStep;
 
 class StepVisitor {
@@ -32,6 +33,7 @@ class StepVisitor {
   virtual void visit(const AttentionStep& step) = 0;
   virtual void visit(const GridAttentionStep& step) = 0;
   virtual void visit(const MeshGemmStep& step) = 0;
+  virtual void visit(const SliceExchangeStep& step) = 0;
   virtual void visit(const DispatchStep& step) = 0;
 };
 

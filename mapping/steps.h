@@ -67,6 +67,14 @@ struct StepEnv {
   uint32_t tokens = 1;
 };
 
+// The environment of a step whose programs carry the whole chunk already
+// (its own bytes and work are the chunk's), so that Step::emit_tokens does
+// not scale them again.
+inline StepEnv whole_chunk(StepEnv env) {
+  env.tokens = 1;
+  return env;
+}
+
 // A step's timing face; its SRAM face is StepSram's (step_sram.h).
 class Step : public StepSram {
  public:
@@ -74,7 +82,7 @@ class Step : public StepSram {
 
   const char* label() const { return env_.label; }
   // emit() for the iteration's tokens: work and message bytes times StepEnv::tokens.
-  void emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const;
+  virtual void emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const;
   virtual FrontKind input() const = 0;
   virtual FrontKind output() const = 0;
   // Appends the tasks tile (i, j) runs in this step.
@@ -126,6 +134,8 @@ class Step : public StepSram {
   uint64_t cycles(Dtype dtype, const Work& work) const;
   // SRAM for data held once per token of the iteration (StepSram::activation_bytes).
   uint64_t for_tokens(uint64_t bytes_per_token) const { return bytes_per_token * env_.tokens; }
+  // The tasks out[first...] emit() wrote for one token, made the iteration's tokens'.
+  void scale_to_tokens(std::vector<Task>& out, size_t first) const;
 
   // Task builders with the step's layer set; a message also gets the relays
   // its routing pattern needs, and a local send the offset to the tile di rows

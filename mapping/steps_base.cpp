@@ -35,6 +35,10 @@ uint64_t Step::cycles(Dtype dtype, const Work& work) const {
 void Step::emit_tokens(uint32_t i, uint32_t j, std::vector<Task>& out) const {
   const size_t first = out.size();
   emit(i, j, out);
+  scale_to_tokens(out, first);
+}
+
+void Step::scale_to_tokens(std::vector<Task>& out, size_t first) const {
   if (env_.tokens == 1) return;
   for (size_t t = first; t < out.size(); ++t) {
     Task& task = out[t];

@@ -83,7 +83,10 @@ const Rows kDistributedAttention = joined({
      {"qkv_proj", {"q_proj", "k_proj", "v_proj"}, ""}},
     kQkvSlices,
     kLatentAttention,
-    {{"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
+    {// A prefill's grid under decode's groups: the slices re-cut around attention.
+     {"qkv_to_grid", {}, "moves"},
+     {"attention", {"attention_scores", "softmax", "attention_values", "kv_append"}, ""},
+     {"attention_to_groups", {}, "moves"},
      // With latent attention each head's latent output passes W_UV on its way into W_O.
      {"o_proj", {"v_up_proj", "o_proj"}, ""},
      {"residual_norm_stats", {"mlp_norm", "attn_residual"}, "", ResidualForm::Sequential},

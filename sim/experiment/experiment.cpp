@@ -115,6 +115,9 @@ void refuse_latent_attention_layouts(const config::Config& config, const mapping
   if (mapping.attention == mapping::AttentionLayout::Grid)
     config.fail_given({"mapping.attention", "model.mla.kv_lora_rank"},
                       why + "by the groups attention only (mapping.attention: groups)");
+  if (mapping.prefill_attention == mapping::AttentionLayout::Grid && !config.is_default("mapping.prefill_attention"))
+    config.fail_given({"mapping.prefill_attention", "model.mla.kv_lora_rank"},
+                      why + "by the groups attention only, in a prefill too (mapping.prefill_attention: decode)");
   if (mapping.prefill_gemm == mapping::PrefillGemm::MeshGemm)
     config.fail_given({"mapping.prefill_gemm", "model.mla.kv_lora_rank"},
                       why + "with chunked GEMVs in a prefill only (mapping.prefill_gemm: chunked_gemv)");

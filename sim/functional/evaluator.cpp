@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "mapping/mesh_gemm.h"
+#include "mapping/slice_exchange.h"
 #include "sim/functional/evaluator_state.h"
 #include "sim/functional/reference.h"
 
@@ -195,6 +196,62 @@ const mapping::KvGroupAttention* Evaluator::State::next_attention() const {
   return nullptr;
 }
 
+// Column p of the group holds, for each of its head dimensions, that dimension of every query head of the group's
+// KV heads, of their keys and of their values.
+std::vector<std::vector<uint32_t>> Evaluator::State::grid_slices(uint32_t first, uint32_t last,
+                                                                 uint32_t columns) const {
+  const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
+  const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
+  const auto dims = grid_dims(first, last, columns);
+  std::vector<std::vector<uint32_t>> out(columns);
+  for (uint32_t p = 0; p < columns; ++p)
+    for (uint32_t t : dims[p]) {
+      const uint64_t h = t / hd, d = t % hd;
+      for (uint32_t q = 0; q < q_per_kv; ++q) out[p].push_back(uint32_t((h * q_per_kv + q) * hd + d));
+      out[p].push_back(uint32_t(nq + t));
+      out[p].push_back(uint32_t(nq + nkv + t));
+    }
+  return out;
+}
+
+// Within each KV head's columns (the grid's groups) every element the new
+// order puts on a column must be on one of the line's columns.
+Data Evaluator::State::slice_exchange(const Data& in, const mapping::SliceExchangeStep& exchange) const {
+  const BlockGeometry& g = geo();
+  if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the slices are not on the root row");
+  const mapping::KvGroups lines(m.n_kv_heads, m.n_heads, g.cols);
+  const mapping::KvGroups& decode = exchange.decode_groups();
+  const uint64_t hd = m.head_dim;
+  Data out{FrontKind::Row, std::vector<Piece>(g.cols)};
+  for (uint32_t line = 0; line < lines.count; ++line) {
+    const uint32_t start = lines.start[line], end = lines.start[line + 1];
+    ByIndex held;
+    for (uint32_t j = start; j < end; ++j)
+      for (size_t k = 0; k < in.at[j].index.size(); ++k) held[in.at[j].index[k]] = in.at[j].value[k];
+    std::vector<std::vector<uint32_t>> wanted(end - start);
+    if (exchange.to_grid()) {
+      const auto [first, last] = lines.kv_head_range(line);
+      wanted = grid_slices(first, last, end - start);
+    } else {  // decode's attention output: each group's query heads cut over its columns
+      for (uint32_t group = decode.of[start]; group < decode.count && decode.start[group] < end; ++group) {
+        const auto [q_first, q_last] = decode.query_range(group);
+        const auto cuts = split(iota(uint64_t(q_first) * hd, uint64_t(q_last) * hd), decode.columns(group));
+        for (uint32_t p = 0; p < cuts.size(); ++p) wanted[decode.start[group] - start + p] = cuts[p];
+      }
+    }
+    for (uint32_t p = 0; p < wanted.size(); ++p)
+      for (uint32_t index : wanted[p]) {
+        const auto found = held.find(index);
+        if (found == held.end())
+          fail(fmt::format("element {} is on none of columns {}..{} to go to column {}", index, start, end - 1,
+                           start + p));
+        out.at[start + p].index.push_back(index);
+        out.at[start + p].value.push_back(found->second);
+      }
+  }
+  return out;
+}
+
 // Which output elements line position p of this GEMV leaves (the weight rows its tiles hold).
 std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t parts) const {
   const std::string label = step->label();
@@ -202,31 +259,24 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
     const mapping::KvGroupAttention* attention = next_attention();
     if (!attention) fail("no attention step follows");
     const auto* groups_layout = dynamic_cast<const mapping::AttentionStep*>(attention);
-    const bool grid = dynamic_cast<const mapping::GridAttentionStep*>(attention) != nullptr;
     if (groups_layout && !groups_layout->row_io()) return split(qkv_of_kv_heads(0, m.n_kv_heads), parts, 2);
     // Each KV-head group's columns hold that group's queries, keys and values:
     // cut by whole heads, or with grid attention by runs of head dimensions.
-    const std::vector<uint32_t>& start = attention->group_start();
-    const uint32_t groups = uint32_t(start.size() - 1);
-    const uint64_t hd = m.head_dim, nq = uint64_t(m.n_heads) * hd, nkv = uint64_t(m.n_kv_heads) * hd;
-    const uint32_t q_per_kv = m.n_heads / m.n_kv_heads;
-    std::vector<std::vector<uint32_t>> out(parts);
-    for (uint32_t g = 0; g < groups; ++g) {
-      const auto [first, last] = attention->groups().kv_head_range(g);
-      const uint32_t columns = start[g + 1] - start[g];
-      if (!grid) {
-        const auto pieces = split(qkv_of_group(attention->groups(), g), columns, 2);
-        for (uint32_t p = 0; p < pieces.size(); ++p) out[start[g] + p] = pieces[p];
-        continue;
+    // The weights keep decode's order: a prefill's grid under decode's groups
+    // gets its order from the slices' exchange before attention.
+    bool grid = dynamic_cast<const mapping::GridAttentionStep*>(attention) != nullptr;
+    const mapping::KvGroups* groups = &attention->groups();
+    for (size_t t = s + 1; t < block->steps.size(); ++t)
+      if (const auto* exchange = dynamic_cast<const mapping::SliceExchangeStep*>(block->steps[t].get())) {
+        if (exchange->to_grid()) grid = false, groups = &exchange->decode_groups();
+        break;
       }
-      const auto dims = grid_dims(first, last, columns);
-      for (uint32_t p = 0; p < columns; ++p)
-        for (uint32_t t : dims[p]) {
-          const uint64_t h = t / hd, d = t % hd;
-          for (uint32_t q = 0; q < q_per_kv; ++q) out[start[g] + p].push_back(uint32_t((h * q_per_kv + q) * hd + d));
-          out[start[g] + p].push_back(uint32_t(nq + t));
-          out[start[g] + p].push_back(uint32_t(nq + nkv + t));
-        }
+    std::vector<std::vector<uint32_t>> out(parts);
+    for (uint32_t g = 0; g < groups->count; ++g) {
+      const uint32_t start = groups->start[g], columns = groups->columns(g);
+      const auto [first, last] = groups->kv_head_range(g);
+      const auto pieces = grid ? grid_slices(first, last, columns) : split(qkv_of_group(*groups, g), columns, 2);
+      for (uint32_t p = 0; p < pieces.size(); ++p) out[start + p] = pieces[p];
     }
     return out;
   }
@@ -246,7 +296,7 @@ std::vector<std::vector<uint32_t>> Evaluator::State::output_slices(uint32_t part
 
 const std::vector<float>& Evaluator::State::weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
                                                          const std::vector<uint32_t>& columns) {
-  auto [it, fresh] = blocks.try_emplace({r, block_index, s, i, j});
+  auto [it, fresh] = blocks.try_emplace({r, block_index, step->label(), i, j});
   if (fresh) {
     it->second.reserve(rows.size() * columns.size());
     for (uint32_t o : rows) {
@@ -532,6 +582,9 @@ class Evaluator::State::ChunkThroughStep final : public mapping::StepVisitor {
   void visit(const mapping::GridAttentionStep& step) override {
     state_.each_token(tokens_, [&](size_t, TokenState& t) { state_.grid_attention(t.data, step, KvPass::Store); });
     each([&](const Data& in) { return state_.grid_attention(in, step, KvPass::Attend); });
+  }
+  void visit(const mapping::SliceExchangeStep& step) override {
+    each([&](const Data& in) { return state_.slice_exchange(in, step); });
   }
   void visit(const mapping::DispatchStep&) override { state_.dispatch(tokens_); }
 

@@ -40,7 +40,7 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
   for (uint32_t j = start; j < end && !stored; ++j)
     for (uint32_t i = 0; i < g.rows && !stored; ++i) {
       if (step->kv_offset(i, j) != position % group_tiles) continue;
-      std::vector<KvEntry>& held = kv_of[sequence][{r, i, j}];
+      std::vector<KvEntry>& held = kv_of[sequence][{r, i, j, KvLayout::Groups}];
       for (uint32_t h = first; h < last; ++h) {
         KvEntry entry{position, h, std::vector<float>(hd), std::vector<float>(hd), {}};
         for (uint32_t e = 0; e < hd; ++e) {
@@ -56,10 +56,11 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
   const uint64_t oldest = window > 0 && position + 1 > window ? position + 1 - window : 0;
   const float inverse_sqrt = 1.0f / std::sqrt(float(hd));
   std::vector<Partials> columns;
+  uint64_t attended = 0;  // entries the group's tiles attend to for its first query head
   for (uint32_t j = start; j < end; ++j) {
     std::vector<Partials> rows(g.rows);
     for (uint32_t i = 0; i < g.rows; ++i) {
-      const auto held = kv_of[sequence].find({r, i, j});
+      const auto held = kv_of[sequence].find({r, i, j, KvLayout::Groups});
       if (held == kv_of[sequence].end()) continue;
       for (uint32_t h = queries.first; h < queries.second; ++h) {
         Partial partial;
@@ -71,6 +72,7 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
           if (entry.position % group_tiles != step->kv_offset(i, j))
             fail(fmt::format("{} holds the KV entry of position {}, which this step's shares put elsewhere",
                              tile_name(i, j), entry.position));
+          if (h == queries.first) ++attended;
           float dot = 0;
           for (uint32_t e = 0; e < hd; ++e) dot += qkv[h * hd + e] * entry.k[e];
           scores.emplace_back(dot * inverse_sqrt, &entry);
@@ -87,7 +89,26 @@ std::vector<Partials> Evaluator::State::column_partials(const std::vector<float>
     }
     columns.push_back(reduce_tree(std::move(rows), *step, merger(), dropped(j)));
   }
+  // Every position from the window's oldest on, once: an entry another plan
+  // should have stored (the prefill's KV move) and did not is named here.
+  if (first < last && attended != position + 1 - oldest)
+    fail(fmt::format("columns {}..{} hold {} KV entries of KV head {} for positions {}..{}", start, end - 1, attended,
+                     first, oldest, position));
   return columns;
+}
+
+void Evaluator::State::move_kv_entry(const KvEntry& entry, const mapping::KvGroups& decode) {
+  const BlockGeometry& g = geo();
+  for (uint32_t group = 0; group < decode.count; ++group) {
+    const auto [first, last] = decode.kv_head_range(group);
+    if (entry.kv_head < first || entry.kv_head >= last) continue;
+    // Decode's share: offset (j - start) x rows + i of the group's tiles (mapping/steps.cpp, Attention::kv_offset).
+    const uint64_t offset = entry.position % (uint64_t(decode.columns(group)) * g.rows);
+    const uint32_t i = uint32_t(offset % g.rows), j = decode.start[group] + uint32_t(offset / g.rows);
+    if (i != entry.position % g.rows)
+      fail(fmt::format("the KV entry of position {} would leave its row for row {}", entry.position, i));
+    kv_of[sequence][{r, i, j, KvLayout::Groups}].push_back(entry);
+  }
 }
 
 std::function<void(Partials&, const Partials&)> Evaluator::State::merger() const {
@@ -222,22 +243,29 @@ Data Evaluator::State::grid_attention(const Data& in, const mapping::GridAttenti
       return found->second;
     };
     if (pass == KvPass::Store) {  // every column keeps its dimensions of the new key and value
-      for (uint32_t p = 0; p < columns; ++p)
-        for (uint32_t h = first; h < last; ++h) {
+      for (uint32_t h = first; h < last; ++h) {
+        KvEntry whole{position, h, std::vector<float>(hd), std::vector<float>(hd), {}};
+        for (uint32_t p = 0; p < columns; ++p) {
           KvEntry entry{position, h, {}, {}, head_dims(p, h)};
           for (uint32_t d : entry.dims) {
             entry.k.push_back(round_to(kv, element(p, nq + uint64_t(h) * hd + d)));
             entry.v.push_back(round_to(kv, element(p, nq + nkv + uint64_t(h) * hd + d)));
+            whole.k[d] = entry.k.back();
+            whole.v[d] = entry.v.back();
           }
           if (!entry.dims.empty())
-            kv_of[sequence][{r, uint32_t(position % g.rows), start[group] + p}].push_back(std::move(entry));
+            kv_of[sequence][{r, uint32_t(position % g.rows), start[group] + p, KvLayout::Grid}].push_back(
+                std::move(entry));
         }
+        // The KV move: the row's columns gather their parts, the whole entry goes to decode's tiles.
+        if (attention.kv_move()) move_kv_entry(whole, *attention.kv_move());
+      }
       continue;
     }
     // The entries tile (i, start + p) attends to, checked against where this step's shares put them.
     auto attended = [&](uint32_t i, uint32_t p) {
       std::vector<const KvEntry*> list;
-      const auto held = kv_of[sequence].find({r, i, start[group] + p});
+      const auto held = kv_of[sequence].find({r, i, start[group] + p, KvLayout::Grid});
       if (held == kv_of[sequence].end()) return list;
       for (const KvEntry& entry : held->second) {
         if (entry.kv_head < first || entry.kv_head >= last || entry.position < oldest || entry.position > position)

@@ -39,6 +39,9 @@ struct TokenState {
 // first, then every token attends (causally) over what the tiles hold.
 enum class KvPass { Store, Attend };
 
+// Whose entries a tile's KV store holds: the groups' (whole entries) or the grid's (runs of head dimensions).
+enum class KvLayout { Groups, Grid };
+
 struct Evaluator::State {
   const mapping::Plan& decode;
   const mapping::Plan* prefill;
@@ -48,12 +51,14 @@ struct Evaluator::State {
   const ModelSpec& m;
   Dtype act, kv, partial;
   std::vector<DroppedPartialSum> faults;
-  // Weight blocks by (region, block, step, i, j): the prefill plan's regions
-  // are the decode plan's (the same tiles keep the same blocks), so both
-  // plans read one set and a tile whose block differs between them fails.
-  std::map<std::tuple<size_t, size_t, size_t, uint32_t, uint32_t>, std::vector<float>> blocks;
-  // KV entries per sequence, per (region, i, j)
-  std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t>, std::vector<KvEntry>>> kv_of;
+  // Weight blocks by (region, block, step label, i, j): the prefill plan's
+  // regions are the decode plan's (the same tiles keep the same blocks), so
+  // both plans read one set and a tile whose block differs between them fails.
+  std::map<std::tuple<size_t, size_t, std::string, uint32_t, uint32_t>, std::vector<float>> blocks;
+  // KV entries per sequence, per (region, i, j, layout): a prefill laid out
+  // as the grid under decode's groups keeps the grid's entries apart from
+  // decode's cache, which only its KV move writes (grid_attention.h).
+  std::vector<std::map<std::tuple<size_t, uint32_t, uint32_t, KvLayout>, std::vector<KvEntry>>> kv_of;
 
   // The token being evaluated (swap_token).
   uint32_t sequence = 0, token = 0;
@@ -121,6 +126,12 @@ struct Evaluator::State {
   std::vector<uint32_t> qkv_of_group(const mapping::KvGroups& groups, uint32_t g) const;
   std::vector<std::vector<uint32_t>> grid_dims(uint32_t first, uint32_t last, uint32_t columns) const;
   const mapping::KvGroupAttention* next_attention() const;
+  // The QKV elements each column of a group of `columns` holds for grid attention of the KV heads [first, last).
+  std::vector<std::vector<uint32_t>> grid_slices(uint32_t first, uint32_t last, uint32_t columns) const;
+  // The slices' re-cut between decode's groups order and the grid's (mapping/slice_exchange.h).
+  Data slice_exchange(const Data& in, const mapping::SliceExchangeStep& exchange) const;
+  // Grid attention's KV move: the new entry of KV head h to its tile in every copy of decode's groups.
+  void move_kv_entry(const KvEntry& entry, const mapping::KvGroups& decode);
   std::vector<std::vector<uint32_t>> output_slices(uint32_t parts) const;
   const std::vector<float>& weight_block(uint32_t i, uint32_t j, const std::vector<uint32_t>& rows,
                                          const std::vector<uint32_t>& columns);

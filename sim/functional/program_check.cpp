@@ -11,6 +11,7 @@
 #include "mapping/line_tree.h"
 #include "mapping/mesh_gemm.h"
 #include "mapping/moe_dispatch.h"
+#include "mapping/slice_exchange.h"
 
 namespace wafersim::functional {
 
@@ -92,6 +93,20 @@ class ExpectedMoves final : public mapping::StepVisitor {
     else
       gemv_to_column(step, true, step.ring_block_tokens() > 0);
   }
+  // The slices down each column, each row's tokens to the ring successor
+  // along the KV head's columns, and gathered back up each column.
+  void visit(const mapping::SliceExchangeStep& step) override {
+    const BlockGeometry& g = step.env().geo;
+    if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());
+    const mapping::KvGroups lines(step.decode_groups().kv_heads(), step.decode_groups().query_heads(), g.cols);
+    const uint32_t line = lines.of[j_], n = lines.columns(line), p = j_ - lines.start[line];
+    if (n > 1) {
+      out_.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(p, n)) - int32_t(p));
+      ++out_.awaited;
+    }
+    tree(step, false, i_, g.rows);
+    done();
+  }
   void visit(const mapping::GatherStep& step) override {
     const BlockGeometry& g = step.env().geo;
     if (step.along_row() && i_ == g.root_i()) tree(step, true, j_, g.cols);
@@ -135,11 +150,15 @@ class ExpectedMoves final : public mapping::StepVisitor {
   // Scores summed along the group's columns in every row and returned along
   // them; the max, the sum and the output reduced down each column, the
   // q/k/v slices, the max and the sum multicast down it.
+  // A prefill's grid under decode's groups also moves every row's KV entries:
+  // a gather along the group's columns and a multicast back along them.
   void visit(const mapping::GridAttentionStep& step) override {
     const BlockGeometry& g = step.env().geo;
     const auto [columns, p] = place_in_group(step);
-    tree(step, true, p, columns);
-    if (p == g.line_root(columns)) multicast_from(g.across(), columns, g.line_root(columns));
+    for (int pass = 0; pass < (step.kv_move() && columns > 1 ? 2 : 1); ++pass) {
+      tree(step, true, p, columns);
+      if (p == g.line_root(columns)) multicast_from(g.across(), columns, g.line_root(columns));
+    }
     for (int pass = 0; pass < 3; ++pass) {
       tree(step, false, i_, g.rows);
       if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());

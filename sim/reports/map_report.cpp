@@ -161,6 +161,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
                              {"prefill_gemm", mapping::prefill_gemm_name(plan.options.prefill_gemm)},
                              {"moe_combine", mapping::moe_combine_name(plan.options.moe_combine)},
                              {"attention", mapping::attention_layout_name(plan.options.attention)},
+                             {"prefill_attention", mapping::attention_layout_name(plan.options.prefill_attention)},
                              {"kv_head_copies", plan.options.kv_head_copies},
                              {"line_root", mapping::line_root_name(plan.options.line_root)},
                              {"handoff", mapping::handoff_name(plan.options.slices_handoff() ? mapping::Handoff::Slices
@@ -239,6 +240,11 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
                    "root row along it, root column across (mapping.multicast_axis)"});
   summary.add_row({"prefill GEMMs", mapping::prefill_gemm_name(plan.options.prefill_gemm),
                    "projections of a prefill (mapping.prefill_gemm)"});
+  if (plan.options.dataflow == mapping::Dataflow::Distributed)
+    summary.add_row({"prefill attention", mapping::attention_layout_name(plan.options.prefill_attention),
+                     plan.options.prefill_attention == plan.options.attention
+                         ? "as decode's (mapping.prefill_attention)"
+                         : "slices re-cut around it, KV entries moved to decode's groups (mapping.prefill_attention)"});
   if (plan.model.moe.n_experts > 0)
     summary.add_row({"MoE combine", mapping::moe_combine_name(plan.options.moe_combine),
                      moe_combine_text(plan.options.moe_combine)});

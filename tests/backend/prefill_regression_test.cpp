@@ -94,6 +94,31 @@ TEST_CASE("prefill, contention off: grid attention with MeshGEMM projections agr
   require_same_cycles("tiny-dense",
                       with(kChunks, {kDistributed, "mapping.attention=grid", "mapping.prefill_gemm=meshgemm"}));
 }
+// mapping.prefill_attention: grid under decode's groups: the slices' ring
+// exchanges around attention and every row's KV move to decode's groups.
+const std::string kGridPrefill = "mapping.prefill_attention=grid";
+TEST_CASE("prefill, contention off: a grid prefill under decode's groups agrees to the cycle",
+          "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kGridPrefill, "mapping.prefill_gemm=meshgemm"}));
+}
+TEST_CASE("prefill, contention off: a grid prefill into four copies of two KV heads agrees to the cycle",
+          "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kGridPrefill, "model.n_heads=8", "model.head_dim=32",
+                                                   "model.n_kv_heads=2", "mapping.kv_head_copies=4"}));
+}
+TEST_CASE("prefill, contention off: a grid prefill with windows and sinks on two wafers agrees to the cycle",
+          "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-dense", with(kChunks, {kGridPrefill, "hardware.wafers=2", "model.sliding_window=32",
+                                                   "model.sliding_window_every=2", "model.attention_sinks=true"}));
+}
+TEST_CASE("prefill, contention off: a grid prefill of MoE layers agrees to the cycle",
+          "[regression][exact][prefill][grid]") {
+  require_same_cycles("tiny-moe", with(kChunks, {kGridPrefill}));
+}
+TEST_CASE("prefill, contention on: a grid prefill under decode's groups within 10 percent",
+          "[regression][contention][prefill][grid]") {
+  require_within_ten_percent("tiny-dense", with(kChunks, {kGridPrefill, "mapping.prefill_gemm=meshgemm"}));
+}
 TEST_CASE("prefill, contention on: distributed dataflow within 10 percent", "[regression][contention][prefill]") {
   require_within_ten_percent("tiny-dense", with(kChunks, {kDistributed}));
 }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "mapping/grid_attention.h"
 #include "mapping/mesh_gemm.h"
 #include "sim/functional/check.h"
 #include "sim/functional/program_check.h"
@@ -77,6 +78,64 @@ TEST_CASE("functional prefill: grid attention stores each chunk where decode rea
                         "tiny-dense", {"mapping.attention=grid", "mapping.prefill_gemm=" + gemm}, 12, chunk)),
                     14);
     }
+}
+
+TEST_CASE("functional prefill: a grid prefill under decode's groups re-cuts the slices, moves the KV, and matches",
+          "[functional][grid]") {
+  struct Case {
+    std::vector<std::string> settings;
+    uint64_t prompt, chunk, tokens;
+  };
+  const std::vector<Case> cases = {
+      {{"mapping.prefill_gemm=chunked_gemv"}, 12, 5, 14},
+      {{"mapping.prefill_gemm=meshgemm"}, 12, 4, 14},
+      {{"mapping.kv_head_copies=1"}, 9, 4, 11},
+      {{"model.sliding_window=4", "model.sliding_window_every=2"}, 9, 4, 11},
+      {{"hardware.wafers=2"}, 7, 3, 9},
+      {{"workload.batch=2"}, 5, 3, 14},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> settings = c.settings;
+    settings.push_back("mapping.prefill_attention=grid");
+    INFO(settings.front());
+    const mapping::Plan plan = prefill_plan("tiny-dense", settings, c.prompt, c.chunk);
+    REQUIRE(plan.options.attention == mapping::AttentionLayout::Groups);
+    const mapping::Plan prefill = mapping::compile_prefill_plan(plan);
+    REQUIRE(find_step(prefill, "layer 0", "qkv_to_grid"));
+    REQUIRE(find_step(prefill, "layer 0", "attention_to_groups"));
+    const auto* grid = dynamic_cast<const mapping::GridAttentionStep*>(find_step(prefill, "layer 0", "attention"));
+    REQUIRE(grid);
+    REQUIRE(grid->kv_move());
+    REQUIRE(functional::program_tree_mismatch(prefill).empty());
+    require_match(check_functional(plan, {}, &prefill), c.tokens);
+  }
+  require_match(check_functional(prefill_plan("tiny-moe", {"mapping.prefill_attention=grid"}, 5, 3)), 7);
+}
+
+TEST_CASE("functional prefill: a grid prefill without its KV move leaves decode without the prompt's entries",
+          "[functional][grid]") {
+  // With one column per KV head the grid's order is decode's groups' (each
+  // column holds all of its head's q/k/v), so a decode laid out as the grid
+  // compiles the same prefill without the KV move, on the same weights.
+  const std::vector<std::string> one_column_per_kv_head = {"mapping.layer_grid.columns=16", "mapping.layer_grid.rows=2",
+                                                           "mapping.prefill_attention=grid"};
+  const mapping::Plan decode = prefill_plan("tiny-dense", one_column_per_kv_head, 6, 3);
+  std::vector<std::string> grid_settings = one_column_per_kv_head;
+  grid_settings.push_back("mapping.attention=grid");
+  const mapping::Plan unmoved = mapping::compile_prefill_plan(prefill_plan("tiny-dense", grid_settings, 6, 3));
+  const auto* grid = dynamic_cast<const mapping::GridAttentionStep*>(find_step(unmoved, "layer 0", "attention"));
+  REQUIRE(grid);
+  REQUIRE(grid->groups().widest == 1);
+  REQUIRE(!grid->kv_move());
+  require_match(check_functional(decode), 8);
+  const FunctionalReport report = check_functional(decode, {}, &unmoved);
+  INFO(functional::functional_summary(report));
+  REQUIRE(!report.passed);
+  REQUIRE(report.first);
+  REQUIRE(report.first->plan == "decode");
+  REQUIRE(report.first->position == 6);
+  // Decode's own entry only: the prompt's six stayed in the grid's layout.
+  REQUIRE(report.first->what.find("hold 1 KV entries of KV head 0 for positions 0..6") != std::string::npos);
 }
 
 TEST_CASE("functional prefill: MeshGEMM token blocks of several tokens on every ring position match", "[functional]") {

@@ -3,11 +3,14 @@
 // dimensions and row i the positions p with p mod rows == i. The engine and
 // the closed form agree on its timing (tests/backend); this holds where the
 // cache lives and what the fixed score buffers cost.
+#include "mapping/grid_attention.h"
+
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "mapping/plan.h"
 #include "mapping/timeline.h"
 #include "models/tile_program.h"
 #include "tests/mapping/mapping_fixture.h"
@@ -84,4 +87,38 @@ TEST_CASE("grid attention sizes its score messages for the workload's largest co
   INFO("grid grows by " << grid << " cycles, groups by " << groups);
   // 2,016 positions on 8 rows: 252 scores per row per query head instead of 3, summed along the row and returned.
   CHECK(grid > groups + 100);
+}
+
+// mapping.prefill_attention: grid under decode's groups: the prefill's grid
+// keeps the prompt's entries for its own attention, and its KV move fills
+// decode's cache in decode's shares, copies included: a tile holds both.
+TEST_CASE("a grid prefill under decode's groups holds the prompt's grid entries beside decode's cache",
+          "[mapping][grid]") {
+  for (const char* copies : {"mapping.kv_head_copies=1", "mapping.kv_head_copies=2"}) {
+    INFO(copies);
+    const Decoded decoded = decode("groups", {copies, "mapping.prefill_attention=grid", "workload.prefill=true"});
+    const mapping::Plan prefill = mapping::compile_prefill_plan(decoded.plan);
+    const mapping::Step& moving = attention_of(prefill.regions[1]);
+    const mapping::Step& decoding = attention_of(decoded.plan.regions[1]);
+    const auto* grid = dynamic_cast<const mapping::GridAttentionStep*>(&moving);
+    REQUIRE(grid);
+    REQUIRE(grid->kv_move());
+    const mapping::BlockGeometry& g = prefill.regions[1].blocks[0].geo;
+    const uint64_t prompt = 16, entry = dtype_bytes(Dtype::BF16, 2 * 64);  // tiny-dense: head_dim 64, bf16 cache
+    for (uint64_t context : {20ull, 300ull}) {
+      INFO("context " << context);
+      uint64_t held = 0;
+      for (uint32_t i = 0; i < g.rows; ++i)
+        for (uint32_t j = 0; j < g.cols; ++j) {
+          // Decode's share of the tile, as decode's own attention step holds it, and the grid's of the prompt's
+          // positions on its row.
+          const uint64_t tile = moving.kv_bytes(i, j, context), share = decoding.kv_bytes(i, j, context);
+          CHECK(tile >= share);
+          CHECK((tile > share) == (positions_held(prompt, g.rows, i) > 0));
+          held += tile;
+        }
+      CHECK(held == moving.total_kv_bytes(context));
+      CHECK(moving.total_kv_bytes(context) == decoding.total_kv_bytes(context) + 2 * prompt * entry);
+    }
+  }
 }
