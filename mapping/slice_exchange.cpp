@@ -2,6 +2,7 @@
 #include "mapping/slice_exchange.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "mapping/mesh_gemm.h"
 
@@ -11,8 +12,9 @@ namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-// Colours: the multicast down the columns, the ring's two directions along the rows, then the gathers' levels.
-constexpr uint32_t kDownPattern = 0, kRingPattern = 1, kTreePattern = 3;
+// Colours: the multicast down the columns, then the two directions of the
+// rings along the rows and of those down the columns.
+constexpr uint32_t kDownPattern = 0, kRowRingPattern = 1, kColumnRingPattern = 3;
 
 class SliceExchange final : public SliceExchangeStep {
  public:
@@ -22,12 +24,6 @@ class SliceExchange final : public SliceExchangeStep {
         lines_(kv_heads, query_heads, env.geo.cols),
         chunk_bytes_(slice_bytes * env.tokens),
         row_bytes_(slice_bytes * ceil_div(env.tokens, env.geo.rows)) {
-    gather_.along_row = false;
-    gather_.n = env.geo.rows;
-    gather_.gather = true;
-    gather_.bytes_per_position = row_bytes_;
-    gather_.pattern = kTreePattern;
-    gather_.tag = uint16_t(env.tag + 2);
     message_bytes(chunk_bytes_);
   }
 
@@ -40,64 +36,90 @@ class SliceExchange final : public SliceExchangeStep {
     const uint32_t line = lines_.of[j], n = lines_.columns(line), p = j - lines_.start[line];
     if (n > 1) {
       const uint32_t next = interleaved_ring_next(p, n);
-      out.push_back(send_local(0, int32_t(next) - int32_t(p), ring_pattern(p, next))
-                        .bytes(message_bytes(ring_bytes(n)))
+      out.push_back(send_local(0, int32_t(next) - int32_t(p), ring_pattern(kRowRingPattern, p, next))
+                        .bytes(message_bytes(row_ring_bytes(n)))
                         .tag(uint16_t(env_.tag + 1)));
       out.push_back(wait().tag(uint16_t(env_.tag + 1)).messages(1));
     }
-    emit_tree(gather_, i, out);
+    if (g.rows > 1) {
+      const uint32_t next = interleaved_ring_next(i, g.rows);
+      out.push_back(send_local(int32_t(next) - int32_t(i), 0, ring_pattern(kColumnRingPattern, i, next))
+                        .bytes(message_bytes(column_ring_bytes()))
+                        .tag(uint16_t(env_.tag + 2)));
+      out.push_back(wait().tag(uint16_t(env_.tag + 2)).messages(1));
+    }
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == root_index(row));
-    if (row) return tree_signature(gather_, index, out);
-    const uint32_t line = lines_.of[index];
-    out.push_back(lines_.columns(line));
-    out.push_back(index - lines_.start[line]);
+    const uint32_t n = row ? env_.geo.rows : lines_.columns(lines_.of[index]);
+    const uint32_t p = row ? index : index - lines_.start[lines_.of[index]];
+    // A ring's successor as an offset: tiles that differ only in their position share a program.
+    out.push_back(uint64_t(int64_t(interleaved_ring_next(p, n)) - int64_t(p)));
+    if (!row) out.push_back(n);
   }
 
   Front latency(const Front& in, const IterationInputs&, uint64_t) const override {
     const BlockGeometry& g = env_.geo;
     Front out{FrontKind::Row, {}, std::vector<Timed>(g.cols), {}};
+    const uint32_t root = g.root_i(), from_root = ring_predecessors(g.rows)[root];
+    const uint64_t column_message = g.rows > 1 ? line_message_cycles(distance(root, from_root), column_ring_bytes(),
+                                                                     ring_pattern(kColumnRingPattern, from_root, root))
+                                               : 0;
     for (uint32_t line = 0; line < lines_.count; ++line) {
       const uint32_t start = lines_.start[line], n = lines_.columns(line);
-      // arrived[p][i]: tile (i, start + p) holds the chunk's slice of its column.
-      std::vector<std::vector<Timed>> arrived(n, std::vector<Timed>(g.rows));
-      for (uint32_t p = 0; p < n; ++p)
-        for (uint32_t i = 0; i < g.rows; ++i)
-          arrived[p][i] = line_multicast_arrival(in.at[start + p], g.root_i(), i, chunk_bytes_, kDownPattern);
-      std::vector<std::vector<Timed>> exchanged = arrived;
-      for (uint32_t from = 0; n > 1 && from < n; ++from) {
-        const uint32_t to = interleaved_ring_next(from, n), hops = to > from ? to - from : from - to;
-        const uint64_t message = line_message_cycles(hops, ring_bytes(n), ring_pattern(from, to));
-        for (uint32_t i = 0; i < g.rows; ++i)
-          exchanged[to][i] = later(arrived[to][i], arrived[from][i].after(message, Category::Fabric));
+      const std::vector<uint32_t> row_from = ring_predecessors(n);
+      // When tile (i, start + p) holds its row's re-cut tokens: the slice down
+      // its column, then its predecessor's part along the row.
+      auto exchanged = [&](uint32_t i, uint32_t p) {
+        const Timed arrived = line_multicast_arrival(in.at[start + p], root, i, chunk_bytes_, kDownPattern);
+        if (n < 2) return arrived;
+        const uint32_t from = row_from[p];
+        const Timed before = line_multicast_arrival(in.at[start + from], root, i, chunk_bytes_, kDownPattern);
+        return later(arrived, before.after(line_message_cycles(distance(p, from), row_ring_bytes(n),
+                                                               ring_pattern(kRowRingPattern, from, p)),
+                                           Category::Fabric));
+      };
+      // The root row's tile is done once its column ring's predecessor's bytes are in.
+      for (uint32_t p = 0; p < n; ++p) {
+        const Timed own = exchanged(root, p);
+        out.at[start + p] =
+            g.rows > 1 ? later(own, exchanged(from_root, p).after(column_message, Category::Fabric)) : own;
       }
-      for (uint32_t p = 0; p < n; ++p) out.at[start + p] = tree_time(gather_, std::move(exchanged[p]));
     }
     return out;
   }
 
   uint64_t activation_bytes(uint32_t i, uint32_t) const override {
-    // Its rows' tokens as they come and as they leave; the root row the chunk's slice too.
-    return 2 * row_bytes_ + (i == env_.geo.root_i() ? 2 * chunk_bytes_ : 0);
+    // Its rows' tokens as they come and as they leave, the chunk's re-cut
+    // slice its column's ring brings; the root row the chunk's slice too.
+    return 2 * row_bytes_ + chunk_bytes_ + (i == env_.geo.root_i() ? chunk_bytes_ : 0);
   }
-  uint32_t patterns() const override { return kTreePattern + tree_patterns(env_.geo.rows); }
-  uint16_t tags_used() const override { return uint16_t(2 + tree_patterns(env_.geo.rows)); }
+  uint32_t patterns() const override { return kColumnRingPattern + 2; }
+  uint16_t tags_used() const override { return 3; }
 
  private:
+  static uint32_t distance(uint32_t a, uint32_t b) { return a > b ? a - b : b - a; }
+  // Each position's predecessor on the interleaved ring of n.
+  static std::vector<uint32_t> ring_predecessors(uint32_t n) {
+    std::vector<uint32_t> from(n);
+    for (uint32_t p = 0; p < n; ++p) from[interleaved_ring_next(p, n)] = p;
+    return from;
+  }
   // What each column of a line of n forwards on its row: about a 1/n part of
   // every column's tokens passes each column between its owner and its destination.
-  uint64_t ring_bytes(uint32_t n) const { return (row_bytes_ * (n - 1) + 1) / 2; }
+  uint64_t row_ring_bytes(uint32_t n) const { return (row_bytes_ * (n - 1) + 1) / 2; }
+  // Down each column every row's re-cut tokens visit every row: each tile
+  // forwards all but the part its successor holds.
+  uint64_t column_ring_bytes() const { return row_bytes_ * (env_.geo.rows - 1); }
   static uint32_t message_bytes(uint64_t bytes) {
     if (bytes > UINT32_MAX) throw std::logic_error("a slice exchange of the chunk exceeds 4 GiB");
     return uint32_t(bytes);
   }
-  static uint32_t ring_pattern(uint32_t from, uint32_t to) { return to > from ? kRingPattern : kRingPattern + 1; }
+  static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }
 
   KvGroups lines_;        // the grid's groups: one line of the exchange each
   uint64_t chunk_bytes_;  // the chunk's slice of the largest column
   uint64_t row_bytes_;    // the part of it each row exchanges: ceil(chunk / rows) tokens
-  Tree gather_;           // down each column to the root row
 };
 
 }  // namespace

@@ -11,19 +11,22 @@
 // Each KV head's columns (the grid's groups, which decode's copies of a head
 // share) exchange the chunk's slices in three moves, each free of shared
 // links by construction: every root-row tile multicasts its chunk's slice
-// down its column; row i exchanges the tokens t with t mod rows == i (at most
+// down its column; row i re-cuts the tokens t with t mod rows == i (at most
 // ceil(chunk / rows) of them) on the interleaved ring along the line's
 // columns (mesh_gemm.h: a shift goes at most 2 hops and no two shifts share a
 // link), every column owing every other about 1/n of its part, so each
-// forwards (n - 1) / 2 of it; and each column gathers its re-cut tokens back
-// to the root row (a gather tree). Spreading the exchange over the rows keeps
-// the bytes on a link near the chunk's slice twice over, where one ring on the
-// root row would carry (n - 1) / 2 of it. As MeshGEMM's rings, a row's ring
-// is one aggregate per tile (one Send of all rounds' bytes to the ring
-// successor, one Wait for the predecessor's), which pays a message's fixed
-// latency once instead of once a round (under-estimates by at most n - 2
-// two-hop latencies) and lets a column go on once its predecessor's bytes are
-// in. Putting received elements in place is not charged.
+// forwards (n - 1) / 2 of it; and the rows' re-cut parts go round the
+// interleaved ring down each column (each tile forwards all but its
+// successor's part), which leaves the root row with the chunk's re-cut
+// slices. Spreading the re-cut over the rows keeps the bytes on a link near
+// the chunk's slice twice over, where one ring on the root row would carry
+// (n - 1) / 2 of it. As MeshGEMM's rings, each ring is one aggregate per tile
+// (one Send of all rounds' bytes to the successor, one Wait for the
+// predecessor's), which pays a message's fixed latency once instead of once a
+// round (under-estimates a ring of n by at most n - 2 two-hop latencies) and
+// lets a tile go on once its predecessor's bytes are in, not once the
+// farthest part has come round. Putting received elements in place is not
+// charged.
 #include <memory>
 
 #include "mapping/steps.h"

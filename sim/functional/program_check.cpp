@@ -94,7 +94,7 @@ class ExpectedMoves final : public mapping::StepVisitor {
       gemv_to_column(step, true, step.ring_block_tokens() > 0);
   }
   // The slices down each column, each row's tokens to the ring successor
-  // along the KV head's columns, and gathered back up each column.
+  // along the KV head's columns, and round the ring down each column.
   void visit(const mapping::SliceExchangeStep& step) override {
     const BlockGeometry& g = step.env().geo;
     if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());
@@ -104,7 +104,10 @@ class ExpectedMoves final : public mapping::StepVisitor {
       out_.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(p, n)) - int32_t(p));
       ++out_.awaited;
     }
-    tree(step, false, i_, g.rows);
+    if (g.rows > 1) {
+      out_.ring_along_column.push_back(int32_t(mapping::interleaved_ring_next(i_, g.rows)) - int32_t(i_));
+      ++out_.awaited;
+    }
     done();
   }
   void visit(const mapping::GatherStep& step) override {
