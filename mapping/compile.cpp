@@ -485,7 +485,8 @@ class PlanCompiler {
   // tile, which the region then grows to fit.
   bool fits_one_token_prefill(const RegionContext& context, const RegionNeed& need, bool last_layer,
                               const Region& region, RegionStats& stats, FullestTile& fullest) const {
-    RegionContext one_token = prefill_region_context(context, last_layer, need.kind == RegionKind::Moe ? 1 : 0);
+    RegionContext one_token =
+        prefill_region_context(context, last_layer, need.kind == RegionKind::Moe ? 1 : 0, plan_.workload.prompt_tokens);
     one_token.experts_per_row = region.experts_per_row;
     FullestTile prefill_fullest;
     const RegionStats prefill =

@@ -143,10 +143,15 @@ class GridAttention final : public GridAttentionStep {
       StepEnv moved = env;
       moved.tokens = uint32_t(ceil_div(env.tokens, g.rows));
       moved.tag = next;
+      // The largest part of an entry a column holds: the narrowest group's.
+      uint32_t narrowest = groups().widest;
+      for (uint32_t group = 0; group < groups().count; ++group)
+        narrowest = std::min(narrowest, groups().columns(group));
       const uint64_t head_dims = uint64_t(groups().heads_per_group) * shape.head_dim;
-      move_ = std::make_unique<RowKvMove>(moved, groups(),
-                                          dtype_bytes(env.activation, 2 * ceil_div(head_dims, groups().widest)),
-                                          dtype_bytes(env.activation, 2 * head_dims), segment_tree_.pattern, along_);
+      move_ =
+          std::make_unique<RowKvMove>(moved, groups(), dtype_bytes(env.activation, 2 * ceil_div(head_dims, narrowest)),
+                                      dtype_bytes(env.activation, 2 * head_dims), segment_tree_.pattern, along_);
+      moved_entry_bytes_ = moved.tokens * dtype_bytes(env.activation, 2 * head_dims);
       take(move_->tags_used());
     }
     tags_used_ = uint16_t(next - env.tag);
@@ -288,8 +293,9 @@ class GridAttention final : public GridAttentionStep {
   }
   uint64_t activation_bytes(uint32_t, uint32_t j) const override {
     // The chunk's q/k/v slices and output partials; the partial and the summed
-    // scores of the token in hand.
-    return for_tokens(slice_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j))) + 2 * score_bytes_;
+    // scores of the token in hand; with the KV move, the whole entries a row moves.
+    return for_tokens(slice_bytes_ + dtype_bytes(env_.partial_sum, q_per_kv_ * dims(j))) + 2 * score_bytes_ +
+           moved_entry_bytes_;
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
     // A group wider than its head dimensions leaves its last columns without any: they keep no KV entries.
@@ -352,6 +358,7 @@ class GridAttention final : public GridAttentionStep {
   AttentionShape shape_;
   uint64_t slice_bytes_ = 0, score_bytes_ = 0, statistic_bytes_ = 0;
   uint64_t prompt_positions_ = 0;    // with the KV move: the longest prompt, whose grid entries the prefill keeps
+  uint64_t moved_entry_bytes_ = 0;   // with the KV move: the whole entries a row moves, as its tiles receive them
   std::unique_ptr<RowKvMove> move_;  // with the KV move
   uint64_t q_per_kv_ = 1, query_heads_ = 1;
   Work sinks_;

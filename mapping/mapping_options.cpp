@@ -168,13 +168,14 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "and sum and the output reduced down the columns (needs mapping.dataflow: distributed)",
               &MappingOptions::attention)
           .add_converted(
-              enum_param(kPrefillAttention, {"decode", "groups", "grid"}, "decode",
-                         "How a prefill lays attention out in distributed layers: decode = as mapping.attention; "
-                         "grid = WaferLLM's kernel, whatever decode uses: with mapping.attention: groups the "
-                         "chunk's q/k/v slices are re-cut into the grid's head dimensions along each KV head's "
-                         "columns and its output cut back (ring exchanges on the root row, charged), and every "
-                         "row moves the keys and values it stores to the tiles where decode's groups read them "
-                         "(charged); groups needs mapping.attention: groups"),
+              enum_param(
+                  kPrefillAttention, {"decode", "groups", "grid"}, "decode",
+                  "How a prefill lays attention out in distributed layers: decode = as mapping.attention; "
+                  "grid = WaferLLM's kernel, whatever decode uses: with mapping.attention: groups the "
+                  "chunk's q/k/v slices are re-cut into the grid's head dimensions along each KV head's "
+                  "columns and its output cut back (rings along every row and down every column, charged), and every "
+                  "row moves the keys and values it stores to the tiles where decode's groups read them "
+                  "(charged); groups needs mapping.attention: groups"),
               [](const config::Config& config, const std::string& path, MappingOptions& options) {
                 const std::string& word = config.get_string(path);
                 options.prefill_attention = word == "decode" ? options.attention

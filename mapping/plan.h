@@ -93,7 +93,8 @@ struct PrefillSram {
 };
 PrefillSram prefill_sram(const Plan& decode, uint64_t chunk_tokens, const std::vector<Region>* built = nullptr);
 // The prefill of a decode plan: the same regions on the same tiles (weights
-// and KV cache stay where decode reads them, so nothing is reshuffled), without
+// stay where decode reads them; so does the KV cache, but for a prefill laid
+// out apart from decode, whose move to decode's tiles it charges), without
 // the LM head, each step carrying a chunk of workload.prefill_chunk_size()
 // tokens, with workload.prefill_chunk_tokens as prefill_chunk_tokens chose it (in
 // an MoE layer every routed expert takes the busiest expert's load, its tokens
@@ -107,7 +108,9 @@ Plan compile_prefill_plan(const Plan& decode);
 RegionContext decoded_region_context(const Plan& decode, size_t r, uint32_t tokens);
 // A region's context for the prefill, from decode's (with the chunk's tokens):
 // in the model's `last_layer` the chunk's last position is gathered to the
-// root; `expert_tokens` as RegionContext::expert_tokens.
-RegionContext prefill_region_context(RegionContext context, bool last_layer, uint32_t expert_tokens);
+// root; `expert_tokens` as RegionContext::expert_tokens; `prompt_positions`:
+// the longest prompt (RegionContext::prompt_positions).
+RegionContext prefill_region_context(RegionContext context, bool last_layer, uint32_t expert_tokens,
+                                     uint64_t prompt_positions);
 
 }  // namespace wafersim::mapping

@@ -52,10 +52,9 @@ uint32_t region_expert_tokens(const Plan& decode, const workloads::WorkloadSpec&
 // Region r of `decode` rebuilt for a prefill of `workload`'s chunks, its routed experts taking `expert_tokens`.
 Region prefill_region(const Plan& decode, const workloads::WorkloadSpec& workload, size_t r, uint32_t expert_tokens) {
   const Region& region = decode.regions[r];
-  RegionContext context =
+  const RegionContext context =
       prefill_region_context(decoded_region_context(decode, r, uint32_t(workload.prefill_chunk_size())),
-                             r + 2 == decode.regions.size(), expert_tokens);
-  context.prompt_positions = workload.prompt_tokens;
+                             r + 2 == decode.regions.size(), expert_tokens, workload.prompt_tokens);
   return build_region(context, region.kind, region.layer, region.box);
 }
 
@@ -104,9 +103,11 @@ ChunkSram chunk_sram(const Plan& decode, uint64_t chunk_tokens, const std::vecto
 
 }  // namespace
 
-RegionContext prefill_region_context(RegionContext context, bool last_layer, uint32_t expert_tokens) {
+RegionContext prefill_region_context(RegionContext context, bool last_layer, uint32_t expert_tokens,
+                                     uint64_t prompt_positions) {
   context.prefill = true;
   context.expert_tokens = expert_tokens;
+  context.prompt_positions = prompt_positions;
   // The last layer gathers its slices to its root, where the prefill ends:
   // the chunk's last position only, the one the LM head would take.
   context.slices_out = context.slices_out && !last_layer;

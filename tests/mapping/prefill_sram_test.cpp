@@ -99,3 +99,19 @@ TEST_CASE("a prefill step keeps its buffers and the residual stream for every to
   CHECK(mapping::tile_sram(decode.regions[1].blocks[0], i, j, decode.workload.max_context(), stream).activations ==
         at_one);
 }
+
+// A prefill laid out as the grid under decode's groups keeps the prompt's grid
+// entries beside decode's cache: the compiler's one-token prefill check counts
+// them, so a plan made to fit takes its prompt (every tile recounted).
+TEST_CASE("a grid prefill's prompt entries count where the compiler fits a one-token prefill",
+          "[mapping][prefill][sram][grid]") {
+  const Experiment grid = load_experiment_text(
+      zoo_experiment("tiny-dense", "tiny", 2000, 4), "prefill.yaml",
+      {"workload.prefill=true", "mapping.prefill_chunk_fits_sram=true", "mapping.prefill_attention=grid"});
+  const mapping::Plan decode = compile(grid);
+  const uint64_t chunk = mapping::prefill_chunk_tokens(decode);
+  REQUIRE(chunk >= 1);
+  const mapping::Plan prefill = mapping::compile_prefill_plan(decode);
+  CHECK(fullest_tile_bytes(prefill) <= decode.hw.tile.sram_bytes);
+  CHECK(fullest_tile_bytes(prefill) == mapping::prefill_sram(decode, chunk).peak_bytes);
+}
