@@ -21,7 +21,6 @@ class SliceExchange final : public SliceExchangeStep {
   SliceExchange(const StepEnv& env, bool to_grid, uint32_t kv_heads, uint32_t query_heads, uint32_t decode_copies,
                 uint64_t slice_bytes)
       : SliceExchangeStep(whole_chunk(env), to_grid, KvGroups(kv_heads, query_heads, env.geo.cols, decode_copies)),
-        lines_(kv_heads, query_heads, env.geo.cols),
         chunk_bytes_(slice_bytes * env.tokens),
         row_bytes_(slice_bytes * ceil_div(env.tokens, env.geo.rows)) {
     message_bytes(chunk_bytes_);
@@ -33,7 +32,7 @@ class SliceExchange final : public SliceExchangeStep {
   void emit(uint32_t i, uint32_t j, std::vector<Task>& out) const override {
     const BlockGeometry& g = env_.geo;
     emit_line_multicast(g.rows, g.root_i(), i, g.down(), kDownPattern, chunk_bytes_, env_.tag, out);
-    const uint32_t line = lines_.of[j], n = lines_.columns(line), p = j - lines_.start[line];
+    const uint32_t line = lines().of[j], n = lines().columns(line), p = j - lines().start[line];
     if (n > 1) {
       const uint32_t next = interleaved_ring_next(p, n);
       out.push_back(send_local(0, int32_t(next) - int32_t(p), ring_pattern(kRowRingPattern, p, next))
@@ -51,8 +50,8 @@ class SliceExchange final : public SliceExchangeStep {
   }
   void signature(bool row, uint32_t index, std::vector<uint64_t>& out) const override {
     out.push_back(index == root_index(row));
-    const uint32_t n = row ? env_.geo.rows : lines_.columns(lines_.of[index]);
-    const uint32_t p = row ? index : index - lines_.start[lines_.of[index]];
+    const uint32_t n = row ? env_.geo.rows : lines().columns(lines().of[index]);
+    const uint32_t p = row ? index : index - lines().start[lines().of[index]];
     // A ring's successor as an offset: tiles that differ only in their position share a program.
     out.push_back(uint64_t(int64_t(interleaved_ring_next(p, n)) - int64_t(p)));
     if (!row) out.push_back(n);
@@ -65,8 +64,8 @@ class SliceExchange final : public SliceExchangeStep {
     const uint64_t column_message = g.rows > 1 ? line_message_cycles(distance(root, from_root), column_ring_bytes(),
                                                                      ring_pattern(kColumnRingPattern, from_root, root))
                                                : 0;
-    for (uint32_t line = 0; line < lines_.count; ++line) {
-      const uint32_t start = lines_.start[line], n = lines_.columns(line);
+    for (uint32_t line = 0; line < lines().count; ++line) {
+      const uint32_t start = lines().start[line], n = lines().columns(line);
       const std::vector<uint32_t> row_from = ring_predecessors(n);
       // When tile (i, start + p) holds its row's re-cut tokens: the slice down
       // its column, then its predecessor's part along the row.
@@ -117,7 +116,6 @@ class SliceExchange final : public SliceExchangeStep {
   }
   static uint32_t ring_pattern(uint32_t first, uint32_t from, uint32_t to) { return to > from ? first : first + 1; }
 
-  KvGroups lines_;        // the grid's groups: one line of the exchange each
   uint64_t chunk_bytes_;  // the chunk's slice of the largest column
   uint64_t row_bytes_;    // the part of it each row exchanges: ceil(chunk / rows) tokens
 };

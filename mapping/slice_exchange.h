@@ -36,17 +36,22 @@ namespace wafersim::mapping {
 class SliceExchangeStep : public Step {
  public:
   SliceExchangeStep(const StepEnv& env, bool to_grid, const KvGroups& decode_groups)
-      : Step(env), to_grid_(to_grid), decode_groups_(decode_groups) {}
+      : Step(env),
+        to_grid_(to_grid),
+        decode_groups_(decode_groups),
+        lines_(decode_groups.kv_heads(), decode_groups.query_heads(), env.geo.cols) {}
   void accept(StepVisitor& visitor) const final { visitor.visit(*this); }
   // To the grid's order (q/k/v before attention) or back to decode's (the
   // attention output before W_O).
   bool to_grid() const { return to_grid_; }
   // Decode's attention groups, whose order the slices leave W_QKV in and W_O takes them in.
   const KvGroups& decode_groups() const { return decode_groups_; }
+  // The grid's groups (one per KV head, or per run of them): the lines along which columns exchange.
+  const KvGroups& lines() const { return lines_; }
 
  private:
   bool to_grid_;
-  KvGroups decode_groups_;
+  KvGroups decode_groups_, lines_;
 };
 
 // `slice_bytes`: one token's slice of the largest column; `kv_heads` and

@@ -219,7 +219,7 @@ std::vector<std::vector<uint32_t>> Evaluator::State::grid_slices(uint32_t first,
 Data Evaluator::State::slice_exchange(const Data& in, const mapping::SliceExchangeStep& exchange) const {
   const BlockGeometry& g = geo();
   if (in.kind != FrontKind::Row || in.at.size() != g.cols) fail("the slices are not on the root row");
-  const mapping::KvGroups lines(m.n_kv_heads, m.n_heads, g.cols);
+  const mapping::KvGroups& lines = exchange.lines();
   const mapping::KvGroups& decode = exchange.decode_groups();
   const uint64_t hd = m.head_dim;
   Data out{FrontKind::Row, std::vector<Piece>(g.cols)};

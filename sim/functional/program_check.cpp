@@ -98,7 +98,7 @@ class ExpectedMoves final : public mapping::StepVisitor {
   void visit(const mapping::SliceExchangeStep& step) override {
     const BlockGeometry& g = step.env().geo;
     if (i_ == g.root_i()) multicast_from(g.down(), g.rows, g.root_i());
-    const mapping::KvGroups lines(step.decode_groups().kv_heads(), step.decode_groups().query_heads(), g.cols);
+    const mapping::KvGroups& lines = step.lines();
     const uint32_t line = lines.of[j_], n = lines.columns(line), p = j_ - lines.start[line];
     if (n > 1) {
       out_.ring_along_row.push_back(int32_t(mapping::interleaved_ring_next(p, n)) - int32_t(p));
