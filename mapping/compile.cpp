@@ -345,7 +345,7 @@ class PlanCompiler {
           plan_.options.dataflow == Dataflow::Distributed)
         choose_experts_per_row(region_context, needs_[r], region, stats, fullest);
       bool fits = stats.sram_peak_bytes <= hw().tile.sram_bytes;
-      if (fits && plan_.workload.prefill && plan_.options.prefill_chunk_fits_sram)
+      if (fits && plan_.workload.prefill && plan_.options.prefill_chunk != PrefillChunk::AsAsked)
         fits = fits_one_token_prefill(region_context, needs_[r], last_layer, region, stats, fullest);
       outcomes_[key] = BuildOutcome{region.box, stats, fullest, fits, region.experts_per_row};
       if (!fits) {

@@ -15,6 +15,15 @@ const char* line_root_name(LineRoot root) {
 
 const char* prefill_gemm_name(PrefillGemm gemm) { return gemm == PrefillGemm::MeshGemm ? "meshgemm" : "chunked_gemv"; }
 
+const char* prefill_chunk_name(PrefillChunk chunk) {
+  switch (chunk) {
+    case PrefillChunk::LargestFitting: return "largest_fitting";
+    case PrefillChunk::FastestFitting: return "fastest_fitting";
+    case PrefillChunk::AsAsked: break;
+  }
+  return "as_asked";
+}
+
 const char* moe_combine_name(MoeCombine combine) {
   switch (combine) {
     case MoeCombine::Root: return "root";
@@ -84,11 +93,18 @@ const config::ParamTable<MappingOptions>& mapping_table() {
                    "mapping.use_all_tiles", true,
                    "Spread regions over every tile of the wafers (true) or use the fewest tiles that fit (false)"),
                &MappingOptions::use_all_tiles)
-          .add(bool_param("mapping.prefill_chunk_fits_sram", false,
-                          "Cut the prefill chunk to the largest whose buffers fit every tile (true), or take "
-                          "workload.prefill_chunk_tokens as asked (false; `wafersim map` then says whether it "
-                          "fits and the largest chunk that would)"),
-               &MappingOptions::prefill_chunk_fits_sram)
+          .add_enum<PrefillChunk>(
+              "mapping.prefill_chunk",
+              {{"as_asked", PrefillChunk::AsAsked},
+               {"largest_fitting", PrefillChunk::LargestFitting},
+               {"fastest_fitting", PrefillChunk::FastestFitting}},
+              "as_asked",
+              "The chunk a prefill carries: as_asked = workload.prefill_chunk_tokens, whether or not its buffers "
+              "fit (`wafersim map` says, and names the largest that would); largest_fitting = the largest of at "
+              "most that whose buffers fit every tile; fastest_fitting = of those, the one whose prefill the "
+              "closed form times fastest (the shortest time to first token; about ten closed-form prefills "
+              "compared, docs/MAPPING.md)",
+              &MappingOptions::prefill_chunk)
           .add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,
                          "SRAM a region root keeps for vectors that stream through it (gathers, broadcasts)"),
                &MappingOptions::stream_buffer_bytes)

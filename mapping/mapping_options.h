@@ -35,6 +35,13 @@ enum class Reduction { Tree, KTree };
 //   MeshGemm: WaferLLM-style cyclic shifts between neighbours on the mesh (mapping/mesh_gemm.h).
 enum class PrefillGemm { ChunkedGemv, MeshGemm };
 
+// The chunk a prefill carries (mapping.prefill_chunk):
+//   AsAsked: workload.prefill_chunk_tokens, whether or not its buffers fit.
+//   LargestFitting: the largest of at most that whose buffers fit every tile.
+//   FastestFitting: of those that fit, the one whose prefill the closed form
+//     times fastest (mapping/prefill_plan.cpp, fastest_fitting_chunk).
+enum class PrefillChunk { AsAsked, LargestFitting, FastestFitting };
+
 // How an MoE layer region combines its experts' results (mapping.moe_combine).
 //   Root: every routed and shared expert sends its whole result to the layer
 //     root, whose one input ramp takes them in one after the other.
@@ -86,10 +93,10 @@ struct MappingOptions {
   // mapping.multicast_axis: auto: the compiler sets multicast_along_x (false
   // when some region hands slices on to the next, docs/MAPPING.md).
   bool multicast_axis_auto = false;
-  bool use_all_tiles = true;             // spread regions over every tile; false = fewest tiles that fit
-  bool prefill_chunk_fits_sram = false;  // cut the prefill chunk to what the tiles hold (prefill_sram_fit)
-  uint64_t stream_buffer_bytes = 2048;   // buffer of a region root for vectors streamed through it
-  double moe_attention_share = 0;        // share of an MoE region's rows for attention and router; 0 = by bytes
+  bool use_all_tiles = true;  // spread regions over every tile; false = fewest tiles that fit
+  PrefillChunk prefill_chunk = PrefillChunk::AsAsked;
+  uint64_t stream_buffer_bytes = 2048;  // buffer of a region root for vectors streamed through it
+  double moe_attention_share = 0;       // share of an MoE region's rows for attention and router; 0 = by bytes
   // Expert blocks side by side in a row of an MoE region; 0 = auto (with the
   // distributed dataflow the compiler times near-square blocks and wider and
   // narrower ones by closed form and keeps the fastest that fits; the root
@@ -130,6 +137,7 @@ struct MappingOptions {
 const char* dataflow_name(Dataflow dataflow);               // "root", "distributed"
 const char* reduction_name(Reduction reduction);            // "tree", "ktree"
 const char* prefill_gemm_name(PrefillGemm gemm);            // "chunked_gemv", "meshgemm"
+const char* prefill_chunk_name(PrefillChunk chunk);         // "as_asked", "largest_fitting", "fastest_fitting"
 const char* moe_combine_name(MoeCombine combine);           // "root", "tree", "columns"
 const char* handoff_name(Handoff handoff);                  // "root", "slices"
 const char* attention_layout_name(AttentionLayout layout);  // "groups", "grid"

@@ -80,9 +80,14 @@ Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, con
 // The largest chunk of at most workload.prefill_chunk_tokens whose buffers
 // fit every tile (0: not even one token's).
 uint64_t largest_fitting_chunk(const Plan& decode);
-// The chunk the prefill plan carries: workload.prefill_chunk_tokens, or with
-// mapping.prefill_chunk_fits_sram the largest that fits (DoesNotFitError when
-// not even one token does).
+// Of the chunks 1 .. largest_fitting, the one whose prefill of `decode` the
+// closed form times fastest (the larger on a tie): the fastest of a ladder 1,
+// 2, 3, 4, 6, 8, 12, 16, ... up to largest_fitting, then of every chunk
+// between that rung's neighbours.
+uint64_t fastest_fitting_chunk(const Plan& decode, uint64_t largest_fitting);
+// The chunk the prefill plan carries, by mapping.prefill_chunk:
+// workload.prefill_chunk_tokens as asked, the largest of at most that which
+// fits, or the fastest of those (DoesNotFitError when not even one token fits).
 uint64_t prefill_chunk_tokens(const Plan& decode);
 // The prefill regions' fullest tiles with chunks of at most `chunk_tokens`
 // (`built`: those regions, already built for that chunk, measured as they are).

@@ -12,6 +12,8 @@
 #include "mapping/measure_region.h"
 #include "mapping/plan.h"
 #include "mapping/programs.h"
+#include "mapping/timeline.h"
+#include "workloads/prefill_inputs.h"
 #include "workloads/workload_spec.h"
 
 namespace wafersim::mapping {
@@ -127,33 +129,10 @@ uint64_t largest_fitting_chunk(const Plan& decode) {
   return lo;
 }
 
-uint64_t prefill_chunk_tokens(const Plan& decode) {
-  if (!decode.options.prefill_chunk_fits_sram) return decode.workload.prefill_chunk_tokens;
-  const uint64_t chunk = largest_fitting_chunk(decode);
-  if (chunk == 0) {
-    const ChunkSram one = chunk_sram(decode, 1);
-    throw DoesNotFitError(fmt::format("{} does not fit even a one-token prefill chunk: {}",
-                                      decode.regions[one.overflowing].name,
-                                      overflow_report(one.fullest[one.overflowing], decode.hw)));
-  }
-  return chunk;
-}
+namespace {
 
-PrefillSram prefill_sram(const Plan& decode, uint64_t chunk_tokens, const std::vector<Region>* built) {
-  const ChunkSram sram = chunk_sram(decode, chunk_tokens, built);
-  PrefillSram out;
-  out.region_peak_bytes = sram.peak_bytes;
-  for (size_t r = 0; r < sram.peak_bytes.size(); ++r)
-    if (sram.peak_bytes[r] > out.peak_bytes) {
-      out.peak_bytes = sram.peak_bytes[r];
-      out.peak_wafer = sram.fullest[r].wafer;
-      out.peak_x = sram.fullest[r].x;
-      out.peak_y = sram.fullest[r].y;
-    }
-  return out;
-}
-
-Plan compile_prefill_plan(const Plan& decode) {
+// The prefill plan of `decode` carrying chunks of `chunk_tokens`.
+Plan prefill_plan_with_chunk(const Plan& decode, uint64_t chunk_tokens) {
   Plan plan;
   plan.phase = Phase::Prefill;
   plan.hw = decode.hw;
@@ -161,7 +140,7 @@ Plan compile_prefill_plan(const Plan& decode) {
   plan.workload = decode.workload;
   plan.options = decode.options;
   plan.strips = decode.strips;
-  plan.workload.prefill_chunk_tokens = prefill_chunk_tokens(decode);
+  plan.workload.prefill_chunk_tokens = chunk_tokens;
   plan.tokens_per_iteration = uint32_t(plan.workload.prefill_chunk_size());
   for (size_t r = 0; r + 1 < decode.regions.size(); ++r)
     plan.regions.push_back(prefill_region(decode, plan.workload, r, region_expert_tokens(decode, plan.workload, r)));
@@ -180,5 +159,74 @@ Plan compile_prefill_plan(const Plan& decode) {
   plan.tiles_total = plan.programs.tiles();
   return plan;
 }
+
+// The closed form's time of the prefill of `decode` in chunks of `chunk_tokens`:
+// its last chunk leaving the last region (the prefill's cycles, which the time
+// to first token adds the first decode step to).
+uint64_t prefill_cycles(const Plan& decode, uint64_t chunk_tokens) {
+  const Plan plan = prefill_plan_with_chunk(decode, chunk_tokens);
+  const DecodeTimeline timeline = analytic_timeline(plan, workloads::PrefillInputs(plan.workload));
+  uint64_t cycles = 0;
+  for (const std::vector<uint64_t>& finish : timeline.finish)
+    for (uint64_t cycle : finish) cycles = std::max(cycles, cycle);
+  return cycles;
+}
+
+}  // namespace
+
+uint64_t fastest_fitting_chunk(const Plan& decode, uint64_t largest_fitting) {
+  std::map<uint64_t, uint64_t> timed;  // chunk -> prefill cycles
+  auto time = [&](uint64_t chunk) {
+    const auto [at, fresh] = timed.try_emplace(chunk, 0);
+    if (fresh) at->second = prefill_cycles(decode, chunk);
+    return at->second;
+  };
+  // The faster of two chunks, the larger on a tie (fewer chunks for the engine to simulate).
+  auto faster = [&](uint64_t a, uint64_t b) { return time(a) < time(b) || (time(a) == time(b) && a > b); };
+  // A ladder 1, 2, 3, 4, 6, 8, 12, 16, ... and the largest...
+  std::vector<uint64_t> ladder;
+  for (uint64_t power = 1; power < largest_fitting; power *= 2)
+    for (uint64_t step : {power, power + power / 2})
+      if (step < largest_fitting && (ladder.empty() || step > ladder.back())) ladder.push_back(step);
+  ladder.push_back(largest_fitting);
+  size_t best = 0;
+  for (size_t i = 1; i < ladder.size(); ++i)
+    if (faster(ladder[i], ladder[best])) best = i;
+  // ... then every chunk between the best rung's neighbours.
+  const uint64_t below = best > 0 ? ladder[best - 1] : 1,
+                 above = best + 1 < ladder.size() ? ladder[best + 1] : ladder[best];
+  uint64_t chosen = ladder[best];
+  for (uint64_t chunk = below + 1; chunk < above; ++chunk)
+    if (faster(chunk, chosen)) chosen = chunk;
+  return chosen;
+}
+
+uint64_t prefill_chunk_tokens(const Plan& decode) {
+  if (decode.options.prefill_chunk == PrefillChunk::AsAsked) return decode.workload.prefill_chunk_tokens;
+  const uint64_t chunk = largest_fitting_chunk(decode);
+  if (chunk == 0) {
+    const ChunkSram one = chunk_sram(decode, 1);
+    throw DoesNotFitError(fmt::format("{} does not fit even a one-token prefill chunk: {}",
+                                      decode.regions[one.overflowing].name,
+                                      overflow_report(one.fullest[one.overflowing], decode.hw)));
+  }
+  return decode.options.prefill_chunk == PrefillChunk::FastestFitting ? fastest_fitting_chunk(decode, chunk) : chunk;
+}
+
+PrefillSram prefill_sram(const Plan& decode, uint64_t chunk_tokens, const std::vector<Region>* built) {
+  const ChunkSram sram = chunk_sram(decode, chunk_tokens, built);
+  PrefillSram out;
+  out.region_peak_bytes = sram.peak_bytes;
+  for (size_t r = 0; r < sram.peak_bytes.size(); ++r)
+    if (sram.peak_bytes[r] > out.peak_bytes) {
+      out.peak_bytes = sram.peak_bytes[r];
+      out.peak_wafer = sram.fullest[r].wafer;
+      out.peak_x = sram.fullest[r].x;
+      out.peak_y = sram.fullest[r].y;
+    }
+  return out;
+}
+
+Plan compile_prefill_plan(const Plan& decode) { return prefill_plan_with_chunk(decode, prefill_chunk_tokens(decode)); }
 
 }  // namespace wafersim::mapping

@@ -73,6 +73,20 @@ void warn_if_over_rating(const nlohmann::json& document) {
   }
 }
 
+// A prefill whose chunk's buffers pass a tile's SRAM (mapping.prefill_chunk:
+// as_asked takes the chunk as asked): its time stands, but no tile could hold
+// that chunk, so one line says so beside the figures.
+void warn_if_prefill_overflows(const nlohmann::json& document, uint64_t sram_bytes) {
+  const nlohmann::json::json_pointer pointer("/metrics/prefill/sram_peak_bytes");
+  if (!document.contains(pointer) || document.at(pointer).is_null()) return;
+  const uint64_t peak = document.at(pointer).get<uint64_t>();
+  if (peak <= sram_bytes) return;
+  std::cerr << fmt::format(
+      "warning: the prefill's {}-token chunks need {} bytes on the fullest tile, of {} (mapping.prefill_chunk: "
+      "largest_fitting or fastest_fitting takes a chunk that fits; `wafersim map` names the largest)\n",
+      document.at("/metrics/prefill/chunk_tokens"_json_pointer).get<uint64_t>(), peak, sram_bytes);
+}
+
 void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
                      const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
@@ -114,6 +128,7 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   }
   if (!options.common.quiet) options.common.table_out() << report.table;
   warn_if_over_rating(report.document);
+  warn_if_prefill_overflows(report.document, plan.hw.tile.sram_bytes);
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!folders.heatmaps.empty()) write_heatmaps(folders.heatmaps, plan, report.tiles.get());
   if (!folders.csv.empty()) write_csv_tables(folders.csv, report.document);

@@ -31,7 +31,10 @@ struct PrefillMetrics {
   uint64_t chunk_tokens = 0;   // tokens per chunk (iteration)
   uint64_t chunks = 0;         // over every sequence
   uint64_t padded_tokens = 0;  // over every sequence: each one's last chunk filled up to chunk_tokens
-  uint64_t cycles = 0;         // until the last chunk left the last layer
+  // The fullest tile's bytes with the chunk's buffers (possibly over a tile's
+  // SRAM: mapping.prefill_chunk: as_asked takes the chunk whether or not it fits).
+  uint64_t sram_peak_bytes = 0;
+  uint64_t cycles = 0;  // until the last chunk left the last layer
   double seconds = 0;
   double tokens_per_second = 0;  // prompt tokens of every sequence over `seconds`
   std::array<double, size_t(Category::kCount)> breakdown{};

@@ -193,6 +193,7 @@ nlohmann::json plan_json(const Experiment& experiment, const mapping::Plan& plan
     const mapping::PrefillSram& sram = prefill->sram;
     document["prefill"] = {{"chunk_tokens", prefill->chunk_tokens},
                            {"chunk_tokens_asked", plan.workload.prefill_chunk_tokens},
+                           {"chunk_choice", mapping::prefill_chunk_name(plan.options.prefill_chunk)},
                            {"fitting_chunk_tokens", prefill->fitting_chunk_tokens},
                            {"fits_sram", sram.peak_bytes <= plan.hw.tile.sram_bytes},
                            {"sram_peak_bytes", sram.peak_bytes},
@@ -276,18 +277,30 @@ std::string plan_table(const Experiment& experiment, const mapping::Plan& plan, 
   summary.add_row({"max context", context_text(plan.max_context_tokens),
                    fmt::format("tokens (workload asks {})", plan.workload.max_context())});
   if (prefill) {
-    const std::string chunk_text =
-        plan.options.prefill_chunk_fits_sram
-            ? fmt::format(
-                  "tokens, the largest of at most {} (workload.prefill_chunk_tokens) whose buffers fit "
-                  "every tile",
-                  plan.workload.prefill_chunk_tokens)
-        : prefill->fitting_chunk_tokens == prefill->chunk_tokens
-            ? std::string("tokens (workload.prefill_chunk_tokens); its buffers fit every tile")
-            : fmt::format(
-                  "tokens (workload.prefill_chunk_tokens), as asked; the tiles hold the buffers of {} "
-                  "(mapping.prefill_chunk_fits_sram: true takes that)",
-                  prefill->fitting_chunk_tokens);
+    std::string chunk_text;
+    switch (plan.options.prefill_chunk) {
+      case mapping::PrefillChunk::LargestFitting:
+        chunk_text = fmt::format(
+            "tokens, the largest of at most {} (workload.prefill_chunk_tokens) whose buffers fit every tile "
+            "(mapping.prefill_chunk)",
+            plan.workload.prefill_chunk_tokens);
+        break;
+      case mapping::PrefillChunk::FastestFitting:
+        chunk_text = fmt::format(
+            "tokens, of the chunks whose buffers fit every tile (1 to {}), the one the closed form times fastest "
+            "(mapping.prefill_chunk)",
+            prefill->fitting_chunk_tokens);
+        break;
+      case mapping::PrefillChunk::AsAsked:
+        chunk_text = prefill->fitting_chunk_tokens == prefill->chunk_tokens
+                         ? std::string("tokens (workload.prefill_chunk_tokens); its buffers fit every tile")
+                         : fmt::format(
+                               "tokens (workload.prefill_chunk_tokens), as asked; the tiles hold the buffers of {} "
+                               "(mapping.prefill_chunk: largest_fitting takes that, fastest_fitting the fastest "
+                               "of those)",
+                               prefill->fitting_chunk_tokens);
+        break;
+    }
     summary.add_row({"prefill chunk", std::to_string(prefill->chunk_tokens), chunk_text});
     const mapping::PrefillSram& sram = prefill->sram;
     summary.add_row({"prefill SRAM, peak", std::to_string(sram.peak_bytes),

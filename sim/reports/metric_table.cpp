@@ -262,8 +262,14 @@ std::vector<Metric> build_table() {
   add("metrics.prefill.tokens_per_second", "tokens/s", "prompt tokens of every sequence over prefill.seconds",
       kSweepDefault, TableRow{"prefill throughput", "tokens/s", 1, 1},
       prefill([](const PrefillMetrics& p) { return p.tokens_per_second; }));
-  add("metrics.prefill.chunk_tokens", "tokens", "tokens per prefill chunk (workload.prefill_chunk_tokens or fewer)",
-      kSetup, std::nullopt, prefill([](const PrefillMetrics& p) { return p.chunk_tokens; }));
+  add("metrics.prefill.chunk_tokens", "tokens",
+      "tokens per prefill chunk (workload.prefill_chunk_tokens, or fewer by mapping.prefill_chunk)", kSetup,
+      TableRow{"prefill chunk", "tokens", 1, 0}, prefill([](const PrefillMetrics& p) { return p.chunk_tokens; }));
+  add("metrics.prefill.sram_peak_bytes", "bytes",
+      "the fullest tile's SRAM with the prefill chunk's buffers; over hardware.tile.sram_bytes when the chunk does "
+      "not fit (mapping.prefill_chunk: as_asked; `wafersim map` names the largest that would)",
+      kSetup, TableRow{"prefill SRAM per tile, peak", "bytes", 1, 0},
+      prefill([](const PrefillMetrics& p) { return p.sram_peak_bytes; }));
   add("metrics.prefill.chunks", "chunks", "chunks of every sequence's prompt together", kSetup, std::nullopt,
       prefill([](const PrefillMetrics& p) { return p.chunks; }));
   add("metrics.prefill.padded_tokens", "tokens",

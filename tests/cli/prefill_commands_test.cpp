@@ -79,7 +79,7 @@ TEST_CASE("larger prefill chunks mean fewer chunks and more cycles per chunk", "
   auto prefill_with_chunk = [](const std::string& chunk) {
     return run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=256", "--set",
                      "workload.prefill_chunk_tokens=" + chunk, "--set",
-                     "mapping.prefill_chunk_fits_sram=false"})["metrics"]["prefill"];
+                     "mapping.prefill_chunk=as_asked"})["metrics"]["prefill"];
   };
   const json small = prefill_with_chunk("8"), large = prefill_with_chunk("64");
   CHECK(small["chunks"] == 32);
@@ -176,4 +176,28 @@ TEST_CASE("the prefill's last progress line says how far it simulated", "[cli][p
   std::snprintf(simulated, sizeof simulated, " %.3f ms simulated",
                 run["metrics"]["prefill"]["seconds"].get<double>() * 1e3);
   CHECK_THAT(last, Catch::Contains(simulated));
+}
+
+TEST_CASE("a prefill chunk the tiles cannot hold is timed with a warning, and a fitting choice has none",
+          "[cli][prefill]") {
+  // 64 tokens of the tiny wafer's chunks need more than a tile holds (36 fit).
+  auto analytic = [](const std::string& choice) {
+    return run_wafersim({"analytic", kTinyDense, "--set", "workload.prompt_tokens=256", "--set",
+                         "workload.prefill_chunk_tokens=64", "--set", "mapping.prefill_chunk=" + choice});
+  };
+  const Outcome as_asked = analytic("as_asked");
+  REQUIRE(as_asked.exit_code == 0);
+  CHECK(as_asked.err.find("warning: the prefill's 64-token chunks need ") != std::string::npos);
+  CHECK(as_asked.out.find("prefill SRAM per tile, peak") != std::string::npos);
+  for (const char* choice : {"largest_fitting", "fastest_fitting"}) {
+    const Outcome fitting = analytic(choice);
+    INFO(choice);
+    REQUIRE(fitting.exit_code == 0);
+    CHECK(fitting.err.find("warning") == std::string::npos);
+  }
+  const json chosen = run_json({"analytic", kTinyDense, "--quiet", "--set", "workload.prompt_tokens=256", "--set",
+                                "workload.prefill_chunk_tokens=64", "--set",
+                                "mapping.prefill_chunk=fastest_fitting"})["metrics"]["prefill"];
+  CHECK(chosen["chunk_tokens"].get<uint64_t>() <= 36);
+  CHECK(chosen["sram_peak_bytes"].get<uint64_t>() <= 48u * 1024);
 }

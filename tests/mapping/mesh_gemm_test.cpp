@@ -124,7 +124,7 @@ TEST_CASE("MeshGEMM's rings make a long chunk's layer faster than the chunked GE
   const std::string text = zoo_experiment("llama3.1-8b", "wse2", 1024, 1);
   std::vector<std::string> overrides = {"model.n_layers=1",
                                         "workload.prefill_chunk_tokens=1024",
-                                        "mapping.prefill_chunk_fits_sram=false",
+                                        "mapping.prefill_chunk=as_asked",
                                         "mapping.layer_grid.columns=192",
                                         "mapping.layer_grid.rows=192",
                                         "mapping.dataflow=distributed"};

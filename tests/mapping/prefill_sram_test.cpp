@@ -9,8 +9,10 @@
 #include <catch2/catch.hpp>
 
 #include "mapping/tile_sram.h"
+#include "mapping/timeline.h"
 #include "models/dtype.h"
 #include "tests/mapping/mapping_fixture.h"
+#include "workloads/prefill_inputs.h"
 
 using namespace wafersim;
 using namespace wafersim::testing;
@@ -35,7 +37,7 @@ Experiment tiny_prefill(uint64_t chunk_tokens, bool fits_sram = true) {
   // The distributed dataflow, whose residual stream stays as slices on the root column.
   return load_experiment_text(zoo_experiment("tiny-dense", "tiny", 2048, 2), "prefill.yaml",
                               {"workload.prefill=true", "workload.prefill_chunk_tokens=" + std::to_string(chunk_tokens),
-                               std::string("mapping.prefill_chunk_fits_sram=") + (fits_sram ? "true" : "false"),
+                               std::string("mapping.prefill_chunk=") + (fits_sram ? "largest_fitting" : "as_asked"),
                                "mapping.dataflow=distributed"});
 }
 
@@ -107,11 +109,66 @@ TEST_CASE("a grid prefill's prompt entries count where the compiler fits a one-t
           "[mapping][prefill][sram][grid]") {
   const Experiment grid = load_experiment_text(
       zoo_experiment("tiny-dense", "tiny", 2000, 4), "prefill.yaml",
-      {"workload.prefill=true", "mapping.prefill_chunk_fits_sram=true", "mapping.prefill_attention=grid"});
+      {"workload.prefill=true", "mapping.prefill_chunk=largest_fitting", "mapping.prefill_attention=grid"});
   const mapping::Plan decode = compile(grid);
   const uint64_t chunk = mapping::prefill_chunk_tokens(decode);
   REQUIRE(chunk >= 1);
   const mapping::Plan prefill = mapping::compile_prefill_plan(decode);
   CHECK(fullest_tile_bytes(prefill) <= decode.hw.tile.sram_bytes);
   CHECK(fullest_tile_bytes(prefill) == mapping::prefill_sram(decode, chunk).peak_bytes);
+}
+
+namespace {
+
+Experiment tiny_chunk_choice(const std::string& choice, uint64_t chunk_tokens) {
+  return load_experiment_text(zoo_experiment("tiny-dense", "tiny", 2048, 2), "prefill.yaml",
+                              {"workload.prefill=true", "workload.prefill_chunk_tokens=" + std::to_string(chunk_tokens),
+                               "mapping.prefill_chunk=" + choice, "mapping.dataflow=distributed"});
+}
+
+// The closed form's prefill in chunks of `chunk_tokens`, taken as asked, on
+// the same regions as `decode`'s: its last chunk's exit.
+uint64_t prefill_cycles_at(const mapping::Plan& decode, uint64_t chunk_tokens) {
+  const mapping::Plan as_asked = compile(tiny_chunk_choice("as_asked", chunk_tokens));
+  REQUIRE(as_asked.regions.size() == decode.regions.size());
+  for (size_t r = 0; r < decode.regions.size(); ++r) {
+    REQUIRE(as_asked.regions[r].box.x0 == decode.regions[r].box.x0);
+    REQUIRE(as_asked.regions[r].box.y0 == decode.regions[r].box.y0);
+    REQUIRE(as_asked.regions[r].box.tiles() == decode.regions[r].box.tiles());
+  }
+  const mapping::Plan prefill = mapping::compile_prefill_plan(as_asked);
+  REQUIRE(prefill.workload.prefill_chunk_tokens == chunk_tokens);
+  const mapping::DecodeTimeline timeline =
+      mapping::analytic_timeline(prefill, workloads::PrefillInputs(prefill.workload));
+  uint64_t cycles = 0;
+  for (const std::vector<uint64_t>& finish : timeline.finish)
+    for (uint64_t cycle : finish) cycles = std::max(cycles, cycle);
+  return cycles;
+}
+
+}  // namespace
+
+// Small chunks fill the layer pipeline sooner, large ones pay each step's
+// fixed costs fewer times: the fastest chunk lies between, and every chunk
+// that fits is timed here to find it.
+TEST_CASE("fastest_fitting takes the chunk that fits whose prefill the closed form times fastest",
+          "[mapping][prefill][sram]") {
+  const mapping::Plan decode = compile(tiny_chunk_choice("fastest_fitting", 2048));
+  const uint64_t largest = mapping::largest_fitting_chunk(decode);
+  const uint64_t chosen = mapping::prefill_chunk_tokens(decode);
+  REQUIRE(largest >= 2);
+  REQUIRE(chosen >= 1);
+  REQUIRE(chosen <= largest);
+  CHECK(mapping::compile_prefill_plan(decode).workload.prefill_chunk_tokens == chosen);
+  std::vector<uint64_t> cycles(largest + 1);
+  for (uint64_t chunk = 1; chunk <= largest; ++chunk) cycles[chunk] = prefill_cycles_at(decode, chunk);
+  const uint64_t fastest = *std::min_element(cycles.begin() + 1, cycles.end());
+  INFO("chosen " << chosen << " of 1.." << largest << ": " << cycles[chosen] << " cycles; fastest " << fastest
+                 << "; one token " << cycles[1] << ", the largest " << cycles[largest]);
+  // The fastest lies strictly inside the range, so neither end is the answer by default.
+  REQUIRE(fastest < cycles[1]);
+  REQUIRE(fastest < cycles[largest]);
+  CHECK(cycles[chosen] == fastest);
+  // On a tie the larger chunk (fewer chunks for the engine).
+  for (uint64_t chunk = chosen + 1; chunk <= largest; ++chunk) CHECK(cycles[chunk] > fastest);
 }
