@@ -102,7 +102,7 @@ const config::ParamTable<MappingOptions>& mapping_table() {
               "The chunk a prefill carries: as_asked = workload.prefill_chunk_tokens, whether or not its buffers "
               "fit (`wafersim map` says, and names the largest that would); largest_fitting = the largest of at "
               "most that whose buffers fit every tile; fastest_fitting = of those, the one whose prefill the "
-              "closed form times fastest (the shortest time to first token; about ten closed-form prefills "
+              "closed form times fastest (the shortest time to first token; a few dozen closed-form prefills at most "
               "compared, docs/MAPPING.md)",
               &MappingOptions::prefill_chunk)
           .add(int_param("mapping.stream_buffer_bytes", "bytes", "2048", 0, 1 << 20,

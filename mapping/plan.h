@@ -83,7 +83,9 @@ uint64_t largest_fitting_chunk(const Plan& decode);
 // Of the chunks 1 .. largest_fitting, the one whose prefill of `decode` the
 // closed form times fastest (the larger on a tie): the fastest of a ladder 1,
 // 2, 3, 4, 6, 8, 12, 16, ... up to largest_fitting, then of every chunk
-// between that rung's neighbours.
+// between that rung's neighbours where they are at most 32 apart, else of a
+// pattern search between them (steps halving to one token, each taken while
+// it gains): a few dozen closed-form prefills at most, however many fit.
 uint64_t fastest_fitting_chunk(const Plan& decode, uint64_t largest_fitting);
 // The chunk the prefill plan carries, by mapping.prefill_chunk:
 // workload.prefill_chunk_tokens as asked, the largest of at most that which

@@ -120,16 +120,20 @@ TEST_CASE("a grid prefill's prompt entries count where the compiler fits a one-t
 
 namespace {
 
-Experiment tiny_chunk_choice(const std::string& choice, uint64_t chunk_tokens) {
-  return load_experiment_text(zoo_experiment("tiny-dense", "tiny", 2048, 2), "prefill.yaml",
-                              {"workload.prefill=true", "workload.prefill_chunk_tokens=" + std::to_string(chunk_tokens),
-                               "mapping.prefill_chunk=" + choice, "mapping.dataflow=distributed"});
+Experiment tiny_chunk_choice(const std::string& choice, uint64_t chunk_tokens,
+                             const std::vector<std::string>& sets = {}) {
+  std::vector<std::string> all = {"workload.prefill=true",
+                                  "workload.prefill_chunk_tokens=" + std::to_string(chunk_tokens),
+                                  "mapping.prefill_chunk=" + choice, "mapping.dataflow=distributed"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return load_experiment_text(zoo_experiment("tiny-dense", "tiny", 2048, 2), "prefill.yaml", all);
 }
 
 // The closed form's prefill in chunks of `chunk_tokens`, taken as asked, on
 // the same regions as `decode`'s: its last chunk's exit.
-uint64_t prefill_cycles_at(const mapping::Plan& decode, uint64_t chunk_tokens) {
-  const mapping::Plan as_asked = compile(tiny_chunk_choice("as_asked", chunk_tokens));
+uint64_t prefill_cycles_at(const mapping::Plan& decode, uint64_t chunk_tokens,
+                           const std::vector<std::string>& sets = {}) {
+  const mapping::Plan as_asked = compile(tiny_chunk_choice("as_asked", chunk_tokens, sets));
   REQUIRE(as_asked.regions.size() == decode.regions.size());
   for (size_t r = 0; r < decode.regions.size(); ++r) {
     REQUIRE(as_asked.regions[r].box.x0 == decode.regions[r].box.x0);
@@ -171,4 +175,24 @@ TEST_CASE("fastest_fitting takes the chunk that fits whose prefill the closed fo
   CHECK(cycles[chosen] == fastest);
   // On a tie the larger chunk (fewer chunks for the engine).
   for (uint64_t chunk = chosen + 1; chunk <= largest; ++chunk) CHECK(cycles[chunk] > fastest);
+}
+
+// Where the ladder's best rungs are far apart, a pattern search between them
+// ends where a token more or less is slower (one layer: the pipeline fills at
+// once, so larger chunks win; tiles of 1 MB hold about 2,000 tokens).
+TEST_CASE("fastest_fitting between far rungs ends on a chunk no neighbour beats", "[mapping][prefill][sram]") {
+  const std::vector<std::string> roomy = {"model.n_layers=1", "hardware.tile.sram_bytes=1048576"};
+  const mapping::Plan decode = compile(tiny_chunk_choice("fastest_fitting", 2048, roomy));
+  const uint64_t largest = mapping::largest_fitting_chunk(decode);
+  const uint64_t chosen = mapping::prefill_chunk_tokens(decode);
+  INFO("chosen " << chosen << " of 1.." << largest);
+  REQUIRE(largest > 1000);
+  REQUIRE(chosen > 64);  // past the rungs 32 apart: the pattern search ran
+  const uint64_t at_chosen = prefill_cycles_at(decode, chosen, roomy);
+  for (uint64_t rung : {1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 512, 1024}) {
+    INFO("rung " << rung);
+    CHECK(at_chosen <= prefill_cycles_at(decode, rung, roomy));
+  }
+  CHECK(at_chosen <= prefill_cycles_at(decode, chosen - 1, roomy));
+  CHECK(at_chosen < prefill_cycles_at(decode, chosen + 1, roomy));
 }
