@@ -740,6 +740,9 @@ Plan compile_plan(const HardwareSpec& hw, const ModelSpec& model, const Workload
   build_programs(plan);
   refuse_dead_tiles(plan);
   sum_up(plan);
+  // Once for every prefill plan made from this one: fastest_fitting times a few dozen prefills.
+  if (workload.prefill && options.prefill_chunk != PrefillChunk::AsAsked)
+    plan.chosen_prefill_chunk_tokens = prefill_chunk_tokens(plan);
   return plan;
 }
 

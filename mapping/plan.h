@@ -55,6 +55,10 @@ struct Plan {
   std::vector<std::vector<HandoffPiece>> handoffs;
   ProgramSet programs;
 
+  // The prefill's chunk as compile_plan chose it by mapping.prefill_chunk
+  // (largest_fitting, fastest_fitting; 0: as asked, or no prefill).
+  uint64_t chosen_prefill_chunk_tokens = 0;
+
   uint64_t tiles_used = 0, tiles_total = 0;
   uint64_t sram_peak_bytes = 0, sram_mean_bytes = 0;  // over used tiles
   uint32_t sram_peak_wafer = 0, sram_peak_x = 0, sram_peak_y = 0;
@@ -80,16 +84,15 @@ Plan compile_plan(const HardwareSpec& hw, const workloads::ModelSpec& model, con
 // The largest chunk of at most workload.prefill_chunk_tokens whose buffers
 // fit every tile (0: not even one token's).
 uint64_t largest_fitting_chunk(const Plan& decode);
-// Of the chunks 1 .. largest_fitting, the one whose prefill of `decode` the
-// closed form times fastest (the larger on a tie): the fastest of a ladder 1,
-// 2, 3, 4, 6, 8, 12, 16, ... up to largest_fitting, then of every chunk
-// between that rung's neighbours where they are at most 32 apart, else of a
-// pattern search between them (steps halving to one token, each taken while
-// it gains): a few dozen closed-form prefills at most, however many fit.
+// Of the chunks that fit (1 .. largest_fitting), the one whose prefill of
+// `decode` the closed form times fastest (fastest_chunk, chunk_search.h), as
+// the chunks the prompt is cut into: a chunk of k tokens carries
+// workload.prefill_chunk_size() of them, the same for several k.
 uint64_t fastest_fitting_chunk(const Plan& decode, uint64_t largest_fitting);
 // The chunk the prefill plan carries, by mapping.prefill_chunk:
 // workload.prefill_chunk_tokens as asked, the largest of at most that which
-// fits, or the fastest of those (DoesNotFitError when not even one token fits).
+// fits, or the fastest of those (DoesNotFitError when not even one token
+// fits); compile_plan keeps the fitting choices (chosen_prefill_chunk_tokens).
 uint64_t prefill_chunk_tokens(const Plan& decode);
 // The prefill regions' fullest tiles with chunks of at most `chunk_tokens`
 // (`built`: those regions, already built for that chunk, measured as they are).

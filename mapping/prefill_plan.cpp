@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "mapping/chunk_search.h"
 #include "mapping/measure_region.h"
 #include "mapping/plan.h"
 #include "mapping/programs.h"
@@ -165,62 +166,31 @@ Plan prefill_plan_with_chunk(const Plan& decode, uint64_t chunk_tokens) {
 // to first token adds the first decode step to).
 uint64_t prefill_cycles(const Plan& decode, uint64_t chunk_tokens) {
   const Plan plan = prefill_plan_with_chunk(decode, chunk_tokens);
-  const DecodeTimeline timeline = analytic_timeline(plan, workloads::PrefillInputs(plan.workload));
-  uint64_t cycles = 0;
-  for (const std::vector<uint64_t>& finish : timeline.finish)
-    for (uint64_t cycle : finish) cycles = std::max(cycles, cycle);
-  return cycles;
+  return last_exit_cycle(analytic_timeline(plan, workloads::PrefillInputs(plan.workload)));
 }
 
 }  // namespace
 
-// Rungs of fastest_fitting_chunk's ladder at most this far apart have every
-// chunk between them timed (the quickstart's 8 and 16: seven more prefills).
-constexpr uint64_t kEveryChunkWithin = 32;
-
 uint64_t fastest_fitting_chunk(const Plan& decode, uint64_t largest_fitting) {
-  std::map<uint64_t, uint64_t> timed;  // chunk -> prefill cycles
-  auto time = [&](uint64_t chunk) {
-    const auto [at, fresh] = timed.try_emplace(chunk, 0);
-    if (fresh) at->second = prefill_cycles(decode, chunk);
-    return at->second;
+  // Chunks of k tokens cut the prompt into pieces of prefill_chunk_size(),
+  // the same pieces for several k: each is timed once, as what it carries.
+  workloads::WorkloadSpec workload = decode.workload;
+  auto carried = [&](uint64_t chunk) {
+    workload.prefill_chunk_tokens = chunk;
+    return workload.prefill_chunk_size();
   };
-  // The faster of two chunks, the larger on a tie (fewer chunks for the engine to simulate).
-  auto faster = [&](uint64_t a, uint64_t b) { return time(a) < time(b) || (time(a) == time(b) && a > b); };
-  // A ladder 1, 2, 3, 4, 6, 8, 12, 16, ... and the largest...
-  std::vector<uint64_t> ladder;
-  for (uint64_t power = 1; power < largest_fitting; power *= 2)
-    for (uint64_t step : {power, power + power / 2})
-      if (step < largest_fitting && (ladder.empty() || step > ladder.back())) ladder.push_back(step);
-  ladder.push_back(largest_fitting);
-  size_t best = 0;
-  for (size_t i = 1; i < ladder.size(); ++i)
-    if (faster(ladder[i], ladder[best])) best = i;
-  // ... then between the best rung's neighbours: every chunk where they are
-  // close (the time is jagged from chunk to chunk, as the prompt's last chunk
-  // is padded), else a pattern search, steps of a quarter of that span
-  // halving down to one, each taken while it gains.
-  const uint64_t below = best > 0 ? ladder[best - 1] : 1;
-  const uint64_t above = best + 1 < ladder.size() ? ladder[best + 1] : ladder[best];
-  uint64_t chosen = ladder[best];
-  if (above - below <= kEveryChunkWithin) {
-    for (uint64_t chunk = below + 1; chunk < above; ++chunk)
-      if (faster(chunk, chosen)) chosen = chunk;
-    return chosen;
-  }
-  for (uint64_t step = (above - below) / 4;; step /= 2) {
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (const uint64_t chunk : {chosen - std::min(chosen, step), chosen + step})
-        if (chunk > below && chunk < above && faster(chunk, chosen)) chosen = chunk, moved = true;
-    }
-    if (step == 1) break;
-  }
-  return chosen;
+  std::map<uint64_t, uint64_t> timed;  // carried chunk -> prefill cycles
+  const uint64_t chosen = fastest_chunk(largest_fitting, [&](uint64_t chunk) {
+    const auto [at, fresh] = timed.try_emplace(carried(chunk), 0);
+    if (fresh) at->second = prefill_cycles(decode, at->first);
+    return at->second;
+  });
+  return carried(chosen);
 }
 
 uint64_t prefill_chunk_tokens(const Plan& decode) {
   if (decode.options.prefill_chunk == PrefillChunk::AsAsked) return decode.workload.prefill_chunk_tokens;
+  if (decode.chosen_prefill_chunk_tokens > 0) return decode.chosen_prefill_chunk_tokens;
   const uint64_t chunk = largest_fitting_chunk(decode);
   if (chunk == 0) {
     const ChunkSram one = chunk_sram(decode, 1);

@@ -115,7 +115,15 @@ struct RepeatingRound {
 
 }  // namespace
 
-DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs, TimelineWalk walk) {
+uint64_t last_exit_cycle(const DecodeTimeline& timeline) {
+  uint64_t cycle = 0;
+  for (const std::vector<uint64_t>& finish : timeline.finish)
+    for (uint64_t at : finish) cycle = std::max(cycle, at);
+  return cycle;
+}
+
+DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs, TimelineWalk walk,
+                                 const TimelineProgress& progress) {
   const size_t regions = plan.regions.size();
   const uint64_t iterations = plan.programs.iterations, batch = plan.workload.batch;
   DecodeTimeline timeline;
@@ -193,6 +201,7 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
 
   std::vector<Timed> exits(iterations);
   for (uint64_t n = 0; n < iterations; ++n) {
+    if (progress && n % 256 == 0 && n > 0) progress(n);
     if (rounds && n % batch == 0 && n >= batch) {
       if (repeating_round && !round_alike(n)) {
         servers = repeating_round->servers_before(n, batch);

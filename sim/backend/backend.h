@@ -28,6 +28,7 @@ struct Progress {
   double events_per_second = 0;
   double wall_seconds = 0;
   const char* unit = "tokens";  // what tokens_done counts
+  bool closed_form = false;     // no simulated time or events to show
 };
 using ProgressFn = std::function<void(const Progress&)>;
 

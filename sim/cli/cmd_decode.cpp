@@ -73,20 +73,6 @@ void warn_if_over_rating(const nlohmann::json& document) {
   }
 }
 
-// A prefill whose chunk's buffers pass a tile's SRAM (mapping.prefill_chunk:
-// as_asked takes the chunk as asked): its time stands, but no tile could hold
-// that chunk, so one line says so beside the figures.
-void warn_if_prefill_overflows(const nlohmann::json& document, uint64_t sram_bytes) {
-  const nlohmann::json::json_pointer pointer("/metrics/prefill/sram_peak_bytes");
-  if (!document.contains(pointer) || document.at(pointer).is_null()) return;
-  const uint64_t peak = document.at(pointer).get<uint64_t>();
-  if (peak <= sram_bytes) return;
-  std::cerr << fmt::format(
-      "warning: the prefill's {}-token chunks need {} bytes on the fullest tile, of {} (mapping.prefill_chunk: "
-      "largest_fitting or fastest_fitting takes a chunk that fits; `wafersim map` names the largest)\n",
-      document.at("/metrics/prefill/chunk_tokens"_json_pointer).get<uint64_t>(), peak, sram_bytes);
-}
-
 void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace, const OutputFolders& folders,
                      const std::string& backend_name) {
   const auto begin = std::chrono::steady_clock::now();
@@ -104,9 +90,12 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
     progress = [&](const backend::Progress& p) {
       const bool new_phase = unit != p.unit;
       unit = p.unit;
-      line.show(fmt::format("{:.1f} s: {}/{} {}, {:.3f} ms simulated, {:.1f} M events/s, {}", p.wall_seconds,
-                            p.tokens_done, p.tokens_total, p.unit, p.simulated_us / 1e3, p.events_per_second / 1e6,
-                            eta_text(p.wall_seconds, double(p.tokens_done), double(p.tokens_total))),
+      const std::string eta = eta_text(p.wall_seconds, double(p.tokens_done), double(p.tokens_total));
+      line.show(p.closed_form ? fmt::format("{:.1f} s: {}/{} {} in closed form, {}", p.wall_seconds, p.tokens_done,
+                                            p.tokens_total, p.unit, eta)
+                              : fmt::format("{:.1f} s: {}/{} {}, {:.3f} ms simulated, {:.1f} M events/s, {}",
+                                            p.wall_seconds, p.tokens_done, p.tokens_total, p.unit, p.simulated_us / 1e3,
+                                            p.events_per_second / 1e6, eta),
                 new_phase);
     };
   Report report;
@@ -128,7 +117,9 @@ void evaluate_decode(const ExperimentOptions& options, const TraceOptions& trace
   }
   if (!options.common.quiet) options.common.table_out() << report.table;
   warn_if_over_rating(report.document);
-  warn_if_prefill_overflows(report.document, plan.hw.tile.sram_bytes);
+  const nlohmann::json& prefill = report.document.at("metrics").value("prefill", nlohmann::json());
+  if (prefill.is_object())
+    warn_if_prefill_overflows(prefill.at("chunk_tokens"), prefill.at("sram_peak_bytes"), plan.hw.tile.sram_bytes);
   if (!trace.path.empty()) write_text_atomically(trace.path, report.trace.dump() + "\n");
   if (!folders.heatmaps.empty()) write_heatmaps(folders.heatmaps, plan, report.tiles.get());
   if (!folders.csv.empty()) write_csv_tables(folders.csv, report.document);
@@ -159,6 +150,14 @@ void add_decode_command(CLI::App& app, const std::string& name, const std::strin
 }
 
 }  // namespace
+
+void warn_if_prefill_overflows(uint64_t chunk_tokens, uint64_t sram_peak_bytes, uint64_t sram_bytes) {
+  if (sram_peak_bytes <= sram_bytes) return;
+  std::cerr << fmt::format(
+      "warning: the prefill's {}-token chunks need {} bytes on the fullest tile, of {} (mapping.prefill_chunk: "
+      "largest_fitting or fastest_fitting takes a chunk that fits; `wafersim map` names the largest)\n",
+      chunk_tokens, sram_peak_bytes, sram_bytes);
+}
 
 void refuse_too_long(const Experiment& experiment, const std::string& why) {
   experiment.config.fail_given(

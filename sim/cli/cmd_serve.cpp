@@ -48,6 +48,7 @@ void serve(const ServeOptions& options) {
   if (!common.quiet) common.table_out() << table;
   if (!options.requests_csv.empty()) write_text_atomically(options.requests_csv, requests_csv(outcome));
   if (!common.json_path.empty()) write_json(common.json_path, document);
+  warn_if_prefill_overflows(outcome.chunk_tokens, outcome.prefill_sram_peak_bytes, experiment.hardware.tile.sram_bytes);
 }
 
 }  // namespace

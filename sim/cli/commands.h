@@ -44,6 +44,12 @@ void add_trace_options(CLI::App& command, TraceOptions& options);
 // A folder of output files: --csv DIR (run, analytic), --heatmaps DIR (run, map); docs/OBSERVABILITY.md.
 void add_folder_option(CLI::App& command, const std::string& flag, std::string& folder, const std::string& description);
 
+// A prefill whose chunk's buffers pass a tile's SRAM (mapping.prefill_chunk:
+// as_asked takes the chunk as asked): its time stands, but no tile could hold
+// that chunk, so one line on stderr says so beside the figures (run,
+// analytic, serve).
+void warn_if_prefill_overflows(uint64_t chunk_tokens, uint64_t sram_peak_bytes, uint64_t sram_bytes);
+
 // A decode longer than the backend can count (CycleLimitError) is bad input:
 // blames what the user wrote among the values that make it long.
 [[noreturn]] void refuse_too_long(const Experiment& experiment, const std::string& why);

@@ -95,8 +95,7 @@ PrefillMetrics prefill_metrics(const mapping::Plan& prefill_plan, const mapping:
   metrics.chunks = prefill_plan.programs.iterations;
   metrics.padded_tokens = metrics.chunks * metrics.chunk_tokens - workload.prompt_tokens_total();
   metrics.sram_peak_bytes = prefill_plan.sram_peak_bytes;
-  for (const std::vector<uint64_t>& finish : prefill.finish)
-    for (uint64_t cycle : finish) metrics.cycles = std::max(metrics.cycles, cycle);
+  metrics.cycles = mapping::last_exit_cycle(prefill);
   metrics.seconds = hw.cycles_to_us(double(metrics.cycles)) / 1e6;
   if (metrics.seconds > 0) metrics.tokens_per_second = double(workload.prompt_tokens_total()) / metrics.seconds;
   metrics.breakdown = fractions(prefill.critical_path);

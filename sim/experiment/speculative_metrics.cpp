@@ -5,18 +5,6 @@
 
 namespace wafersim {
 
-namespace {
-
-// The last cycle any region of the timeline finished.
-uint64_t end_cycle(const mapping::DecodeTimeline& timeline) {
-  uint64_t end = 0;
-  for (const std::vector<uint64_t>& finish : timeline.finish)
-    for (uint64_t cycle : finish) end = std::max(end, cycle);
-  return end;
-}
-
-}  // namespace
-
 std::vector<std::vector<uint32_t>> speculative_draws(const workloads::SpeculativeSpec& spec, uint32_t batch,
                                                      uint64_t decode_tokens) {
   std::vector<std::vector<uint32_t>> draws(batch);
@@ -44,8 +32,8 @@ DecodeMetrics speculative_decode_metrics(const workloads::SpeculativeSpec& spec,
   s.draft_rows = wafer_rows - target.hw.grid_height;
   s.draft_tiles = draft.tiles_used;
   s.expected_tokens_per_step = spec.expected_tokens_per_step();
-  s.draft_cycles_per_step = end_cycle(draft_timeline);
-  s.verify_cycles_per_step = end_cycle(verify_timeline);
+  s.draft_cycles_per_step = mapping::last_exit_cycle(draft_timeline);
+  s.verify_cycles_per_step = mapping::last_exit_cycle(verify_timeline);
   s.cycles_per_step = s.draft_cycles_per_step + s.verify_cycles_per_step;
   s.draft_fraction = s.cycles_per_step ? double(s.draft_cycles_per_step) / double(s.cycles_per_step) : 0;
 

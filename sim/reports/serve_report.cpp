@@ -92,7 +92,7 @@ MeasuredSteps read_step_times(const std::string& path, const Experiment& experim
   if (measured_chunk_tokens != chunk_tokens)
     bad_step_times(path, "measured prefill chunks of " + std::to_string(measured_chunk_tokens) +
                              " tokens; serve uses " + std::to_string(chunk_tokens) +
-                             " (workload.prefill_chunk_tokens)");
+                             " (workload.prefill_chunk_tokens, mapping.prefill_chunk)");
   MeasuredSteps measured;
   measured.origin = step_times_origin(run.value("engine", std::string("?")));
   measured.decode = layer_rows(path, metrics.value("per_layer", nlohmann::json()), "cycles_per_token");
@@ -235,6 +235,7 @@ ServeOutcome serve_experiment(const Experiment& experiment, const mapping::Plan&
   outcome.interpolation_error = costs.interpolation_error();
   outcome.interpolation_samples = costs.samples();
   outcome.chunk_tokens = costs.chunk_tokens();
+  outcome.prefill_sram_peak_bytes = prefill.sram_peak_bytes;
   // A sliding-window model never outgrows its tiles: its share is bounded by max_positions per sequence only.
   // With speculation the draft's cache holds the same positions: the smaller of the two bounds.
   const uint64_t placed = std::min(plan.max_context_tokens, draft_capacity);

@@ -30,6 +30,7 @@ struct ServeOutcome {
   double interpolation_error = 0;
   size_t interpolation_samples = 0;
   uint32_t chunk_tokens = 0;
+  uint64_t prefill_sram_peak_bytes = 0;  // the prefill plan's fullest tile, its chunk's buffers held
   std::string model_label, hardware_label;
   uint32_t wafers = 0;
   // Speculative decoding: the draft's name and k, and the decode items (steps) behind decode_tokens.

@@ -135,8 +135,7 @@ json timeline_trace(const TracedPhase& prefill, const TracedPhase& decode, const
   json events = json::array();
   uint64_t prefill_cycles = 0;
   if (prefill.plan) {
-    for (const std::vector<uint64_t>& finish : prefill.timeline->finish)
-      for (uint64_t cycle : finish) prefill_cycles = std::max(prefill_cycles, cycle);
+    prefill_cycles = mapping::last_exit_cycle(*prefill.timeline);
     add_phase(events, prefill, kPrefillPid, "prefill", "chunk", "chunks completed", 0, 0,
               prefill.plan->programs.iterations);
   }

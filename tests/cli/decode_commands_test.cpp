@@ -392,3 +392,17 @@ TEST_CASE("run's progress into a file is plain lines with an ETA, no carriage re
   CHECK(std::regex_search(outcome.err, std::regex("[0-9]+/4 tokens, .*, ETA ")));
   CHECK(outcome.err.find("\033[K") == std::string::npos);
 }
+
+TEST_CASE("analytic's progress on a long closed form is a plain line with an ETA", "[cli][decode]") {
+  // An MoE decode is timed token by token; with progress_seconds 0 a line is due at the 256th.
+  const Outcome outcome = run_wafersim({"analytic", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml",
+                                        "--set", "sim.progress_seconds=0", "--set", "workload.decode_tokens=600",
+                                        "--set", "workload.prefill=false"});
+  REQUIRE(outcome.exit_code == 0);
+  CHECK(outcome.err.find('\r') == std::string::npos);
+  CHECK(std::regex_search(outcome.err, std::regex("256/600 tokens in closed form, ETA ")));
+  // Quiet, or a closed form over before progress_seconds: no line.
+  const Outcome quiet = run_wafersim({"analytic", std::string(WAFERSIM_TEST_DATA) + "/experiments/tiny-moe.yaml",
+                                      "--set", "workload.decode_tokens=600", "--set", "workload.prefill=false"});
+  CHECK(quiet.err.find("closed form") == std::string::npos);
+}

@@ -389,3 +389,14 @@ TEST_CASE("serve refuses a window that no request arrives in, naming the file, l
   // A window that a request does arrive in serves it.
   CHECK(run_wafersim({"serve", file, "--quiet", "--set", "serving.duration_s=10000"}).exit_code == 0);
 }
+
+TEST_CASE("serve warns when its prefill's chunk does not fit the tiles, and not when it does", "[cli][serve]") {
+  // tiny-serve.yaml's 32-token chunks need more than a tile of the tiny wafer holds beside serve's KV share.
+  const Outcome as_asked = run_wafersim({"serve", kTinyServe, "--quiet"});
+  REQUIRE(as_asked.exit_code == 0);
+  CHECK(as_asked.err.find("warning: the prefill's 32-token chunks need ") != std::string::npos);
+  const Outcome fitting =
+      run_wafersim({"serve", kTinyServe, "--quiet", "--set", "mapping.prefill_chunk=largest_fitting"});
+  REQUIRE(fitting.exit_code == 0);
+  CHECK(fitting.err.find("warning") == std::string::npos);
+}
