@@ -1,14 +1,14 @@
 // mapping.prefill_chunk: fastest_fitting's search on curves made up here: a
 // minimum between rungs, at either end, on a jagged stretch, far up a long
 // range, and the number of chunks it times.
+#include "mapping/chunk_search.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <set>
 
 #include <catch2/catch.hpp>
-
-#include "mapping/chunk_search.h"
 
 using namespace wafersim::mapping;
 
@@ -78,6 +78,7 @@ TEST_CASE("on a tie the chunk search takes the larger chunk", "[mapping][prefill
   CHECK(search(20, [](uint64_t) { return 7; }) == 20);
   CHECK(search(5000, [](uint64_t chunk) { return chunk < 100 ? 10 : 5; }) == 5000);
   // A flat bottom from 50 to 60 of a long range: its top end.
-  CHECK(search(5000, [](uint64_t chunk) -> uint64_t { return chunk < 50 ? 100 - chunk : chunk > 60 ? chunk : 50; }) ==
-        60);
+  CHECK(search(5000, [](uint64_t chunk) -> uint64_t {
+          return chunk < 50 ? 100 - chunk : chunk > 60 ? chunk : 50;
+        }) == 60);
 }
