@@ -42,6 +42,8 @@ CombineChain::CombineChain(std::vector<const ColumnCombine::Node*> bottom_up) : 
   for (const ColumnCombine::Node* node : nodes_)
     if (node->arrival.size() != columns_ || node->ready.size() != columns_)
       throw std::logic_error("an MoE combining chain's blocks with different columns");
+  few_built_ = std::make_unique<std::once_flag[]>(nodes_.size() + 1);
+  few_.resize(nodes_.size() + 1);
 }
 
 CombineChain::~CombineChain() = default;
@@ -88,8 +90,26 @@ const CombineChain::Tables* CombineChain::tables() const {
 }
 
 std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const {
+  std::vector<Timed> scratch;
+  return tops(routed, scratch);
+}
+
+const std::vector<Timed>& CombineChain::tops(const std::vector<uint32_t>& routed, std::vector<Timed>& scratch) const {
+  if (routed.size() > 1 || (routed.size() == 1 && routed[0] >= nodes_.size())) {
+    taken_apart_tops(routed, scratch);
+    return scratch;
+  }
+  const size_t kept = routed.empty() ? nodes_.size() : routed[0];
+  std::call_once(few_built_[kept], [&] { taken_apart_tops(routed, few_[kept]); });
+  return few_[kept];
+}
+
+void CombineChain::taken_apart_tops(const std::vector<uint32_t>& routed, std::vector<Timed>& out) const {
   const Tables* t = tables();
-  if (!t) return walked_tops(routed);
+  if (!t) {
+    out = walked_tops(routed);
+    return;
+  }
   const size_t n = nodes_.size(), top = n - 1, columns = columns_;
   thread_local std::vector<uint32_t> own;  // positions adding their own result, ascending
   own.clear();
@@ -152,7 +172,7 @@ std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const
   const uint64_t* finish = (own_top ? head.finish_own_cycles : head.finish_passing_cycles).data();
   const uint64_t* ingest = below > 0 ? nodes_[top - 1]->serialization.data() : nullptr;
   const int64_t adds = int64_t(kStreamAddCycles) * int64_t(top);
-  std::vector<Timed> out(columns);
+  out.resize(columns);
   for (size_t j = 0; j < columns; ++j) {
     const int64_t start = latest[j] + t->top_path[j];
     int64_t done = start + int64_t(finish[j]);
@@ -164,7 +184,6 @@ std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const
     // Every cycle after the first block's start is the streams' latency or the top's wait for the tail.
     out[j] = first_start.after(uint64_t(done) - first_start.cycle, Category::Reduce);
   }
-  return out;
 }
 
 std::vector<Timed> CombineChain::walked_tops(const std::vector<uint32_t>& routed) const {

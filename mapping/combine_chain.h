@@ -43,17 +43,25 @@ class CombineChain {
   // at `routed` (positions from the bottom, ascending) adding their results;
   // shared experts' blocks always do.
   std::vector<Timed> tops(const std::vector<uint32_t>& routed) const;
+  // The same without a copy: a kept one's, or written into `scratch`.
+  const std::vector<Timed>& tops(const std::vector<uint32_t>& routed, std::vector<Timed>& scratch) const;
   // The same, walked block by block.
   std::vector<Timed> walked_tops(const std::vector<uint32_t>& routed) const;
 
  private:
   struct Tables;  // per column, per position: the parts of the terms and their suffixes
   const Tables* tables() const;
+  void taken_apart_tops(const std::vector<uint32_t>& routed, std::vector<Timed>& out) const;
 
   std::vector<const ColumnCombine::Node*> nodes_;  // from the bottom
   size_t columns_ = 0;
   mutable std::once_flag built_;
   mutable std::unique_ptr<Tables> tables_;  // null if a routed start ties its unrouted one
+  // A token routes top_k experts over all the layer's chains, so most chains
+  // see none or one of their blocks routed: those tops are kept, [position]
+  // for one block, [size] for none (a chain's few dozen, each of columns times).
+  mutable std::unique_ptr<std::once_flag[]> few_built_;
+  mutable std::vector<std::vector<Timed>> few_;
 };
 
 }  // namespace wafersim::mapping

@@ -137,14 +137,21 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   const std::vector<uint32_t>* tile_classes() const override { return &combine_.dispatch.ids(); }
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {
     thread_local std::vector<std::vector<uint32_t>> keys;
-    thread_local std::vector<std::vector<Timed>> tops;
+    thread_local std::vector<uint32_t> positions;
+    thread_local std::vector<std::vector<Timed>> scratch;
+    thread_local std::vector<const std::vector<Timed>*> spans;
     chain_keys(inputs, iteration, keys);
-    tops.resize(chains_.size());
+    scratch.resize(chains_.size());
+    spans.resize(chains_.size());
     for (size_t c = 0; c < chains_.size(); ++c) {
-      tops[c] = chain_tops(c, keys[c]);
-      for (Timed& top : tops[c]) top = in.root.then(top);
+      chain_positions(keys[c], positions);
+      spans[c] = &chain_times_[c]->tops(positions, scratch[c]);
     }
-    return assemble(in.root, true, tops);
+    // The rows are put together from the spans and shifted to the dispatch
+    // once, rather than every chain's every column.
+    Front out = assemble_parts(Timed{}, true, spans);
+    for (Timed& at : out.at) at = in.root.then(at);
+    return out;
   }
   size_t chains() const override { return chains_.size(); }
   void chain_keys(const IterationInputs& inputs, uint64_t iteration,
@@ -159,35 +166,49 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   }
   std::vector<Timed> chain_tops(size_t c, const std::vector<uint32_t>& key) const override {
     thread_local std::vector<uint32_t> positions;
-    positions.clear();
-    for (uint32_t k : key) positions.push_back(position_of_[k]);
-    std::sort(positions.begin(), positions.end());
+    chain_positions(key, positions);
     return chain_times_[c]->tops(positions);
   }
   Front assemble(const Timed& dispatch, bool base, const std::vector<std::vector<Timed>>& tops) const override {
-    Front out;
-    out.kind = FrontKind::Column;
-    out.at.resize(combine_.pieces.size());
-    for (size_t i = 0; i < out.at.size(); ++i) {
-      bool reached = base;
-      Timed at = base ? dispatch.after(combine_.dispatch_done[i], Category::Fabric) : Timed{};
-      for (const ColumnCombine::Piece& piece : combine_.pieces[i]) {
-        const std::vector<Timed>& top = tops[chain_of_[piece.node]];
-        if (top.empty()) continue;
-        const Timed arrived = top[piece.column].after(piece.cycles, Category::Fabric);
-        at = reached ? later(at, arrived) : arrived;
-        reached = true;
-      }
-      if (reached && !combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
-      out.at[i] = at;
-    }
-    return out;
+    thread_local std::vector<const std::vector<Timed>*> parts;
+    parts.clear();
+    for (const std::vector<Timed>& top : tops) parts.push_back(&top);
+    return assemble_parts(dispatch, base, parts);
   }
   // The choice and the input's pieces, two alternating colours for the chains, one for the result's pieces.
   uint32_t patterns() const override { return 5; }
   uint16_t tags_used() const override { return 2; }
 
  private:
+  // A chain's key as positions in the chain, from the bottom (ascending).
+  void chain_positions(const std::vector<uint32_t>& key, std::vector<uint32_t>& positions) const {
+    positions.clear();
+    for (uint32_t k : key) positions.push_back(position_of_[k]);
+    std::sort(positions.begin(), positions.end());
+  }
+  // assemble(), with chain c's tops at *tops[c].
+  Front assemble_parts(const Timed& dispatch, bool base, const std::vector<const std::vector<Timed>*>& tops) const {
+    Front out;
+    out.kind = FrontKind::Column;
+    out.at.resize(combine_.pieces.size());
+    for (size_t i = 0; i < out.at.size(); ++i) {
+      // The latest part, the first on a tie (as later() keeps it), found by
+      // its cycle before its critical path is copied.
+      const Timed* from = base ? &dispatch : nullptr;
+      uint64_t delay = base ? combine_.dispatch_done[i] : 0;
+      uint64_t latest = base ? add_cycles(dispatch.cycle, delay) : 0;
+      for (const ColumnCombine::Piece& piece : combine_.pieces[i]) {
+        const std::vector<Timed>& top = *tops[chain_of_[piece.node]];
+        if (top.empty()) continue;
+        const uint64_t arrived = add_cycles(top[piece.column].cycle, piece.cycles);
+        if (!from || arrived > latest) from = &top[piece.column], delay = piece.cycles, latest = arrived;
+      }
+      Timed at = from ? from->after(delay, Category::Fabric) : Timed{};
+      if (from && !combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
+      out.at[i] = at;
+    }
+    return out;
+  }
   // Each top and the blocks below it, in order; every block is in one chain,
   // and every piece of the result comes from a top.
   void find_chains() {

@@ -85,6 +85,29 @@ TEST_CASE("a combining chain's top per block equals its walk for every routed se
   CHECK(compared > 10000);
 }
 
+TEST_CASE("a combining chain's kept tops (none or one block routed) stay its walk's, asked in any order",
+          "[moe][closed form]") {
+  std::mt19937_64 rng(20261208);
+  for (int trial = 0; trial < 50; ++trial) {
+    const size_t blocks = 2 + trial % 7, columns = 1 + trial % 3;
+    const std::vector<ColumnCombine::Node> nodes = random_chain(rng, blocks, columns, -1);
+    const CombineChain chain(bottom_up(nodes));
+    // Each set of at most one block, asked three times between sets of two
+    // through one scratch vector, from the top block down.
+    std::vector<Timed> scratch;
+    for (int round = 0; round < 3; ++round)
+      for (uint32_t p = uint32_t(blocks) + 1; p-- > 0;) {
+        const std::vector<uint32_t> routed = p == blocks ? std::vector<uint32_t>{} : std::vector<uint32_t>{p};
+        const std::vector<uint32_t> pair{0, uint32_t(blocks - 1)};
+        const std::vector<Timed>& taken_apart_pair = chain.tops(pair, scratch);
+        CHECK(taken_apart_pair == chain.walked_tops(pair));
+        const std::vector<Timed>& kept = chain.tops(routed, scratch);
+        INFO("trial " << trial << ", round " << round << ", block " << p);
+        CHECK(kept == chain.walked_tops(routed));
+      }
+  }
+}
+
 TEST_CASE("a combining chain walked by hand", "[moe][closed form]") {
   // Bottom block (routed), then the top (not routed), one column.
   std::vector<ColumnCombine::Node> nodes(2);
