@@ -286,7 +286,9 @@ DecodeTimeline analytic_timeline(const Plan& plan, const IterationInputs& inputs
       from_idle_pass = false;
       const Timed root_free = servers.root_free[0];
       ++timeline.full_passes;
-      Pass pass = run_pass(plan, spans, sends, inputs, n, arrival, servers, shortcuts ? &heads : nullptr);
+      // The head steps' memo holds whatever the routing: a batch's MoE passes use it too.
+      Pass pass =
+          run_pass(plan, spans, sends, inputs, n, arrival, servers, walk == TimelineWalk::Shortcuts ? &heads : nullptr);
       // Whether the servers moved on uniformly, so that the next iteration can repeat this one.
       const Timed step = time_between(root_free, pass.after.root_free[0]);
       const bool next_alike = shortcuts && n + 1 < iterations && inputs.context(n + 1) == context;
