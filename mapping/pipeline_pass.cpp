@@ -118,12 +118,25 @@ SendCycles::SendCycles(const Plan& plan) {
 
 void handoff_slices(const Plan& plan, const SendCycles& sends, size_t r, const Timed& from, const Front& out,
                     std::vector<Timed>& slices) {
-  slices.assign(plan.regions[r + 1].line_tiles(), Timed{});
+  // Each tile's latest piece is found by its cycle, and only its critical path copied.
+  const uint32_t tiles = plan.regions[r + 1].line_tiles();
+  thread_local std::vector<uint64_t> latest;
+  thread_local std::vector<size_t> piece_of;  // SIZE_MAX: no piece yet
+  latest.assign(tiles, 0);
+  piece_of.assign(tiles, SIZE_MAX);
   const std::vector<Plan::HandoffPiece>& pieces = plan.handoffs[r];
   for (size_t k = 0; k < pieces.size(); ++k) {
     const Plan::HandoffPiece& piece = pieces[k];
+    const uint64_t arrival = add_cycles(add_cycles(from.cycle, out.at[piece.from].cycle), sends.handoff[r][k]);
+    if (arrival > latest[piece.to]) latest[piece.to] = arrival, piece_of[piece.to] = k;  // a tie keeps the first
+  }
+  slices.assign(tiles, Timed{});
+  for (uint32_t to = 0; to < tiles; ++to) {
+    if (piece_of[to] == SIZE_MAX) continue;
+    const size_t k = piece_of[to];
+    const Plan::HandoffPiece& piece = pieces[k];
     const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-    slices[piece.to] = later(slices[piece.to], from.then(out.at[piece.from]).after(sends.handoff[r][k], category));
+    slices[to] = from.then(out.at[piece.from]).after(sends.handoff[r][k], category);
   }
 }
 
