@@ -20,13 +20,14 @@ namespace {
 class ProgramInterner {
  public:
   explicit ProgramInterner(ProgramSet& set) : set_(set) {}
-  uint32_t intern(std::vector<Task> tasks) {
+  // Copies the tasks only when they are new: most tiles' are not.
+  uint32_t intern(const std::vector<Task>& tasks) {
     uint64_t hash = kFieldHashSeed;
     for (const Task& t : tasks) hash = hash_fields(hash, t);
     std::vector<uint32_t>& bucket = index_[hash];
     for (uint32_t id : bucket)
       if (set_.programs[id].tasks == tasks) return id;
-    set_.programs.push_back(Program{std::move(tasks)});
+    set_.programs.push_back(Program{tasks});
     bucket.push_back(uint32_t(set_.programs.size() - 1));
     return bucket.back();
   }
@@ -60,7 +61,9 @@ std::vector<uint32_t> classes(const Block& block, bool rows) {
   return out;
 }
 
-void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& set, const HardwareSpec& hw) {
+// `tasks`: storage for one tile's program before it is interned, kept from block to block.
+void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& set, const HardwareSpec& hw,
+                    std::vector<Task>& tasks) {
   const std::vector<uint32_t> row_class = classes(block, true), col_class = classes(block, false);
   const uint32_t row_classes = *std::max_element(row_class.begin(), row_class.end()) + 1;
   const uint32_t col_classes = *std::max_element(col_class.begin(), col_class.end()) + 1;
@@ -83,7 +86,10 @@ void assemble_block(const Block& block, ProgramInterner& interner, ProgramSet& s
         kept = &program_of_tile.emplace(tile_key, ProgramSet::kIdle).first->second;
       }
       uint32_t& program = *kept;
-      if (program == ProgramSet::kIdle) program = interner.intern(block.program(i, j));
+      if (program == ProgramSet::kIdle) {
+        block.program(i, j, tasks);
+        program = interner.intern(tasks);
+      }
       const uint64_t tile =
           (uint64_t(block.geo.wafer) * hw.grid_height + block.geo.y(i, j)) * hw.grid_width + block.geo.x(i, j);
       set.tile_program[tile] = program;
@@ -315,8 +321,9 @@ void build_programs(Plan& plan) {
   set.tile_program.assign(set.tiles(), ProgramSet::kIdle);
   set.tile_param.assign(set.tiles(), 0);
   ProgramInterner interner(set);
+  std::vector<Task> tasks;
   for (const Region& region : plan.regions)
-    for (const Block& block : region.blocks) assemble_block(block, interner, set, hw);
+    for (const Block& block : region.blocks) assemble_block(block, interner, set, hw, tasks);
   const BlockGeometry& embedding = plan.regions[0].box;
   const uint64_t embedding_root =
       (uint64_t(embedding.wafer) * hw.grid_height + embedding.root_y()) * hw.grid_width + embedding.root_x();

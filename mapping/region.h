@@ -58,6 +58,9 @@ struct Block {
 
   // Tasks of tile (i, j), guard and forwarding included.
   std::vector<Task> program(uint32_t i, uint32_t j) const;
+  // The same into `tasks` (cleared first), whose storage a caller asking for
+  // many programs reuses.
+  void program(uint32_t i, uint32_t j, std::vector<Task>& tasks) const;
 };
 
 enum class RegionKind { Embedding, Dense, Moe, Head };

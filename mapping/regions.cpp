@@ -1219,6 +1219,12 @@ uint64_t send_cycles(const HardwareSpec& hw, const Task& send) {
 
 std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   std::vector<Task> tasks;
+  program(i, j, tasks);
+  return tasks;
+}
+
+void Block::program(uint32_t i, uint32_t j, std::vector<Task>& tasks) const {
+  tasks.clear();
   const bool root = i == geo.root_i() && j == geo.root_j();
   auto edge = [&](const std::vector<std::vector<Task>>& line, const std::vector<Task>& at_root) {
     if (j == geo.root_j() && !line.empty())
@@ -1230,7 +1236,7 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
   const size_t body = tasks.size();
   for (const auto& step : steps) step->emit_tokens(i, j, tasks);
   edge(line_epilogue, root_epilogue);
-  if (dispatch_bytes == 0) return tasks;
+  if (dispatch_bytes == 0) return;
   // The combining tree's or chain's part runs either way.
   size_t unguarded = 0;
   if (root) {
@@ -1277,7 +1283,6 @@ std::vector<Task> Block::program(uint32_t i, uint32_t j) const {
                            .layer(uint16_t(moe_layer));
     tasks.insert(tasks.begin() + long(guarded), guard);
   }
-  return tasks;
 }
 
 namespace {
