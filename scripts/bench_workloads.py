@@ -9,8 +9,9 @@ ratio to the first binary's (the base).
 The workloads are the rows of issue-tracked speed targets: decode of the full
 WSE-3 quickstart (seconds per decoded token), the whole quickstart with its
 prefill, a 4,096-token prefill, the closed form over 100,000 decoded tokens (of
-8B, and of gpt-oss-120b, an MoE model) and over a batch of 2,900, `map` of
-qwen3-235b-a22b (the compiler on 14 wafers) and `serve` of 10,000 requests. --large adds Llama 3.1 70B on 4 WSE-3 (8 tokens,
+8B, of gpt-oss-120b, an MoE model, and of deepseek-v3 over 10,000 tokens), over
+a batch of 2,900 (8B) and of 64 (gpt-oss-120b), `map` of qwen3-235b-a22b (the
+compiler on 14 wafers) and `serve` of 10,000 requests. --large adds Llama 3.1 70B on 4 WSE-3 (8 tokens,
 every tile simulated; about 1.6 GB) and `map` of 405B with 1,024 layers (205
 wafers; about 3 GB). Every run's result must agree between binaries where it
 has a cycle count (the script stops if not: a speed change moves no cycle).
@@ -55,6 +56,10 @@ WORKLOADS = [
              ["analytic", CODING_SPARK, "--set", "workload.decode_tokens=100000"]),
     Workload("analytic-batch-2900", "closed form of batch 2,900 x 32 tokens (8B)",
              ["analytic", QUICKSTART, "--set", "workload.prefill=false", "--set", "workload.batch=2900"]),
+    Workload("analytic-moe-batch-64", "closed form of batch 64 x 1,000 tokens of gpt-oss-120b (MoE)",
+             ["analytic", CODING_SPARK, "--set", "workload.batch=64", "--set", "workload.decode_tokens=1000"]),
+    Workload("analytic-deepseek-10k", "closed form of 10,000 decoded tokens of deepseek-v3 (29 WSE-3)",
+             ["analytic", CODING_SPARK, "--set", "model=deepseek-v3", "--set", "workload.decode_tokens=10000"]),
     Workload("map-qwen3", "map of qwen3-235b-a22b (auto wafers, with its prefill plan)",
              ["map", QUICKSTART, "--set", "model=qwen3-235b-a22b"]),
     Workload("serve-10k", "serve of 10,000 requests of Llama 3.1 8B (closed form)", ["serve", SERVE_10K]),
