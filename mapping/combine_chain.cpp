@@ -91,7 +91,9 @@ const CombineChain::Tables* CombineChain::tables() const {
 
 std::vector<Timed> CombineChain::tops(const std::vector<uint32_t>& routed) const {
   std::vector<Timed> scratch;
-  return tops(routed, scratch);
+  const std::vector<Timed>& out = tops(routed, scratch);
+  if (&out == &scratch) return scratch;  // moved out
+  return out;                            // a kept one, copied
 }
 
 const std::vector<Timed>& CombineChain::tops(const std::vector<uint32_t>& routed, std::vector<Timed>& scratch) const {

@@ -59,7 +59,7 @@ class CombineChain {
   mutable std::unique_ptr<Tables> tables_;  // null if a routed start ties its unrouted one
   // A token routes top_k experts over all the layer's chains, so most chains
   // see none or one of their blocks routed: those tops are kept, [position]
-  // for one block, [size] for none (a chain's few dozen, each of columns times).
+  // for one block, [size] for none (blocks + 1 slots of a time per column).
   mutable std::unique_ptr<std::once_flag[]> few_built_;
   mutable std::vector<std::vector<Timed>> few_;
 };

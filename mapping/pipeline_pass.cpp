@@ -100,7 +100,9 @@ Front HeadMemo::run(const Region& region, size_t r, Front in, const IterationInp
   const ContextWatch watched(inputs);
   Front out = region.run(std::move(in), 0, region.head_steps(), watched, iteration);
   Front out_relative = out;
-  entry.valid = shift_back(out_relative, base);
+  // Head steps end at the first reduce to the root, before any MoE dispatch:
+  // should one ever read the routing, its front is not kept.
+  entry.valid = !watched.routing_read() && shift_back(out_relative, base);
   entry.read_context = watched.read();
   entry.context = context;
   entry.in = std::move(relative);

@@ -47,7 +47,9 @@ struct Pass {
 // The head steps (Region::head_steps) of each region that takes slices in, as
 // they ran last: slices that arrive in the same pattern (relative to the
 // earliest) give the same front, shifted, at the same context or at any
-// context when the steps did not read it (an input norm's reduce does not).
+// context when the steps did not read it (an input norm's reduce does not);
+// never a front whose steps read the routing (none do: they end before an
+// MoE layer's dispatch), so MoE passes use it too.
 class HeadMemo {
  public:
   explicit HeadMemo(const Plan& plan) : last_(plan.regions.size()) {}

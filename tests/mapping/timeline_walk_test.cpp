@@ -89,6 +89,13 @@ TEST_CASE("one sequence's routed passes are timed by parts, as every iteration t
       REQUIRE(full == 0);
     else
       REQUIRE(full == plan.programs.iterations);
+    // Its prefill in chunks of 4 tokens, every pass full, uses the head steps' memo as decode's passes do.
+    std::vector<std::string> chunked = overrides;
+    chunked.push_back("workload.prefill_chunk_tokens=4");
+    const mapping::Plan prefill = mapping::compile_prefill_plan(
+        compile(load_experiment_text(zoo_experiment("tiny-moe", "tiny", 30, 40), "walk.yaml", chunked)));
+    REQUIRE(prefill.programs.iterations > 4);
+    require_walks_agree(prefill, workloads::PrefillInputs(prefill.workload));
   }
 }
 
