@@ -114,7 +114,9 @@ SendCycles::SendCycles(const Plan& plan) {
   for (const Task& send : plan.region_sends) to_next.push_back(send_cycles(plan.hw, send));
   for (const std::vector<Plan::HandoffPiece>& pieces : plan.handoffs) {
     handoff.emplace_back();
-    for (const Plan::HandoffPiece& piece : pieces) handoff.back().push_back(send_cycles(plan.hw, piece.send));
+    for (const Plan::HandoffPiece& piece : pieces)
+      handoff.back().push_back({piece.from, piece.to, send_cycles(plan.hw, piece.send),
+                                piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric});
   }
 }
 
@@ -126,19 +128,17 @@ void handoff_slices(const Plan& plan, const SendCycles& sends, size_t r, const T
   thread_local std::vector<size_t> piece_of;  // SIZE_MAX: no piece yet
   latest.assign(tiles, 0);
   piece_of.assign(tiles, SIZE_MAX);
-  const std::vector<Plan::HandoffPiece>& pieces = plan.handoffs[r];
+  const std::vector<SendCycles::Piece>& pieces = sends.handoff[r];
   for (size_t k = 0; k < pieces.size(); ++k) {
-    const Plan::HandoffPiece& piece = pieces[k];
-    const uint64_t arrival = add_cycles(add_cycles(from.cycle, out.at[piece.from].cycle), sends.handoff[r][k]);
+    const SendCycles::Piece& piece = pieces[k];
+    const uint64_t arrival = add_cycles(add_cycles(from.cycle, out.at[piece.from].cycle), piece.cycles);
     if (arrival > latest[piece.to]) latest[piece.to] = arrival, piece_of[piece.to] = k;  // a tie keeps the first
   }
   slices.assign(tiles, Timed{});
   for (uint32_t to = 0; to < tiles; ++to) {
     if (piece_of[to] == SIZE_MAX) continue;
-    const size_t k = piece_of[to];
-    const Plan::HandoffPiece& piece = pieces[k];
-    const Category category = piece.send.dwafer != 0 ? Category::OffWafer : Category::Fabric;
-    slices[to] = from.then(out.at[piece.from]).after(sends.handoff[r][k], category);
+    const SendCycles::Piece& piece = pieces[piece_of[to]];
+    slices[to] = from.then(out.at[piece.from]).after(piece.cycles, piece.category);
   }
 }
 

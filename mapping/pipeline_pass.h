@@ -71,8 +71,14 @@ class HeadMemo {
 // root, and the slices hand-off's pieces.
 struct SendCycles {
   explicit SendCycles(const Plan& plan);
-  std::vector<uint64_t> to_next;               // [region]: Plan::region_sends
-  std::vector<std::vector<uint64_t>> handoff;  // [region][piece]: Plan::handoffs
+  // A piece of the slices hand-off as a pass reads it (Plan::HandoffPiece without its task).
+  struct Piece {
+    uint32_t from = 0, to = 0;
+    uint64_t cycles = 0;
+    Category category = Category::Fabric;
+  };
+  std::vector<uint64_t> to_next;            // [region]: Plan::region_sends
+  std::vector<std::vector<Piece>> handoff;  // [region][piece]: Plan::handoffs
 };
 
 // The slices region r hands on (Plan::handoffs) from its output `out`, read
