@@ -197,14 +197,14 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
       const Timed* from = base ? &dispatch : nullptr;
       uint64_t delay = base ? combine_.dispatch_done[i] : 0;
       uint64_t latest = base ? add_cycles(dispatch.cycle, delay) : 0;
-      for (const ColumnCombine::Piece& piece : combine_.pieces[i]) {
-        const std::vector<Timed>& top = *tops[chain_of_[piece.node]];
+      for (const RowPiece& piece : row_pieces_[i]) {
+        const std::vector<Timed>& top = *tops[piece.chain];
         if (top.empty()) continue;
         const uint64_t arrived = add_cycles(top[piece.column].cycle, piece.cycles);
         if (!from || arrived > latest) from = &top[piece.column], delay = piece.cycles, latest = arrived;
       }
       Timed at = from ? from->after(delay, Category::Fabric) : Timed{};
-      if (from && !combine_.pieces[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
+      if (from && !row_pieces_[i].empty()) at = at.after(sum_cycles_[i], Category::Reduce);
       out.at[i] = at;
     }
     return out;
@@ -234,9 +234,13 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
       }
       chain_times_.push_back(std::make_unique<CombineChain>(std::move(bottom_up)));
     }
-    for (const std::vector<ColumnCombine::Piece>& row : combine_.pieces)
-      for (const ColumnCombine::Piece& piece : row)
+    for (const std::vector<ColumnCombine::Piece>& row : combine_.pieces) {
+      row_pieces_.emplace_back();
+      for (const ColumnCombine::Piece& piece : row) {
         if (!nodes[piece.node].top) throw std::logic_error("an MoE result piece from a block that streams on");
+        row_pieces_.back().push_back({chain_of_[piece.node], piece.column, piece.cycles});
+      }
+    }
     for (size_t k = 0; k < nodes.size(); ++k) {
       if (nodes[k].routed_index < 0) continue;
       const size_t expert = size_t(nodes[k].routed_index);
@@ -253,6 +257,12 @@ class ColumnsDispatch final : public DispatchStep, public CombineParts {
   std::vector<std::unique_ptr<CombineChain>> chain_times_;  // [chain]
   std::vector<uint64_t> sum_cycles_;                        // [root-column tile]: adding its pieces
   std::vector<std::vector<uint32_t>> nodes_of_expert_;      // [routed expert]: its blocks here
+  // A piece of the result as a token reads it: from its chain's top (ColumnCombine::Piece names the block).
+  struct RowPiece {
+    uint32_t chain, column;
+    uint64_t cycles;
+  };
+  std::vector<std::vector<RowPiece>> row_pieces_;  // [root-column tile]
 };
 
 }  // namespace
