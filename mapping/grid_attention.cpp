@@ -298,12 +298,20 @@ class GridAttention final : public GridAttentionStep {
            moved_entry_bytes_;
   }
   uint64_t max_context(uint32_t i, uint32_t j, uint64_t free_bytes) const override {
+    if (kv_move()) {
+      // The prompt's grid entries are held whatever the context; decode's share grows with it.
+      const uint64_t prompt = positions_held(attended(prompt_positions_), env_.geo.rows, i) * kv_bytes_per_position(j);
+      if (free_bytes < prompt) return 0;
+      const KvGroups& decode = *kv_move();
+      const uint32_t group = decode.of[j];
+      const uint32_t stride = decode.columns(group) * env_.geo.rows;
+      const uint32_t offset = (j - decode.start[group]) * env_.geo.rows + i;
+      return context_held(free_bytes - prompt, dtype_bytes(shape_.kv, 2ull * decode.heads_per_group * shape_.head_dim),
+                          offset, stride);
+    }
     // A group wider than its head dimensions leaves its last columns without any: they keep no KV entries.
     if (dims(j) == 0) return UINT64_MAX;
-    const uint64_t positions = free_bytes / kv_bytes_per_position(j);  // positions this tile can hold
-    if (shape_.window > 0 && positions_held(shape_.window, env_.geo.rows, i) <= positions) return UINT64_MAX;
-    // Positions i, i + rows, ...: the (positions + 1)-th arrives at context i + positions * rows + 1.
-    return uint64_t(i) + positions * env_.geo.rows;
+    return context_held(free_bytes, kv_bytes_per_position(j), i, env_.geo.rows);
   }
   uint32_t patterns() const override { return patterns_; }
   uint16_t tags_used() const override { return tags_used_; }
@@ -321,6 +329,14 @@ class GridAttention final : public GridAttentionStep {
     return total / columns + (p < total % columns ? 1 : 0);
   }
   uint64_t kv_bytes_per_position(uint32_t j) const { return dtype_bytes(shape_.kv, 2 * dims(j)); }
+  // The largest context whose positions offset, offset + stride, ... (of
+  // `entry` bytes each) fit in `free_bytes`: the (positions + 1)-th arrives
+  // at context offset + positions * stride + 1.
+  uint64_t context_held(uint64_t free_bytes, uint64_t entry, uint32_t offset, uint32_t stride) const {
+    const uint64_t positions = free_bytes / entry;
+    if (shape_.window > 0 && positions_held(shape_.window, stride, offset) <= positions) return UINT64_MAX;
+    return uint64_t(offset) + positions * stride;
+  }
   Costs costs_of(uint32_t j) const {
     const uint64_t d = dims(j), dot = workloads::ElementwiseFlops::kMultiplyAdd * q_per_kv_ * d;
     const uint64_t scores = dtype_bytes(env_.partial_sum, query_heads_);

@@ -120,5 +120,19 @@ TEST_CASE("a grid prefill under decode's groups holds the prompt's grid entries 
       CHECK(held == moving.total_kv_bytes(context));
       CHECK(moving.total_kv_bytes(context) == decoding.total_kv_bytes(context) + 2 * prompt * entry);
     }
+    // The largest context a tile's free bytes hold is the last at which both fit.
+    for (uint32_t i = 0; i < g.rows; ++i)
+      for (uint32_t j = 0; j < g.cols; ++j)
+        for (uint64_t free_bytes : {uint64_t(0), uint64_t(5000), uint64_t(40000)}) {
+          INFO("tile (" << i << ", " << j << "), " << free_bytes << " bytes free");
+          const uint64_t context = moving.max_context(i, j, free_bytes);
+          REQUIRE(context != UINT64_MAX);
+          if (moving.kv_bytes(i, j, 0) > free_bytes) {
+            CHECK(context == 0);
+            continue;
+          }
+          CHECK(moving.kv_bytes(i, j, context) <= free_bytes);
+          CHECK(moving.kv_bytes(i, j, context + 1) > free_bytes);
+        }
   }
 }
