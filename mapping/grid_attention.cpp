@@ -329,14 +329,6 @@ class GridAttention final : public GridAttentionStep {
     return total / columns + (p < total % columns ? 1 : 0);
   }
   uint64_t kv_bytes_per_position(uint32_t j) const { return dtype_bytes(shape_.kv, 2 * dims(j)); }
-  // The largest context whose positions offset, offset + stride, ... (of
-  // `entry` bytes each) fit in `free_bytes`: the (positions + 1)-th arrives
-  // at context offset + positions * stride + 1.
-  uint64_t context_held(uint64_t free_bytes, uint64_t entry, uint32_t offset, uint32_t stride) const {
-    const uint64_t positions = free_bytes / entry;
-    if (shape_.window > 0 && positions_held(shape_.window, stride, offset) <= positions) return UINT64_MAX;
-    return uint64_t(offset) + positions * stride;
-  }
   Costs costs_of(uint32_t j) const {
     const uint64_t d = dims(j), dot = workloads::ElementwiseFlops::kMultiplyAdd * q_per_kv_ * d;
     const uint64_t scores = dtype_bytes(env_.partial_sum, query_heads_);
@@ -358,9 +350,6 @@ class GridAttention final : public GridAttentionStep {
     c.out_fixed = Work{0, 0, dtype_bytes(env_.partial_sum, q_per_kv_ * d)};
     c.out = Work{query_heads_ + dot, dtype_bytes(shape_.kv, d) + scores, 0, out_instructions};
     return c;
-  }
-  uint64_t attended(uint64_t context) const {
-    return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
   }
   Task positions_task(const Work& fixed, const Work& per_position) const {
     return kv_compute(fixed, per_position, env_.geo.rows, shape_.window);

@@ -589,9 +589,6 @@ class Attention final : public AttentionStep {
   uint32_t kv_offset(uint32_t i, uint32_t j) const override {
     return (j - group_start()[groups().of[j]]) * env_.geo.rows + i;
   }
-  uint64_t attended(uint64_t context) const {
-    return shape_.window > 0 ? std::min<uint64_t>(context, shape_.window) : context;
-  }
   uint64_t kv_bytes(uint32_t i, uint32_t j, uint64_t context) const override {
     return positions_held(attended(context), group_tiles(j), kv_offset(i, j)) * per_position_.read_bytes;
   }
@@ -622,11 +619,7 @@ class Attention final : public AttentionStep {
       if (free_bytes < attention_buffers()) return kv_offset(i, j);
       free_bytes -= attention_buffers();
     }
-    const uint64_t positions = free_bytes / per_position_.read_bytes;  // positions this tile can hold
-    if (shape_.window > 0 && positions_held(shape_.window, group_tiles(j), kv_offset(i, j)) <= positions)
-      return UINT64_MAX;  // a sliding window never outgrows the tile
-    // Positions offset, offset + G, ... : the (positions + 1)-th arrives at context offset + positions * G + 1.
-    return uint64_t(kv_offset(i, j)) + positions * group_tiles(j);
+    return context_held(free_bytes, per_position_.read_bytes, kv_offset(i, j), group_tiles(j));
   }
 
   Front latency(const Front& in, const IterationInputs& inputs, uint64_t iteration) const override {

@@ -9,6 +9,7 @@
 // column as slices (Front::Column, one time per row) or on the root row
 // (Front::Row, one time per column). A step's tiles are idle when its data
 // arrives, so fronts carry everything the closed forms need.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -300,6 +301,19 @@ class KvGroupAttention : public Step {
   const std::vector<uint32_t>& group_start() const { return groups_.start; }
   uint32_t window() const { return window_; }  // positions attended (0 = all)
   bool sinks() const { return sinks_; }        // sink logits join where the partials are combined
+
+ protected:
+  // Positions attended at `context`: the window's last, or all of them.
+  uint64_t attended(uint64_t context) const { return window_ > 0 ? std::min<uint64_t>(context, window_) : context; }
+  // The largest context whose positions offset, offset + stride, ... (of
+  // `entry` bytes each) a tile holds in `free_bytes`: the (positions + 1)-th
+  // arrives at context offset + positions * stride + 1; unbounded when the
+  // window never outgrows them.
+  uint64_t context_held(uint64_t free_bytes, uint64_t entry, uint32_t offset, uint32_t stride) const {
+    const uint64_t positions = free_bytes / entry;
+    if (window_ > 0 && positions_held(window_, stride, offset) <= positions) return UINT64_MAX;
+    return uint64_t(offset) + positions * stride;
+  }
 
  private:
   KvGroups groups_;
